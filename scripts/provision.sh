@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Provisions everything the tests need: Docker engine, test image, Temporal CLI, time-skipping test server.
+source "$(dirname "$0")/lib.sh"
+here="$(dirname "$0")"
+bash "$here/provision-docker.sh"
+bash "$here/provision-test-image.sh"
+bash "$here/provision-temporal-cli.sh"
+bash "$here/provision-test-server.sh"

@@ -1,0 +1,10 @@
+import type { StateDb } from '../db/open';
+import type { DockerClient } from '../docker/client';
+import type { Settings } from '../settings';
+
+/** What every activity factory is given: this host's DB, engine and settings. */
+export interface ActivityDeps {
+  db: StateDb;
+  docker: DockerClient;
+  settings: Settings;
+}

@@ -1,0 +1,16 @@
+/**
+ * All of keeper's activities, built for one host. Workflows import only the *type* of this factory's result
+ * (`proxyActivities<Activities>`), so no side-effecting code ever enters the workflow bundle.
+ */
+import type { ActivityDeps } from './deps';
+import { createHealthActivities } from './health';
+
+export type { ActivityDeps } from './deps';
+
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createHealthActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,46 @@
+/**
+ * The `keeper` command. Exit codes: 0 ok, 1 failure, 2 usage (a bad argument or setting). Errors are one line.
+ */
+import { Command, CommanderError } from 'commander';
+import { StateDbError } from './db/open';
+import { SettingsError } from './settings';
+import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
+import { registerHealthCommand } from './cli/health';
+
+export function buildProgram(): Command {
+  const program = new Command('keeper')
+    .description("keeper: a Docker host's reconciler, garbage collector and warm pool as durable Temporal workflows")
+    .exitOverride()
+    .showHelpAfterError('(run keeper --help for usage)');
+
+  withSettings(program.command('worker'))
+    .description("run this host's worker (npm start): embedded Temporal unless TEMPORAL_ADDRESS is set")
+    .action(async (_opts, cmd: Command) => {
+      const { runWorker } = await import('./worker');
+      await runWorker(settingsFrom(cmd));
+    });
+  registerHealthCommand(program);
+  return program;
+}
+
+export async function main(argv = process.argv): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    const usage = err instanceof SettingsError || err instanceof UsageError;
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`keeper: ${message.split('\n')[0]}\n`);
+    if (usage) return EXIT_USAGE;
+    if (err instanceof StateDbError) return EXIT_FAILURE;
+    return EXIT_FAILURE;
+  }
+}
+
+if (require.main === module) {
+  main().then((code) => process.exit(code));
+}

@@ -1,0 +1,415 @@
+/**
+ * The one way keeper reaches Docker: a thin adapter over dockerode. It returns plain, small objects, classifies
+ * every engine error by its HTTP status (never by its text), and counts the API calls it makes, so that
+ * benchmarks and tick results can say what a loop cost.
+ */
+import Docker from 'dockerode';
+import type { Readable } from 'node:stream';
+import { DockerError, toDockerError } from './errors';
+
+export { DockerError } from './errors';
+
+export type LabelFilter = Record<string, string | true>; // true: the label is present, any value
+
+export interface ContainerSummary {
+  id: string;
+  name: string; // without the leading '/'
+  image: string;
+  labels: Record<string, string>;
+  state: string; // created | running | restarting | exited | paused | dead | removing
+  createdAt: number; // unix seconds
+}
+
+export interface ContainerDetails {
+  id: string;
+  name: string;
+  image: string;
+  labels: Record<string, string>;
+  status: string;
+  exitCode: number;
+  health: string; // '' when the image has no HEALTHCHECK
+  restartCount: number;
+  startedAt: number; // unix seconds, 0 when never started
+  finishedAt: number;
+  createdAt: number;
+  mounts: { type: string; name?: string; destination: string }[];
+  networks: string[];
+}
+
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  cmd?: string[];
+  env?: Record<string, string>;
+  labels?: Record<string, string>;
+  restartPolicy?: 'no' | 'unless-stopped' | 'always' | 'on-failure';
+  network?: string;
+  volumes?: { name: string; target: string }[];
+  memoryBytes?: number;
+  nanoCpus?: number;
+  healthcheck?: { cmd: string[]; intervalMs: number; timeoutMs?: number; retries?: number; startPeriodMs?: number };
+  init?: boolean;
+  workingDir?: string;
+}
+
+export interface VolumeSummary {
+  name: string;
+  labels: Record<string, string>;
+  createdAt: number; // unix seconds; 0 when the engine did not say
+}
+
+export interface NetworkDetails {
+  id: string;
+  name: string;
+  labels: Record<string, string>;
+  containers: { id: string; name: string }[];
+}
+
+export interface DockerEvent {
+  type: string; // container | network | volume | image ...
+  action: string; // die | start | health_status: unhealthy | oom | destroy ...
+  id: string;
+  attributes: Record<string, string>;
+  timeNano: bigint;
+}
+
+export interface EngineInfo {
+  serverVersion: string;
+  apiVersion: string;
+  dockerRootDir: string;
+  containers: number;
+  containersRunning: number;
+}
+
+function toUnixSeconds(iso: string | undefined): number {
+  if (!iso || iso.startsWith('0001-')) return 0;
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+}
+
+function labelFilters(labels: LabelFilter): string[] {
+  return Object.entries(labels).map(([k, v]) => (v === true ? k : `${k}=${v}`));
+}
+
+/** Parses DOCKER_HOST-style addresses; undefined leaves dockerode to its own defaults. */
+export function dockerOptions(dockerHost: string | undefined): Docker.DockerOptions | undefined {
+  if (!dockerHost) return undefined;
+  if (dockerHost.startsWith('unix://')) return { socketPath: dockerHost.slice('unix://'.length) };
+  const url = new URL(dockerHost.replace(/^tcp:/, 'http:'));
+  return { host: url.hostname, port: Number(url.port || 2375), protocol: 'http' };
+}
+
+export class DockerClient {
+  private readonly docker: Docker;
+  /** API calls made, by operation; reset it between measurements. */
+  readonly calls = new Map<string, number>();
+
+  constructor(dockerHost: string | undefined = process.env.DOCKER_HOST) {
+    this.docker = new Docker(dockerOptions(dockerHost));
+  }
+
+  get totalCalls(): number {
+    let n = 0;
+    for (const v of this.calls.values()) n += v;
+    return n;
+  }
+
+  resetCalls(): void {
+    this.calls.clear();
+  }
+
+  private async call<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
+    try {
+      return await fn();
+    } catch (err) {
+      throw toDockerError(op, err);
+    }
+  }
+
+  // ---- engine ----
+
+  async info(): Promise<EngineInfo> {
+    const info = await this.call('info', () => this.docker.info());
+    const version = await this.call('version', () => this.docker.version());
+    return {
+      serverVersion: info.ServerVersion,
+      apiVersion: version.ApiVersion,
+      dockerRootDir: info.DockerRootDir,
+      containers: info.Containers,
+      containersRunning: info.ContainersRunning,
+    };
+  }
+
+  // ---- containers ----
+
+  /** One list call, filtered by label on the server; `all` includes stopped containers. */
+  async listContainers(labels: LabelFilter, opts: { all?: boolean } = {}): Promise<ContainerSummary[]> {
+    const list = await this.call('container.list', () =>
+      this.docker.listContainers({ all: opts.all ?? true, filters: { label: labelFilters(labels) } }),
+    );
+    return list.map((c) => ({
+      id: c.Id,
+      name: (c.Names?.[0] ?? '').replace(/^\//, ''),
+      image: c.Image,
+      labels: c.Labels ?? {},
+      state: (c.State ?? '').toLowerCase(),
+      createdAt: c.Created,
+    }));
+  }
+
+  async inspectContainer(idOrName: string): Promise<ContainerDetails> {
+    const c = await this.call('container.inspect', () => this.docker.getContainer(idOrName).inspect());
+    return {
+      id: c.Id,
+      name: c.Name.replace(/^\//, ''),
+      image: c.Config.Image,
+      labels: c.Config.Labels ?? {},
+      status: (c.State.Status ?? '').toLowerCase(),
+      exitCode: c.State.ExitCode,
+      health: (c.State as { Health?: { Status?: string } }).Health?.Status ?? '',
+      restartCount: c.RestartCount ?? 0,
+      startedAt: toUnixSeconds(c.State.StartedAt),
+      finishedAt: toUnixSeconds(c.State.FinishedAt),
+      createdAt: toUnixSeconds(c.Created),
+      mounts: (c.Mounts ?? []).map((m) => ({ type: m.Type, name: m.Name, destination: m.Destination })),
+      networks: Object.keys(c.NetworkSettings?.Networks ?? {}),
+    };
+  }
+
+  /** Creates a container and returns its id; it is not started. */
+  async createContainer(spec: ContainerSpec): Promise<string> {
+    const hc = spec.healthcheck;
+    const created = await this.call('container.create', () =>
+      this.docker.createContainer({
+        name: spec.name,
+        Image: spec.image,
+        Cmd: spec.cmd,
+        Env: spec.env ? Object.entries(spec.env).map(([k, v]) => `${k}=${v}`) : undefined,
+        Labels: spec.labels,
+        WorkingDir: spec.workingDir,
+        Healthcheck: hc && {
+          Test: ['CMD', ...hc.cmd],
+          Interval: hc.intervalMs * 1e6,
+          Timeout: (hc.timeoutMs ?? hc.intervalMs) * 1e6,
+          Retries: hc.retries ?? 1,
+          StartPeriod: (hc.startPeriodMs ?? 0) * 1e6,
+        },
+        HostConfig: {
+          RestartPolicy: { Name: spec.restartPolicy ?? 'no' },
+          NetworkMode: spec.network,
+          Mounts: spec.volumes?.map((v) => ({ Type: 'volume' as const, Source: v.name, Target: v.target })),
+          Memory: spec.memoryBytes,
+          MemorySwap: spec.memoryBytes,
+          NanoCpus: spec.nanoCpus,
+          Init: spec.init,
+        },
+      }),
+    );
+    return created.id;
+  }
+
+  async startContainer(id: string): Promise<void> {
+    await this.call('container.start', () => this.docker.getContainer(id).start()).catch(ignoreStatus(304));
+  }
+
+  /** Stops with a grace period; stopping a stopped container is not an error. */
+  async stopContainer(id: string, graceSeconds = 10): Promise<void> {
+    await this.call('container.stop', () => this.docker.getContainer(id).stop({ t: graceSeconds })).catch(
+      ignoreStatus(304),
+    );
+  }
+
+  async restartContainer(id: string, graceSeconds = 10): Promise<void> {
+    await this.call('container.restart', () => this.docker.getContainer(id).restart({ t: graceSeconds }));
+  }
+
+  async killContainer(id: string, signal = 'SIGKILL'): Promise<void> {
+    await this.call('container.kill', () => this.docker.getContainer(id).kill({ signal }));
+  }
+
+  async removeContainer(id: string, opts: { force?: boolean } = {}): Promise<void> {
+    await this.call('container.remove', () => this.docker.getContainer(id).remove({ force: opts.force ?? false }));
+  }
+
+  async renameContainer(id: string, name: string): Promise<void> {
+    await this.call('container.rename', () => this.docker.getContainer(id).rename({ name }));
+  }
+
+  // ---- volumes ----
+
+  async createVolume(name: string, labels: Record<string, string> = {}): Promise<void> {
+    await this.call('volume.create', () => this.docker.createVolume({ Name: name, Labels: labels }));
+  }
+
+  /** One list call; `namePrefix` is Docker's substring filter, re-checked here as a strict prefix. */
+  async listVolumes(namePrefix?: string): Promise<VolumeSummary[]> {
+    const res = await this.call('volume.list', () =>
+      this.docker.listVolumes(namePrefix ? { filters: { name: [namePrefix] } } : {}),
+    );
+    return (res.Volumes ?? [])
+      .filter((v) => !namePrefix || v.Name.startsWith(namePrefix))
+      .map((v) => ({
+        name: v.Name,
+        labels: v.Labels ?? {},
+        createdAt: toUnixSeconds((v as { CreatedAt?: string }).CreatedAt),
+      }));
+  }
+
+  async inspectVolume(name: string): Promise<VolumeSummary> {
+    const v = await this.call('volume.inspect', () => this.docker.getVolume(name).inspect());
+    return { name: v.Name, labels: v.Labels ?? {}, createdAt: toUnixSeconds((v as { CreatedAt?: string }).CreatedAt) };
+  }
+
+  /** Never forced: the engine refuses (409) to remove a volume that any container uses. */
+  async removeVolume(name: string): Promise<void> {
+    await this.call('volume.remove', () => this.docker.getVolume(name).remove({ force: false }));
+  }
+
+  // ---- images ----
+
+  async pruneDanglingImages(): Promise<{ deleted: number; reclaimedBytes: number }> {
+    const res = await this.call('image.prune', () => this.docker.pruneImages({ filters: { dangling: ['true'] } }));
+    return { deleted: res.ImagesDeleted?.length ?? 0, reclaimedBytes: res.SpaceReclaimed ?? 0 };
+  }
+
+  async removeImage(ref: string): Promise<void> {
+    await this.call('image.remove', () => this.docker.getImage(ref).remove({ noprune: true }));
+  }
+
+  async tagImage(source: string, repo: string, tag: string): Promise<void> {
+    await this.call('image.tag', () => this.docker.getImage(source).tag({ repo, tag }));
+  }
+
+  async imageExists(ref: string): Promise<boolean> {
+    try {
+      await this.call('image.inspect', () => this.docker.getImage(ref).inspect());
+      return true;
+    } catch (err) {
+      if (err instanceof DockerError && err.isNotFound) return false;
+      throw err;
+    }
+  }
+
+  // ---- networks ----
+
+  async listNetworks(namePrefix?: string): Promise<{ id: string; name: string }[]> {
+    const list = await this.call('network.list', () =>
+      this.docker.listNetworks(namePrefix ? { filters: { name: [namePrefix] } } : {}),
+    );
+    return list.filter((n) => !namePrefix || n.Name.startsWith(namePrefix)).map((n) => ({ id: n.Id, name: n.Name }));
+  }
+
+  /** Inspect, not list: only an inspect reports the containers attached to a network (W-G1). */
+  async inspectNetwork(idOrName: string): Promise<NetworkDetails> {
+    const n = await this.call('network.inspect', () => this.docker.getNetwork(idOrName).inspect());
+    const containers = Object.entries((n.Containers ?? {}) as Record<string, { Name: string }>).map(([id, c]) => ({
+      id,
+      name: c.Name,
+    }));
+    return { id: n.Id, name: n.Name, labels: n.Labels ?? {}, containers };
+  }
+
+  /** Creates the network unless it exists; returns its id. */
+  async ensureNetwork(name: string, opts: { internal?: boolean; labels?: Record<string, string> } = {}): Promise<string> {
+    try {
+      return (await this.inspectNetwork(name)).id;
+    } catch (err) {
+      if (!(err instanceof DockerError && err.isNotFound)) throw err;
+    }
+    try {
+      const net = await this.call('network.create', () =>
+        this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: opts.internal ?? false, Labels: opts.labels }),
+      );
+      return net.id;
+    } catch (err) {
+      if (err instanceof DockerError && err.status === 409) return (await this.inspectNetwork(name)).id;
+      throw err;
+    }
+  }
+
+  async connectNetwork(network: string, containerId: string): Promise<void> {
+    await this.call('network.connect', () => this.docker.getNetwork(network).connect({ Container: containerId }));
+  }
+
+  async disconnectNetwork(network: string, containerId: string, force = false): Promise<void> {
+    await this.call('network.disconnect', () =>
+      this.docker.getNetwork(network).disconnect({ Container: containerId, Force: force }),
+    );
+  }
+
+  async removeNetwork(idOrName: string): Promise<void> {
+    await this.call('network.remove', () => this.docker.getNetwork(idOrName).remove());
+  }
+
+  // ---- events ----
+
+  /**
+   * Opens the engine's event stream. With `until` the engine closes it after replaying the range, so
+   * since/until reads a bounded past; without it the stream follows live events until `close()`.
+   */
+  async streamEvents(
+    opts: { since?: number | string; until?: number | string; labels?: LabelFilter; types?: string[]; actions?: string[] },
+    onEvent: (e: DockerEvent) => void,
+  ): Promise<{ done: Promise<void>; close: () => void }> {
+    const filters: Record<string, string[]> = {};
+    if (opts.labels) filters.label = labelFilters(opts.labels);
+    if (opts.types) filters.type = opts.types;
+    if (opts.actions) filters.event = opts.actions;
+    const stream = (await this.call('events', () =>
+      this.docker.getEvents({
+        since: opts.since as number | undefined,
+        until: opts.until as number | undefined,
+        filters: JSON.stringify(filters) as unknown as Record<string, string[]>,
+      }),
+    )) as unknown as Readable;
+    let buffered = '';
+    const done = new Promise<void>((resolve, reject) => {
+      stream.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('utf8');
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (line) onEvent(parseEvent(line));
+        }
+      });
+      stream.on('end', resolve);
+      stream.on('close', resolve);
+      stream.on('error', (err) => reject(toDockerError('events', err)));
+    });
+    return { done, close: () => stream.destroy() };
+  }
+
+  /** The events in [since, until], read to the end. */
+  async readEvents(opts: { since: number | string; until: number | string; labels?: LabelFilter; actions?: string[] }): Promise<DockerEvent[]> {
+    const events: DockerEvent[] = [];
+    const { done } = await this.streamEvents(opts, (e) => events.push(e));
+    await done;
+    return events;
+  }
+}
+
+function parseEvent(line: string): DockerEvent {
+  const raw = JSON.parse(line) as {
+    Type?: string;
+    Action?: string;
+    Actor?: { ID?: string; Attributes?: Record<string, string> };
+    timeNano?: number;
+    time?: number;
+  };
+  return {
+    type: raw.Type ?? '',
+    action: raw.Action ?? '',
+    id: raw.Actor?.ID ?? '',
+    attributes: raw.Actor?.Attributes ?? {},
+    timeNano: BigInt(Math.round(raw.timeNano ?? (raw.time ?? 0) * 1e9)),
+  };
+}
+
+function ignoreStatus(status: number) {
+  return (err: unknown): void => {
+    if (err instanceof DockerError && err.status === status) return;
+    throw err;
+  };
+}

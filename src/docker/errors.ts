@@ -1,0 +1,36 @@
+/**
+ * Engine errors, classified by HTTP status only. 404 means the thing is gone; every other failure,
+ * including a refused connection, is transient and must never be read as "gone" (W-11).
+ */
+export class DockerError extends Error {
+  override name = 'DockerError';
+  constructor(
+    readonly operation: string,
+    readonly status: number | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  get isNotFound(): boolean {
+    return this.status === 404;
+  }
+
+  /** Anything that is not a 404: retrying later may succeed, and it proves nothing about the resource. */
+  get isTransient(): boolean {
+    return !this.isNotFound;
+  }
+}
+
+export function toDockerError(operation: string, err: unknown): DockerError {
+  if (err instanceof DockerError) return err;
+  const e = err as { statusCode?: number; json?: { message?: string }; message?: string; code?: string };
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  const detail = e?.json?.message ?? e?.message ?? String(err);
+  const what = status !== undefined ? `HTTP ${status}` : (e?.code ?? 'no response');
+  return new DockerError(operation, status, `docker ${operation}: ${what}: ${detail.split('\n')[0]}`);
+}
+
+export function isNotFound(err: unknown): boolean {
+  return err instanceof DockerError && err.isNotFound;
+}

@@ -1,0 +1,118 @@
+/**
+ * The embedded Temporal: the CLI dev server (`temporal server start-dev`) run as a child process when no
+ * TEMPORAL_ADDRESS is given. It persists to a SQLite file, serves the UI, registers keeper's search
+ * attributes, and is stopped again when keeper stops.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+
+export interface DevServerOptions {
+  binary?: string;
+  dbFile?: string; // in memory when unset
+  ip?: string;
+  port?: number; // a free port when unset
+  uiPort?: number; // headless when unset
+  namespace?: string;
+  searchAttributes?: Record<string, 'Keyword' | 'Text' | 'Int' | 'Datetime' | 'Bool' | 'Double'>;
+  extraArgs?: string[];
+  startTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | undefined;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export const KEEPER_SEARCH_ATTRIBUTES = { KeeperHost: 'Keyword', ServiceId: 'Keyword' } as const;
+
+/** The provisioned CLI (scripts/provision-temporal-cli.sh), or KEEPER_TEMPORAL_CLI, or `temporal` on PATH. */
+export function resolveTemporalCli(): string {
+  if (process.env.KEEPER_TEMPORAL_CLI) return process.env.KEEPER_TEMPORAL_CLI;
+  const provisioned = path.resolve(__dirname, '..', '..', '.tools', 'bin', 'temporal');
+  return fs.existsSync(provisioned) ? provisioned : 'temporal';
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const binary = opts.binary ?? resolveTemporalCli();
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? (await freePort());
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', opts.namespace ?? 'default',
+    '--log-level', 'warn', '--log-format', 'json'];
+  if (opts.dbFile) {
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true, mode: 0o700 });
+    args.push('--db-filename', opts.dbFile);
+  }
+  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
+  else args.push('--headless');
+  for (const [name, type] of Object.entries(opts.searchAttributes ?? KEEPER_SEARCH_ATTRIBUTES)) {
+    args.push('--search-attribute', `${name}=${type}`);
+  }
+  args.push(...(opts.extraArgs ?? []));
+
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  // A binary that cannot be spawned emits 'error' and never 'exit'; both end the wait below.
+  const exited = new Promise<number | string | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', (err) => resolve(err.message));
+  });
+
+  const address = `${ip}:${port}`;
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
+  for (;;) {
+    const code = await Promise.race([exited, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 200))]);
+    if (code !== 'pending') {
+      throw new Error(`temporal dev server (${binary}) failed: ${code}; ${stderr.trim().split('\n').pop() ?? ''}`.trim());
+    }
+    if (await answers(address)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`temporal dev server at ${address} did not answer within ${opts.startTimeoutMs ?? 60_000} ms`);
+    }
+  }
+  return {
+    address,
+    uiUrl: opts.uiPort ? `http://${ip}:${opts.uiPort}` : undefined,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function answers(address: string): Promise<boolean> {
+  try {
+    const conn = await Connection.connect({ address, connectTimeout: 1000 });
+    try {
+      await conn.workflowService.getSystemInfo({});
+      return true;
+    } finally {
+      await conn.close();
+    }
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,21 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { EngineReport } from '../activities/health';
+
+const { readEngineInfo, readSchemaVersion } = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  scheduleToCloseTimeout: '2m',
+  retry: { maximumAttempts: 3 },
+});
+
+export interface HostHealth {
+  taskQueue: string;
+  engine: EngineReport;
+  schema: { ah: string; keeper: number };
+}
+
+/** Reads this host's engine and DB through activities: proof that the whole chain works. */
+export async function hostHealth(): Promise<HostHealth> {
+  const [engine, schema] = await Promise.all([readEngineInfo(), readSchemaVersion()]);
+  return { taskQueue: workflowInfo().taskQueue, engine, schema };
+}

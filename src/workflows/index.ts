@@ -1,0 +1,2 @@
+/** The workflow bundle's entry point: every workflow type keeper registers. */
+export { hostHealth } from './hostHealth';

@@ -1,0 +1,66 @@
+/**
+ * Starts what the whole suite shares, once: the workflow bundle, a Temporal CLI dev server and the Java
+ * time-skipping test server. The JVM gets as long as it needs here; the SDK's own launcher would give it 5 s.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { freePort, startDevServer, type DevServer } from '../src/temporal/dev-server';
+import { WORKFLOWS_PATH } from '../src/worker';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    workflowBundlePath: string;
+    devServerAddress: string;
+    timeSkippingAddress: string;
+  }
+}
+
+const ROOT = path.resolve(__dirname, '..');
+export const TEST_SERVER_WRAPPER = path.join(ROOT, '.tools', 'bin', 'temporal-test-server');
+
+let devServer: DevServer | undefined;
+let testServer: ReturnType<typeof spawn> | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  const artifacts = path.join(ROOT, 'test', '.artifacts');
+  fs.mkdirSync(artifacts, { recursive: true });
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  const bundlePath = path.join(artifacts, 'workflow-bundle.js');
+  fs.writeFileSync(bundlePath, code);
+  project.provide('workflowBundlePath', bundlePath);
+
+  devServer = await startDevServer();
+  project.provide('devServerAddress', devServer.address);
+
+  const port = await freePort();
+  testServer = spawn(TEST_SERVER_WRAPPER, [String(port)], { stdio: 'ignore' });
+  await waitForPort(port, 60_000);
+  project.provide('timeSkippingAddress', `127.0.0.1:${port}`);
+}
+
+export async function teardown(): Promise<void> {
+  testServer?.kill('SIGKILL');
+  await devServer?.stop();
+}
+
+async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const open = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
+      s.on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`time-skipping test server did not open port ${port} within ${timeoutMs} ms`);
+}
+
+const quietLogger = {
+  log() {}, trace() {}, debug() {}, info() {}, warn() {},
+  error: (m: string) => console.error(m),
+};

@@ -1,0 +1,93 @@
+/** Real resources for tests: a fresh SQLite file, this suite's Docker engine, unique names, settings. */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStateDb, type StateDb } from '../../src/db/open';
+import { DockerClient, type ContainerSpec } from '../../src/docker/client';
+import { loadSettings, type RawSettings, type Settings } from '../../src/settings';
+
+export const TEST_IMAGE = 'keeper-test/busybox:latest';
+
+export function tempDir(prefix = 'keeper-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function uniqueId(prefix = 't'): string {
+  return `${prefix}${crypto.randomBytes(4).toString('hex')}`;
+}
+
+export function freshDb(dir = tempDir()): { db: StateDb; file: string } {
+  const file = path.join(dir, 'state.db');
+  return { db: openStateDb(file), file };
+}
+
+export function testSettings(overrides: RawSettings = {}): Settings {
+  return loadSettings({ hostId: uniqueId('host-'), db: ':unused:', ...overrides }, {});
+}
+
+/**
+ * Tracks what a test creates on the engine and removes it afterwards, so tests never see each other's leftovers.
+ */
+export class EngineFixture {
+  readonly docker = new DockerClient();
+  private containers = new Set<string>();
+  private volumes = new Set<string>();
+  private networks = new Set<string>();
+
+  async run(spec: Partial<ContainerSpec> & { name: string }, start = true): Promise<string> {
+    const id = await this.docker.createContainer({ image: TEST_IMAGE, cmd: ['sleep', '3600'], ...spec });
+    this.containers.add(id);
+    if (start) await this.docker.startContainer(id);
+    return id;
+  }
+
+  trackContainer(id: string): void {
+    this.containers.add(id);
+  }
+
+  async volume(name: string, labels: Record<string, string> = {}): Promise<string> {
+    await this.docker.createVolume(name, labels);
+    this.volumes.add(name);
+    return name;
+  }
+
+  trackVolume(name: string): void {
+    this.volumes.add(name);
+  }
+
+  async network(name: string): Promise<string> {
+    const id = await this.docker.ensureNetwork(name);
+    this.networks.add(name);
+    return id;
+  }
+
+  trackNetwork(name: string): void {
+    this.networks.add(name);
+  }
+
+  async cleanup(): Promise<void> {
+    for (const id of this.containers) await this.docker.removeContainer(id, { force: true }).catch(() => undefined);
+    for (const v of this.volumes) await this.docker.removeVolume(v).catch(() => undefined);
+    for (const n of this.networks) await this.docker.removeNetwork(n).catch(() => undefined);
+    this.containers.clear();
+    this.volumes.clear();
+    this.networks.clear();
+  }
+}
+
+/** Polls `check` until it returns a truthy value, at most `timeoutMs`; never a fixed sleep. */
+export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+}
