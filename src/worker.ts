@@ -12,6 +12,7 @@ import { createLogger } from './log';
 import { taskQueueFor } from './shared';
 import type { Settings } from './settings';
 import { startDevServer, type DevServer } from './temporal/dev-server';
+import { ensureSchedules } from './temporal/schedules';
 
 /** The workflow sources next to this file: `.ts` under vitest, `.js` once built. */
 export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', `index${path.extname(__filename)}`);
@@ -63,6 +64,9 @@ export async function runWorker(settings: Settings): Promise<void> {
   const connection = await NativeConnection.connect({ address: temporal.address });
   try {
     const worker = await createKeeperWorker({ connection, namespace: settings.namespace, deps: { db, docker, settings } });
+    const client = await connectClient(temporal.address, settings.namespace);
+    await ensureSchedules(client, settings);
+    await client.connection.close();
     log.info('keeper worker started', {
       taskQueue: taskQueueFor(settings.hostId),
       db: path.resolve(settings.db),
