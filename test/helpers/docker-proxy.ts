@@ -1,0 +1,92 @@
+/**
+ * A fault injector in front of a real Docker socket. It forwards every request to the engine unchanged,
+ * except those matching a rule, which it answers itself with the rule's HTTP status, the way a struggling
+ * engine would. Tests point a DockerClient at `proxy.dockerHost`. It also records what was asked.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface FaultRule {
+  method?: string;
+  /** Matched against the request path without the API version prefix, e.g. /containers/abc/json. */
+  path: RegExp;
+  status: number;
+  /** How many matching requests to fail; unlimited when unset. */
+  times?: number;
+}
+
+export function engineSocket(dockerHost = process.env.DOCKER_HOST): string {
+  if (dockerHost?.startsWith('unix://')) return dockerHost.slice('unix://'.length);
+  return '/var/run/docker.sock';
+}
+
+export class DockerProxy {
+  readonly requests: { method: string; path: string; injected: boolean }[] = [];
+  private rules: FaultRule[] = [];
+
+  private constructor(
+    private readonly server: http.Server,
+    readonly socketPath: string,
+  ) {}
+
+  get dockerHost(): string {
+    return `unix://${this.socketPath}`;
+  }
+
+  static async start(target = engineSocket()): Promise<DockerProxy> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-proxy-'));
+    const socketPath = path.join(dir, 'docker.sock');
+    let proxy!: DockerProxy;
+    const server = http.createServer((req, res) => proxy.handle(req, res, target));
+    proxy = new DockerProxy(server, socketPath);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, resolve);
+    });
+    return proxy;
+  }
+
+  fail(rule: FaultRule): void {
+    this.rules.push({ ...rule });
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    fs.rmSync(path.dirname(this.socketPath), { recursive: true, force: true });
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
+    const method = req.method ?? 'GET';
+    const apiPath = (req.url ?? '/').replace(/^\/v\d+\.\d+/, '').split('?')[0];
+    const rule = this.rules.find((r) => (!r.method || r.method === method) && r.path.test(apiPath) && r.times !== 0);
+    this.requests.push({ method, path: apiPath, injected: !!rule });
+    if (rule) {
+      if (rule.times !== undefined) rule.times--;
+      req.resume();
+      res.writeHead(rule.status, { 'Content-Type': 'application/json' });
+      // The text deliberately says "not found": only the status may decide what an error means (W-11).
+      res.end(JSON.stringify({ message: `injected fault ${rule.status}: No such container: not found (${method} ${apiPath})` }));
+      return;
+    }
+    const upstream = http.request(
+      { socketPath: target, method, path: req.url, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', (err) => {
+      if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ message: `proxy: ${err.message}` }));
+    });
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  }
+}
