@@ -4,11 +4,12 @@
  */
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from './activities';
 import { openStateDb } from './db/open';
 import { DockerClient } from './docker/client';
 import { createLogger } from './log';
+import { createKeeperMetrics } from './metrics';
 import { ids, LOOPS, taskQueueFor } from './shared';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from './temporal/bundle';
@@ -69,7 +70,10 @@ export async function runWorker(settings: Settings): Promise<void> {
   const connection = await NativeConnection.connect({ address: temporal.address });
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: settings.namespace });
   try {
-    const worker = await createKeeperWorker({ connection, namespace: settings.namespace, deps: { db, docker: new DockerClient(), settings } });
+    const metrics = createKeeperMetrics(Runtime.instance().metricMeter.withTags({ keeper_host: settings.hostId }));
+    const docker = new DockerClient();
+    docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
+    const worker = await createKeeperWorker({ connection, namespace: settings.namespace, deps: { db, docker, settings, metrics } });
     await ensureSchedules(client, settings);
     const stop = (signal: string) => {
       log.info('shutting down: running activities get a grace time', { signal, grace: SHUTDOWN_GRACE });
