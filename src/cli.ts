@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { StateDbError } from './db/open';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
+import { registerGcCommand } from './cli/gc';
 import { registerHealthCommand } from './cli/health';
 
 export function buildProgram(): Command {
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
       await runWorker(settingsFrom(cmd));
     });
   registerHealthCommand(program);
+  registerGcCommand(program);
   return program;
 }
 

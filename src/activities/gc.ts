@@ -234,7 +234,7 @@ export function createGcActivities({ db, docker, settings }: ActivityDeps, log: 
 }
 
 function logged(item: GcItem) {
-  return { name: item.name, id: item.id, ageSeconds: item.ageSeconds, reason: item.reason };
+  return { name: item.name, ...(item.id ? { id: item.id } : {}), ageSeconds: item.ageSeconds, reason: item.reason };
 }
 
 async function ignoreNotFound(fn: () => Promise<void>): Promise<void> {
