@@ -7,6 +7,7 @@ import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
 import { registerGcCommand } from './cli/gc';
 import { registerHealthCommand } from './cli/health';
+import { registerScheduleCommands } from './cli/schedules';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
       await runWorker(settingsFrom(cmd));
     });
   registerHealthCommand(program);
+  registerScheduleCommands(program);
   registerGcCommand(program);
   return program;
 }
