@@ -9,9 +9,11 @@ import type { Activities } from '../activities';
 import type { GcClassInput, GcClassResult } from '../activities/gc';
 import type { GcClass } from '../policy/gc';
 
+// Containers, then the rest side by side: two activity spans of at most 4 minutes each fit the schedule's
+// 10-minute run timeout. A class cut off by its timeout is reported; the next sweep picks up the rest.
 const gc = proxyActivities<Activities>({
-  startToCloseTimeout: '5m',
-  scheduleToCloseTimeout: '8m',
+  startToCloseTimeout: '3m',
+  scheduleToCloseTimeout: '4m',
   retry: { maximumAttempts: 2, initialInterval: '2s' },
 });
 

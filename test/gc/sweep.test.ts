@@ -159,6 +159,13 @@ describe('a sweep over a world of every class', () => {
     await fx.network(`ah-tenant-${u}-stopped`);
     const stoppedId = await fx.run({ name: `ah-svc-${u}-stopped`, labels: { 'ah.service': `st${u}` }, network: `ah-tenant-${u}-stopped` }, false);
     w.service(db, t, { containerId: stoppedId });
+    // Traefik joins tenant networks to route to them; alone it does not keep one: it is disconnected first
+    const edge = `keeper-gc-${u}-edge`;
+    await fx.network(edge);
+    const traefik = await fx.run({ name: 'paas-traefik', network: edge, init: true }, true);
+    await docker.connectNetwork(`ah-tenant-${u}-traefik-left`, traefik);
+    kept.networks.push(edge);
+    kept.containers.push('paas-traefik');
     await fx.network(`ah-pool-${u}`);
     await fx.network(`foreign-${u}`);
     kept.networks.push(`ah-tenant-${u}-busy`, `ah-tenant-${u}-stopped`, `ah-pool-${u}`, `foreign-${u}`);
@@ -236,6 +243,9 @@ describe('a sweep over a world of every class', () => {
     for (const n of kept.networks) expect(await gone('network', n), n).toBe(false);
     expect(byClass(real, 'networks').kept['not-empty']).toBeGreaterThanOrEqual(1);
     expect(byClass(real, 'networks').kept['in-use']).toBeGreaterThanOrEqual(1);
+    const traefik = await docker.inspectContainer('paas-traefik');
+    expect(traefik.status).toBe('running');
+    expect(traefik.networks).toEqual([`keeper-gc-${u}-edge`]);
   });
 
   it('removes an ah-labelled dangling image and keeps a foreign one', async () => {
