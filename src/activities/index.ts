@@ -3,6 +3,7 @@
  * (`proxyActivities<Activities>`), so no side-effecting code ever enters the workflow bundle.
  */
 import type { ActivityDeps } from './deps';
+import { createGcActivities } from './gc';
 import { createHealthActivities } from './health';
 
 export type { ActivityDeps } from './deps';
@@ -10,6 +11,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createHealthActivities(deps),
+    ...createGcActivities(deps),
   };
 }
 
