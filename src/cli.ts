@@ -6,6 +6,7 @@ import { StateDbError } from './db/open';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
 import { registerHealthCommand } from './cli/health';
+import { registerPoolCommand } from './cli/pool';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
       await runWorker(settingsFrom(cmd));
     });
   registerHealthCommand(program);
+  registerPoolCommand(program);
   return program;
 }
 
