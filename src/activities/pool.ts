@@ -7,6 +7,8 @@
  * SQLite's, inside one short transaction that makes no Docker call (W-P5).
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import {
   claimPoolEntry, EnvironmentExistsError, getEnvironment, insertCreatingEnvironment, markEnvironmentFailed,
@@ -66,6 +68,52 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
+}
+
+/**
+ * A lock shared by every keeper process of this host: a directory next to the state DB, made with an atomic
+ * mkdir. It is waited for asynchronously (never a SQLite lock held across a Docker call, which would stall
+ * the event loop), and a holder that died is overtaken after `staleMs`.
+ */
+export async function withHostLock<T>(db: ActivityDeps['db'], key: string, fn: () => Promise<T>, staleMs = 30_000): Promise<T> {
+  const dir = path.join(path.dirname(db.name), '.keeper-locks');
+  fs.mkdirSync(dir, { recursive: true });
+  const lock = path.join(dir, key.replace(/[^A-Za-z0-9_.-]/g, '_'));
+  const deadline = Date.now() + 2 * staleMs;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = (() => { try { return Date.now() - fs.statSync(lock).mtimeMs; } catch { return 0; } })();
+      if (age > staleMs) fs.rmSync(lock, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`host lock ${lock} still held after ${2 * staleMs} ms`);
+      else await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The id of network `name`, created (internal, as ah does) when absent. This engine (20.10) does not refuse a
+ * second network of the same name, and two would make every later start on that name fail as ambiguous, so
+ * creation happens under a host lock. Should duplicates exist anyway (made by something else), everyone uses
+ * the one with the smallest id.
+ */
+export async function resolveNetwork(db: ActivityDeps['db'], docker: DockerClient, name: string): Promise<string> {
+  const exact = async () => (await docker.listNetworks(name)).filter((n) => n.name === name).map((n) => n.id).sort();
+  const existing = await exact();
+  if (existing.length > 0) return existing[0];
+  return withHostLock(db, `network-${name}`, async () => {
+    const again = await exact();
+    if (again.length > 0) return again[0];
+    return docker.ensureNetwork(name, { internal: true });
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -164,9 +212,9 @@ export function createPoolActivities({ db, docker, settings }: ActivityDeps) {
 
       let containerId: string | undefined;
       try {
-        await docker.ensureNetwork(POOL_NETWORK, { internal: true });
+        const poolNet = await resolveNetwork(db, docker, POOL_NETWORK);
         await docker.createVolume(volume, { 'ah.managed': 'true', 'ah.type': 'warm-pool', 'ah.pool-entry': req.entryId });
-        const spec = environmentSpec(template, { name, network: POOL_NETWORK, volume, labels: poolLabels(template.id, req.entryId) });
+        const spec = environmentSpec(template, { name, network: poolNet, volume, labels: poolLabels(template.id, req.entryId) });
         try {
           containerId = await docker.createContainer(spec);
         } catch (err) {
@@ -272,8 +320,9 @@ export async function claimEnvironment(
   const containerName = environmentContainerName(req.tenant, envId);
   const base = { envId, tenant: req.tenant, name: req.name, templateId: template.id, network, containerName };
 
+  let networkId: string;
   try {
-    await docker.ensureNetwork(network, { internal: true });
+    networkId = await resolveNetwork(db, docker, network);
   } catch (err) {
     markEnvironmentFailed(db, envId, nowSeconds());
     throw err;
@@ -283,7 +332,7 @@ export async function claimEnvironment(
   const entry = claimPoolEntry(db, envId, template.id, nowSeconds());
   if (entry) {
     try {
-      await docker.connectNetwork(network, entry.container_id);
+      await docker.connectNetwork(networkId, entry.container_id);
       await docker.disconnectNetwork(POOL_NETWORK, entry.container_id, true);
       await docker.renameContainer(entry.container_id, containerName);
       const now = nowSeconds();
@@ -294,7 +343,7 @@ export async function claimEnvironment(
       await releaseFailedClaim(db, docker, envId, entry);
     }
   }
-  return { ...(await createCold(db, docker, envId, template, base, lease)), fallbackReason };
+  return { ...(await createCold(db, docker, envId, template, { ...base, networkId }, lease)), fallbackReason };
 }
 
 /** Removes what a failed warm move took. Only when both are gone does the claimed row go too. */
@@ -317,7 +366,7 @@ async function createCold(
   docker: DockerClient,
   envId: string,
   template: TemplateRow,
-  base: { envId: string; tenant: string; name: string; templateId: string; network: string; containerName: string },
+  base: { envId: string; tenant: string; name: string; templateId: string; network: string; networkId: string; containerName: string },
   lease: number,
 ): Promise<ClaimResult> {
   const volume = environmentVolumeName(envId);
@@ -328,7 +377,7 @@ async function createCold(
     containerId = await docker.createContainer(
       environmentSpec(template, {
         name: base.containerName,
-        network: base.network,
+        network: base.networkId,
         volume,
         labels: {
           'ah.managed': 'true', 'ah.type': 'environment', 'ah.tenant': base.tenant, 'ah.environment': envId,
@@ -340,7 +389,8 @@ async function createCold(
     await docker.startContainer(containerId);
     const now = nowSeconds();
     markEnvironmentRunning(db, { id: envId, containerId, volumeName: volume, now, leaseSeconds: lease });
-    return { ...base, mode: 'cold', containerId, volume, leaseExpiresAt: now + lease };
+    const { networkId: _id, ...rest } = base;
+    return { ...rest, mode: 'cold', containerId, volume, leaseExpiresAt: now + lease };
   } catch (err) {
     await ignoreNotFound(docker.removeContainer(containerId ?? base.containerName, { force: true })).catch(() => undefined);
     await ignoreNotFound(docker.removeVolume(volume)).catch(() => undefined);
