@@ -7,6 +7,7 @@ import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
 import { registerHealthCommand } from './cli/health';
 import { registerPoolCommand } from './cli/pool';
+import { registerScheduleCommands } from './cli/schedules';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
     });
   registerHealthCommand(program);
   registerPoolCommand(program);
+  registerScheduleCommands(program);
   return program;
 }
 

@@ -9,13 +9,13 @@ import { createActivities, type ActivityDeps } from './activities';
 import { openStateDb } from './db/open';
 import { DockerClient } from './docker/client';
 import { createLogger } from './log';
+import { installRuntime } from './temporal/runtime';
 import { taskQueueFor } from './shared';
 import type { Settings } from './settings';
+import { prebuiltBundle, WORKFLOWS_PATH } from './temporal/bundle';
 import { startDevServer, type DevServer } from './temporal/dev-server';
 import { ensureSchedules } from './temporal/schedules';
 
-/** The workflow sources next to this file: `.ts` under vitest, `.js` once built. */
-export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', `index${path.extname(__filename)}`);
 
 export interface KeeperWorkerOptions {
   connection: NativeConnection;
@@ -27,12 +27,13 @@ export interface KeeperWorkerOptions {
 }
 
 export async function createKeeperWorker(opts: KeeperWorkerOptions): Promise<Worker> {
+  const bundle = opts.workflowBundle ?? prebuiltBundle();
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: taskQueueFor(opts.deps.settings.hostId),
     activities: createActivities(opts.deps),
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
   });
 }
@@ -58,6 +59,7 @@ export async function connectTemporal(settings: Settings, embedded: { uiPort?: n
 /** `keeper worker`: runs this host until a signal stops it. */
 export async function runWorker(settings: Settings): Promise<void> {
   const log = createLogger(settings.logFormat, { host: settings.hostId });
+  installRuntime(log, { metricsPort: settings.metricsPort, hostId: settings.hostId });
   const db = openStateDb(settings.db);
   const docker = new DockerClient();
   const temporal = await connectTemporal(settings, { port: 7233, uiPort: 8233 });

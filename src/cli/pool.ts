@@ -13,11 +13,9 @@ import { openStateDb } from '../db/open';
 import { DockerClient } from '../docker/client';
 import { ids } from '../shared';
 import type { Settings } from '../settings';
+import { operatorAddress } from '../temporal/client';
 import { runWorkflowOnce } from '../temporal/run-once';
 import { jsonOption, print, settingsFrom, table, UsageError, withSettings } from './common';
-
-/** Where `keeper worker` serves its embedded Temporal when TEMPORAL_ADDRESS is unset. */
-export const EMBEDDED_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 
 /** Starts a refill now through this host's pool schedule; BUFFER_ONE queues it behind a running refill. */
 export async function triggerPoolRefill(client: Client, hostId: string): Promise<void> {
@@ -26,7 +24,7 @@ export async function triggerPoolRefill(client: Client, hostId: string): Promise
 
 /** Best effort: the claim has already succeeded, so a failure here only means the next tick refills. */
 export async function triggerPoolRefillAt(settings: Settings): Promise<string> {
-  const address = settings.temporalAddress ?? EMBEDDED_TEMPORAL_ADDRESS;
+  const address = operatorAddress(settings); // TEMPORAL_ADDRESS, or the embedded server of `npm start`
   let connection: Connection | undefined;
   try {
     connection = await Connection.connect({ address, connectTimeout: '2s' });

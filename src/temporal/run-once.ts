@@ -10,6 +10,7 @@ import { DockerClient } from '../docker/client';
 import { KeeperHost, taskQueueFor } from '../shared';
 import type { Settings } from '../settings';
 import { startDevServer } from './dev-server';
+import { installRuntime } from './runtime';
 
 export async function runWorkflowOnce<T>(settings: Settings, workflowType: string, workflowId: string, args: unknown[] = []): Promise<T> {
   const start = (client: Client) =>
@@ -30,8 +31,13 @@ export async function runWorkflowOnce<T>(settings: Settings, workflowType: strin
     }
   }
 
-  const server = await startDevServer({ namespace: settings.namespace });
+  // The DB first: a bad path must fail before any server is started.
   const db = openStateDb(settings.db);
+  installRuntime(undefined);
+  const server = await startDevServer({ namespace: settings.namespace }).catch((err) => {
+    db.close();
+    throw err;
+  });
   try {
     const native = await NativeConnection.connect({ address: server.address });
     const connection = await Connection.connect({ address: server.address });

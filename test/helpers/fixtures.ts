@@ -77,7 +77,12 @@ export class EngineFixture {
 }
 
 /** Polls `check` until it returns a truthy value, at most `timeoutMs`; never a fixed sleep. */
-export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 20_000,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
