@@ -10,6 +10,10 @@ import { judgeDisk, type DiskUsage, type DiskVerdict } from '../policy/disk';
 import type { Settings } from '../settings';
 import type { ActivityDeps } from './deps';
 
+/** What the guard needs of the settings. */
+export type DiskSettings = Pick<Settings, 'db' | 'diskPaths' | 'diskWarn' | 'diskBlock'>;
+type GuardDeps = { docker: DockerClient; settings: DiskSettings };
+
 export interface GuardedPath {
   path: string;
   role: string;
@@ -64,7 +68,7 @@ export async function dockerRootDir(docker: DockerClient): Promise<{ dir: string
 }
 
 /** The whole guard: paths, usage, verdict. */
-export async function readDiskGuard(deps: Pick<ActivityDeps, 'docker' | 'settings'>): Promise<DiskVerdict> {
+export async function readDiskGuard(deps: GuardDeps): Promise<DiskVerdict> {
   const paths = guardedPaths(deps.settings, await dockerRootDir(deps.docker));
   return judgeDisk(readDiskUsage(paths), deps.settings.diskWarn, deps.settings.diskBlock);
 }
@@ -77,7 +81,7 @@ export class DiskBlockedError extends Error {
 }
 
 /** For deploys and other writers: throws DiskBlockedError, naming path and usage, when any path is at block. */
-export async function assertDiskAllows(deps: Pick<ActivityDeps, 'docker' | 'settings'>, what = 'operation'): Promise<DiskVerdict> {
+export async function assertDiskAllows(deps: GuardDeps, what = 'operation'): Promise<DiskVerdict> {
   const verdict = await readDiskGuard(deps);
   if (verdict.level === 'block') throw new DiskBlockedError(verdict, what);
   return verdict;

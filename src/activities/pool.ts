@@ -24,6 +24,7 @@ import { isNotFound } from '../docker/errors';
 import { hasRoom, planRefill, resolvePooledTemplates } from '../policy/pool';
 import type { DiskVerdict } from '../policy/disk';
 import type { ActivityDeps } from './deps';
+import { assertDiskAllows, type DiskSettings } from './disk';
 
 export const POOL_NETWORK = 'ah-pool';
 export const poolVolumeName = (entryId: string) => `ah-pool-${entryId}`;
@@ -290,11 +291,12 @@ const ENV_NAME = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
  * ah's environment create (spec §3 E-2), pool first: takes a ready pool row with one atomic SQL update, moves
  * its container to the tenant network, renames it `ah-env-<tenant>-<envId>` and records the environment,
  * which keeps the pool volume. With no ready row, or when the move fails (its container and volume are then
- * removed and its row released), it creates the environment cold. It does not trigger the refill itself:
+ * removed and its row released), it creates the environment cold; given `settings`, a cold create is refused
+ * (DiskBlockedError) while the disk guard blocks. It does not trigger the refill itself:
  * callers do that after it returns (see src/cli/pool.ts), so the claim's latency never includes it.
  */
 export async function claimEnvironment(
-  { db, docker }: Pick<ActivityDeps, 'db' | 'docker'>,
+  { db, docker, settings }: Pick<ActivityDeps, 'db' | 'docker'> & { settings?: DiskSettings },
   req: ClaimRequest,
 ): Promise<ClaimResult> {
   if (!ENV_NAME.test(req.name) || req.name.length > 63) {
@@ -341,6 +343,15 @@ export async function claimEnvironment(
     } catch (err) {
       fallbackReason = `pool entry ${entry.id} could not be moved: ${err instanceof Error ? err.message : String(err)}`;
       await releaseFailedClaim(db, docker, envId, entry);
+    }
+  }
+  // A cold create takes new disk (a warm one does not): with settings given, it is disk-guarded (W-P7).
+  if (settings) {
+    try {
+      await assertDiskAllows({ docker, settings }, 'cold environment create');
+    } catch (err) {
+      markEnvironmentFailed(db, envId, nowSeconds());
+      throw err;
     }
   }
   return { ...(await createCold(db, docker, envId, template, { ...base, networkId }, lease)), fallbackReason };

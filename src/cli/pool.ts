@@ -108,7 +108,7 @@ export function registerPoolCommand(program: Command): void {
       const db = openStateDb(settings.db, { create: false });
       let result: ClaimResult;
       try {
-        result = await claimEnvironment({ db, docker: new DockerClient() }, {
+        result = await claimEnvironment({ db, docker: new DockerClient(), settings }, {
           tenant: opts.tenant, name: opts.name, template: opts.template, leaseSeconds: Number(opts.lease),
         });
       } catch (err) {

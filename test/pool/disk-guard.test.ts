@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertDiskAllows, DiskBlockedError, readDiskGuard } from '../../src/activities/disk';
+import { claimEnvironment } from '../../src/activities/pool';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { taskQueueFor } from '../../src/shared';
@@ -80,6 +81,27 @@ describe('disk guard', () => {
 
     await expect(assertDiskAllows({ docker, settings }, 'deploy')).rejects.toThrow(DiskBlockedError);
     await expect(assertDiskAllows({ docker, settings }, 'deploy')).rejects.toThrow(/^deploy blocked by the disk guard: insufficient disk space at /);
+  });
+
+  it('a block refuses a cold environment create, leaving nothing, but still lets a warm claim take a ready container', async () => {
+    const t = poolDb();
+    db = t.db;
+    const roomy = testSettings({ db: t.file, diskWarn: '99.9', diskBlock: '100' });
+    const [cid] = await (async () => {
+      const { createPoolActivities } = await import('../../src/activities/pool');
+      const r = await createPoolActivities({ db, docker, settings: roomy }).createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
+      return [r.containerId!];
+    })();
+    const block = Math.max(0, Math.floor(usedPercentOf(path.dirname(t.file))) - 1);
+    const settings = testSettings({ db: t.file, diskWarn: String(block), diskBlock: String(block) });
+    const warm = await claimEnvironment({ db, docker, settings }, { tenant: t.tenant, name: 'warmok' });
+    expect(warm).toMatchObject({ mode: 'warm', containerId: cid });
+    await expect(claimEnvironment({ db, docker, settings }, { tenant: t.tenant, name: 'coldno' })).rejects.toThrow(
+      /^cold environment create blocked by the disk guard: insufficient disk space at /,
+    );
+    const row = db.prepare(`SELECT id, status, container_id, volume_name FROM environments WHERE name = 'coldno'`).get() as Record<string, string>;
+    expect(row).toMatchObject({ status: 'failed', container_id: '', volume_name: '' });
+    expect(await docker.listContainers({ 'ah.environment': row.id })).toEqual([]);
   });
 
   it('below the thresholds the refill runs and the verdict is ok', async () => {
