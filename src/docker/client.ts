@@ -103,6 +103,8 @@ export class DockerClient {
   private readonly docker: Docker;
   /** API calls made, by operation; reset it between measurements. */
   readonly calls = new Map<string, number>();
+  /** Told of every API call (the worker counts them in its metrics). */
+  onCall: ((operation: string) => void) | undefined;
 
   constructor(dockerHost: string | undefined = process.env.DOCKER_HOST) {
     this.docker = new Docker(dockerOptions(dockerHost));
@@ -120,6 +122,7 @@ export class DockerClient {
 
   private async call<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
+    this.onCall?.(op);
     try {
       return await fn();
     } catch (err) {
