@@ -162,7 +162,7 @@ export interface PoolRefillResult {
   error?: string;
 }
 
-export function createPoolActivities({ db, docker, settings }: ActivityDeps) {
+export function createPoolActivities({ db, docker, settings, metrics }: ActivityDeps) {
   return {
     /** Ghost rows go only on a 404 from the engine; any other error keeps the row (W-P4). */
     async prunePoolGhosts(): Promise<PruneReport> {
@@ -250,6 +250,7 @@ export function createPoolActivities({ db, docker, settings }: ActivityDeps) {
         finishedAt: nowSeconds(),
         result,
       });
+      if (metrics) for (const t of poolStats(db, settings).templates) metrics.poolReady.set(t.ready, { template: t.id });
     },
   };
 }
