@@ -210,6 +210,10 @@ export function createPoolActivities({ db, docker, settings, metrics }: Activity
       if (!hasRoom(req.templateId, readyCounts(db), settings.poolSize, settings.poolMaxTotal)) return { ...req, outcome: 'full' };
       const template = findTemplate(db, req.templateId);
       if (!template) throw ApplicationFailure.nonRetryable(`template ${req.templateId} not found`, 'TemplateNotFound');
+      // keeper does not pull: an image the engine lacks fails this entry before anything is made for it.
+      if (!(await docker.imageExists(template.base_image))) {
+        throw ApplicationFailure.nonRetryable(`image ${template.base_image} of template ${template.id} is not on this engine`, 'ImageMissing');
+      }
 
       let containerId: string | undefined;
       try {
@@ -332,7 +336,13 @@ export async function claimEnvironment(
   }
 
   let fallbackReason: string | undefined;
-  const entry = claimPoolEntry(db, envId, template.id, nowSeconds());
+  let entry: ReturnType<typeof claimPoolEntry>;
+  try {
+    entry = claimPoolEntry(db, envId, template.id, nowSeconds());
+  } catch (err) {
+    markEnvironmentFailed(db, envId, nowSeconds());
+    throw err;
+  }
   if (entry) {
     try {
       await docker.connectNetwork(networkId, entry.container_id);

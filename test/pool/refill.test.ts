@@ -154,7 +154,8 @@ describe('createPoolEntry under retries', () => {
     db.prepare(`UPDATE environment_templates SET base_image = 'keeper-test/missing:latest' WHERE id = 'tmpl_default'`).run();
     const acts = createPoolActivities({ db, docker, settings: settingsFor(t.file) });
     const entryId = uniqueId('wp_');
-    await expect(acts.createPoolEntry({ entryId, templateId: 'tmpl_default' })).rejects.toThrow(/keeper-test\/missing:latest/);
+    await expect(acts.createPoolEntry({ entryId, templateId: 'tmpl_default' })).rejects.toThrow('image keeper-test/missing:latest of template tmpl_default is not on this engine');
+    expect((await docker.listNetworks('ah-pool')).filter((n) => n.name === 'ah-pool')).toEqual([]);
     await expect(docker.inspectVolume(poolVolumeName(entryId))).rejects.toSatisfy(isNotFound);
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
   });
