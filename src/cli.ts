@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { StateDbError } from './db/open';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
+import { registerGcCommand } from './cli/gc';
 import { registerHealthCommand } from './cli/health';
 import { registerPoolCommand } from './cli/pool';
 import { registerScheduleCommands } from './cli/schedules';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerHealthCommand(program);
   registerPoolCommand(program);
   registerScheduleCommands(program);
+  registerGcCommand(program);
   return program;
 }
 

@@ -4,6 +4,7 @@
  */
 import type { ActivityDeps } from './deps';
 import { createDiskActivities } from './disk';
+import { createGcActivities } from './gc';
 import { createHealthActivities } from './health';
 import { createPoolActivities } from './pool';
 
@@ -14,6 +15,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createHealthActivities(deps),
     ...createPoolActivities(deps),
     ...createDiskActivities(deps),
+    ...createGcActivities(deps),
   };
 }
 

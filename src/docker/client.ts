@@ -63,6 +63,26 @@ export interface NetworkDetails {
   name: string;
   labels: Record<string, string>;
   containers: { id: string; name: string }[];
+  createdAt: number; // unix seconds; 0 when the engine did not say
+}
+
+/** A container as the list reports it, with what it uses: image, networks and mounted volumes. */
+export interface ContainerUsage {
+  id: string;
+  name: string;
+  state: string;
+  labels: Record<string, string>;
+  image: string; // the reference it was created from
+  imageId: string;
+  createdAt: number;
+  networks: string[];
+  volumes: string[];
+}
+
+export interface ImageSummary {
+  id: string;
+  labels: Record<string, string>;
+  createdAt: number;
 }
 
 export interface DockerEvent {
@@ -159,6 +179,27 @@ export class DockerClient {
       state: (c.State ?? '').toLowerCase(),
       createdAt: c.Created,
     }));
+  }
+
+  /** One list call over every container of any state, with the image, networks and volumes each uses. */
+  async listContainerUsage(): Promise<ContainerUsage[]> {
+    const list = await this.call('container.list', () => this.docker.listContainers({ all: true }));
+    return list.map((c) => {
+      const networks = new Set(Object.keys(c.NetworkSettings?.Networks ?? {}));
+      const mode = c.HostConfig?.NetworkMode;
+      if (mode && !['default', 'bridge', 'host', 'none'].includes(mode) && !mode.startsWith('container:')) networks.add(mode);
+      return {
+        id: c.Id,
+        name: (c.Names?.[0] ?? '').replace(/^\//, ''),
+        state: (c.State ?? '').toLowerCase(),
+        labels: c.Labels ?? {},
+        image: c.Image,
+        imageId: c.ImageID,
+        createdAt: c.Created,
+        networks: [...networks],
+        volumes: (c.Mounts ?? []).filter((m) => m.Type === 'volume' && m.Name).map((m) => m.Name as string),
+      };
+    });
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerDetails> {
@@ -276,6 +317,12 @@ export class DockerClient {
     return { deleted: res.ImagesDeleted?.length ?? 0, reclaimedBytes: res.SpaceReclaimed ?? 0 };
   }
 
+  /** One list call: untagged images that no tagged image has as a parent. */
+  async listDanglingImages(): Promise<ImageSummary[]> {
+    const list = await this.call('image.list', () => this.docker.listImages({ filters: { dangling: ['true'] } }));
+    return list.map((i) => ({ id: i.Id, labels: i.Labels ?? {}, createdAt: i.Created }));
+  }
+
   async removeImage(ref: string): Promise<void> {
     await this.call('image.remove', () => this.docker.getImage(ref).remove({ noprune: true }));
   }
@@ -310,7 +357,7 @@ export class DockerClient {
       id,
       name: c.Name,
     }));
-    return { id: n.Id, name: n.Name, labels: n.Labels ?? {}, containers };
+    return { id: n.Id, name: n.Name, labels: n.Labels ?? {}, containers, createdAt: toUnixSeconds(n.Created) };
   }
 
   /** Creates the network unless it exists; returns its id. */
