@@ -7,6 +7,7 @@ import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
 import { registerGcCommand } from './cli/gc';
 import { registerHealthCommand } from './cli/health';
+import { registerPoolCommand } from './cli/pool';
 import { registerScheduleCommands } from './cli/schedules';
 
 export function buildProgram(): Command {
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
       await runWorker(settingsFrom(cmd));
     });
   registerHealthCommand(program);
+  registerPoolCommand(program);
   registerScheduleCommands(program);
   registerGcCommand(program);
   return program;

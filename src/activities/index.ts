@@ -3,14 +3,18 @@
  * (`proxyActivities<Activities>`), so no side-effecting code ever enters the workflow bundle.
  */
 import type { ActivityDeps } from './deps';
+import { createDiskActivities } from './disk';
 import { createGcActivities } from './gc';
 import { createHealthActivities } from './health';
+import { createPoolActivities } from './pool';
 
 export type { ActivityDeps } from './deps';
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createHealthActivities(deps),
+    ...createPoolActivities(deps),
+    ...createDiskActivities(deps),
     ...createGcActivities(deps),
   };
 }
