@@ -11,6 +11,11 @@ export function taskQueueFor(hostId: string): string {
   return `keeper-${hostId}`;
 }
 
+/** The host a task queue belongs to: the inverse of taskQueueFor. */
+export function hostOfTaskQueue(taskQueue: string): string {
+  return taskQueue.replace(/^keeper-/, '');
+}
+
 export type LoopName = 'reconcile' | 'gc' | 'pool';
 export const LOOPS: LoopName[] = ['reconcile', 'gc', 'pool'];
 
@@ -33,7 +38,14 @@ export interface CircuitState {
   /** Unix seconds at which the circuit closes by itself. */
   retryAt: number;
   phase: 'open' | 'recovering' | 'closed';
+  /** timer or reset: this run closed it; superseded: it was already closed or reopened (a newer generation). */
   closedBy?: 'timer' | 'reset' | 'superseded';
+  /** The service status recovery left: running (recovery=restart) or stopped. */
+  status?: 'running' | 'stopped';
+}
+
+export interface CircuitInput {
+  serviceId: string;
 }
 
 /** Operator reset: close the circuit now. The optional argument is a free-text reason for the history. */

@@ -3,13 +3,17 @@
  * (`proxyActivities<Activities>`), so no side-effecting code ever enters the workflow bundle.
  */
 import type { ActivityDeps } from './deps';
+import { createCircuitActivities } from './circuit';
 import { createHealthActivities } from './health';
+import { createReconcileActivities } from './reconcile';
 
 export type { ActivityDeps } from './deps';
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createHealthActivities(deps),
+    ...createReconcileActivities(deps),
+    ...createCircuitActivities(deps),
   };
 }
 
