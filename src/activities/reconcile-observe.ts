@@ -150,7 +150,7 @@ function crash(
 function crashReason(next: ContainerLook, details: ContainerDetails | 'missing', deaths: number): string {
   if (details === 'missing') return 'container not found by reconciler';
   if (isDown(next.state)) return `container ${next.state} (exit code ${details.exitCode})`;
-  return `container restarted by Docker after ${deaths} crash${deaths === 1 ? '' : 'es'} (exit code ${details.exitCode})`;
+  return `container restarted by Docker after ${deaths} crash${deaths === 1 ? '' : 'es'}`;
 }
 
 /** The list proves nothing happened to this container since the last look: same state, no start or stop since. */
