@@ -5,7 +5,9 @@ import { Command, CommanderError } from 'commander';
 import { StateDbError } from './db/open';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
+import { registerCircuitCommand } from './cli/circuit';
 import { registerHealthCommand } from './cli/health';
+import { registerReconcileCommand } from './cli/reconcile';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -20,6 +22,8 @@ export function buildProgram(): Command {
       await runWorker(settingsFrom(cmd));
     });
   registerHealthCommand(program);
+  registerReconcileCommand(program);
+  registerCircuitCommand(program);
   return program;
 }
 

@@ -1,7 +1,7 @@
 /**
- * Runs one workflow to completion for a CLI command. With TEMPORAL_ADDRESS set it goes through that server
- * and this host's running worker; otherwise it brings up an in-memory dev server and an in-process worker
- * for the duration of the call, so `keeper reconcile --once` works on a machine with nothing running.
+ * Temporal for one CLI command. With TEMPORAL_ADDRESS set it goes through that server and this host's running
+ * worker; otherwise it brings up an in-memory dev server and an in-process worker for the duration of the call,
+ * so `keeper reconcile --once` or `keeper circuit reset` work on a machine with nothing running.
  */
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -11,20 +11,12 @@ import { KeeperHost, taskQueueFor } from '../shared';
 import type { Settings } from '../settings';
 import { startDevServer } from './dev-server';
 
-export async function runWorkflowOnce<T>(settings: Settings, workflowType: string, workflowId: string, args: unknown[] = []): Promise<T> {
-  const start = (client: Client) =>
-    client.workflow.execute(workflowType, {
-      taskQueue: taskQueueFor(settings.hostId),
-      workflowId,
-      args,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: [{ key: KeeperHost, value: settings.hostId }],
-    }) as Promise<T>;
-
+/** Runs `fn` with a client on this host's Temporal; a worker for the host polls while it runs. */
+export async function withTemporal<T>(settings: Settings, fn: (client: Client) => Promise<T>): Promise<T> {
   if (settings.temporalAddress) {
     const connection = await Connection.connect({ address: settings.temporalAddress });
     try {
-      return await start(new Client({ connection, namespace: settings.namespace }));
+      return await fn(new Client({ connection, namespace: settings.namespace }));
     } finally {
       await connection.close();
     }
@@ -41,8 +33,9 @@ export async function runWorkflowOnce<T>(settings: Settings, workflowType: strin
         connection: native,
         namespace: settings.namespace,
         deps: { db, docker: new DockerClient(), settings },
+        shutdownGraceTime: '5s',
       });
-      return await worker.runUntil(start(new Client({ connection, namespace: settings.namespace })));
+      return await worker.runUntil(fn(new Client({ connection, namespace: settings.namespace })));
     } finally {
       await connection.close();
       await native.close();
@@ -51,4 +44,16 @@ export async function runWorkflowOnce<T>(settings: Settings, workflowType: strin
     db.close();
     await server.stop();
   }
+}
+
+export async function runWorkflowOnce<T>(settings: Settings, workflowType: string, workflowId: string, args: unknown[] = []): Promise<T> {
+  return withTemporal(settings, (client) =>
+    client.workflow.execute(workflowType, {
+      taskQueue: taskQueueFor(settings.hostId),
+      workflowId,
+      args,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: [{ key: KeeperHost, value: settings.hostId }],
+    }) as Promise<T>,
+  );
 }
