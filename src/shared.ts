@@ -11,11 +11,6 @@ export function taskQueueFor(hostId: string): string {
   return `keeper-${hostId}`;
 }
 
-/** The host a task queue belongs to: the inverse of taskQueueFor. */
-export function hostOfTaskQueue(taskQueue: string): string {
-  return taskQueue.replace(/^keeper-/, '');
-}
-
 export type LoopName = 'reconcile' | 'gc' | 'pool';
 export const LOOPS: LoopName[] = ['reconcile', 'gc', 'pool'];
 

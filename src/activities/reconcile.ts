@@ -19,6 +19,8 @@ import type { ActivityDeps } from './deps';
 export type { TickObservation } from './reconcile-observe';
 
 export interface Housekeeping {
+  /** This worker's host: the tick names circuit workflows with it (recorded, so replay sees the same). */
+  hostId: string;
   failedDeploys: number;
   failedEnvCreates: number;
   expiredLeases: number;
@@ -40,7 +42,7 @@ export interface TickApplied {
   dockerActionErrors: number;
 }
 
-export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeeping, 'expiredCircuits'> {
+export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeeping, 'expiredCircuits' | 'hostId'> {
   dockerReachable: boolean;
   checked: number;
   inspected: number;
@@ -61,6 +63,7 @@ export function createReconcileActivities({ db, docker, settings }: ActivityDeps
     async housekeep(): Promise<Housekeeping> {
       const now = nowSec();
       const result = {
+        hostId: settings.hostId,
         failedDeploys: failStaleDeploys(db, now, settings.staleDeployAfter / 1000),
         failedEnvCreates: failStaleEnvironmentCreates(db, now, settings.staleEnvCreateAfter / 1000),
         expiredLeases: expireLeases(db, now),

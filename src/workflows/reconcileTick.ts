@@ -8,7 +8,7 @@ import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@t
 import type { Activities } from '../activities';
 import type { TickApplied, TickObservation, TickSummary } from '../activities/reconcile';
 import type { CircuitRef } from '../db/services';
-import { hostOfTaskQueue, ids, KeeperHost, ServiceId } from '../shared';
+import { ids, KeeperHost, ServiceId } from '../shared';
 import { circuitBreaker } from './circuitBreaker';
 
 const { housekeep, observeHost, applyObservation, recordTickResult } = proxyActivities<Activities>({
@@ -22,16 +22,15 @@ export async function reconcileTick(): Promise<TickSummary> {
   const obs = await observeHost();
   const applied = await applyObservation(obs);
   const circuits = uniqueByService([...applied.opened, ...kept.expiredCircuits]);
-  for (const c of circuits) await startCircuitBreaker(c);
-  const { expiredCircuits, ...housekeeping } = kept;
+  for (const c of circuits) await startCircuitBreaker(kept.hostId, c);
+  const { expiredCircuits, hostId: _host, ...housekeeping } = kept;
   const summary = summarise(obs, applied, housekeeping, expiredCircuits.length);
   await recordTickResult(summary, workflowInfo().workflowId);
   return summary;
 }
 
 /** Starts the circuit's workflow, which outlives this tick. One already running for it keeps its timer. */
-async function startCircuitBreaker(c: CircuitRef): Promise<void> {
-  const host = hostOfTaskQueue(workflowInfo().taskQueue);
+async function startCircuitBreaker(host: string, c: CircuitRef): Promise<void> {
   try {
     await startChild(circuitBreaker, {
       workflowId: ids.circuit(host, c.serviceId),
