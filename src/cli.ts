@@ -5,9 +5,11 @@ import { Command, CommanderError } from 'commander';
 import { StateDbError } from './db/open';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
+import { registerCircuitCommand } from './cli/circuit';
 import { registerGcCommand } from './cli/gc';
 import { registerHealthCommand } from './cli/health';
 import { registerPoolCommand } from './cli/pool';
+import { registerReconcileCommand } from './cli/reconcile';
 import { registerScheduleCommands } from './cli/schedules';
 
 export function buildProgram(): Command {
@@ -26,6 +28,8 @@ export function buildProgram(): Command {
   registerPoolCommand(program);
   registerScheduleCommands(program);
   registerGcCommand(program);
+  registerReconcileCommand(program);
+  registerCircuitCommand(program);
   return program;
 }
 

@@ -33,7 +33,14 @@ export interface CircuitState {
   /** Unix seconds at which the circuit closes by itself. */
   retryAt: number;
   phase: 'open' | 'recovering' | 'closed';
+  /** timer or reset: this run closed it; superseded: it was already closed or reopened (a newer generation). */
   closedBy?: 'timer' | 'reset' | 'superseded';
+  /** The service status recovery left: running (recovery=restart) or stopped. */
+  status?: 'running' | 'stopped';
+}
+
+export interface CircuitInput {
+  serviceId: string;
 }
 
 /** Operator reset: close the circuit now. The optional argument is a free-text reason for the history. */

@@ -3,10 +3,12 @@
  * (`proxyActivities<Activities>`), so no side-effecting code ever enters the workflow bundle.
  */
 import type { ActivityDeps } from './deps';
+import { createCircuitActivities } from './circuit';
 import { createDiskActivities } from './disk';
 import { createGcActivities } from './gc';
 import { createHealthActivities } from './health';
 import { createPoolActivities } from './pool';
+import { createReconcileActivities } from './reconcile';
 
 export type { ActivityDeps } from './deps';
 
@@ -16,6 +18,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createPoolActivities(deps),
     ...createDiskActivities(deps),
     ...createGcActivities(deps),
+    ...createReconcileActivities(deps),
+    ...createCircuitActivities(deps),
   };
 }
 

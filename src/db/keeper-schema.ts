@@ -17,3 +17,43 @@ CREATE TABLE keeper_loop_results (
 );`,
   },
 ];
+
+// ---- reconciler and circuit breaker (issue 3): the 1xx range ----
+KEEPER_MIGRATIONS.push(
+  {
+    name: 'keeper_101_container_looks',
+    sql: `
+-- What the reconciler last saw of each service's container. A crash is counted by a compare-and-set on this
+-- row, so a retried activity never counts twice, and RestartCount deltas count deaths that Docker's
+-- unless-stopped policy restarted between two ticks. No foreign key: ah deletes services freely.
+CREATE TABLE keeper_container_looks (
+  service_id TEXT PRIMARY KEY,
+  container_id TEXT NOT NULL,
+  state TEXT NOT NULL,            -- running | restarting | exited | dead | created | paused | missing
+  restart_count INTEGER NOT NULL,
+  health TEXT NOT NULL DEFAULT '',
+  looked_at INTEGER NOT NULL      -- unix seconds; the container was in this state then
+);`,
+  },
+  {
+    name: 'keeper_102_circuit_openings',
+    sql: `
+-- When keeper last opened each service's circuit, for escalation decay. A count inherited from ah has no row.
+CREATE TABLE keeper_circuit_openings (
+  service_id TEXT PRIMARY KEY,
+  generation INTEGER NOT NULL,    -- circuit_open_count after that opening
+  opened_at INTEGER NOT NULL
+);`,
+  },
+  {
+    name: 'keeper_103_reported_problems',
+    sql: `
+-- Bad rows and labels the reconciler reported, so that each is logged once, not every tick.
+CREATE TABLE keeper_reported_problems (
+  subject TEXT NOT NULL,
+  problem TEXT NOT NULL,
+  first_seen INTEGER NOT NULL,
+  PRIMARY KEY (subject, problem)
+);`,
+  },
+);

@@ -17,6 +17,8 @@ export interface ContainerSummary {
   image: string;
   labels: Record<string, string>;
   state: string; // created | running | restarting | exited | paused | dead | removing
+  /** Docker's human text, e.g. `Up 3 minutes (unhealthy)`, `Exited (1) 5 seconds ago`. */
+  status: string;
   createdAt: number; // unix seconds
 }
 
@@ -177,6 +179,7 @@ export class DockerClient {
       image: c.Image,
       labels: c.Labels ?? {},
       state: (c.State ?? '').toLowerCase(),
+      status: c.Status ?? '',
       createdAt: c.Created,
     }));
   }

@@ -1,31 +1,27 @@
 /**
- * Runs one workflow to completion for a CLI command. With TEMPORAL_ADDRESS set it goes through that server
- * and this host's running worker; otherwise it brings up an in-memory dev server and an in-process worker
- * for the duration of the call, so `keeper reconcile --once` works on a machine with nothing running.
+ * Temporal for one CLI command. With TEMPORAL_ADDRESS set it goes through that server and this host's running
+ * worker. Without it, it uses the embedded server of a running `npm start` on this machine when one answers
+ * (so a reset reaches the circuit workflow that holds the timer); otherwise it brings up an in-memory dev
+ * server and an in-process worker for the duration of the call, so `keeper reconcile --once` or
+ * `keeper circuit reset` work on a machine with nothing running.
  */
+import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { openStateDb } from '../db/open';
 import { DockerClient } from '../docker/client';
 import { KeeperHost, taskQueueFor } from '../shared';
-import type { Settings } from '../settings';
+import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
 import { startDevServer } from './dev-server';
 import { installRuntime } from './runtime';
 
-export async function runWorkflowOnce<T>(settings: Settings, workflowType: string, workflowId: string, args: unknown[] = []): Promise<T> {
-  const start = (client: Client) =>
-    client.workflow.execute(workflowType, {
-      taskQueue: taskQueueFor(settings.hostId),
-      workflowId,
-      args,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: [{ key: KeeperHost, value: settings.hostId }],
-    }) as Promise<T>;
-
-  if (settings.temporalAddress) {
-    const connection = await Connection.connect({ address: settings.temporalAddress });
+/** Runs `fn` with a client on this host's Temporal; a worker for the host polls while it runs. */
+export async function withTemporal<T>(settings: Settings, fn: (client: Client) => Promise<T>): Promise<T> {
+  const running = settings.temporalAddress ?? (await embeddedServerAnswering());
+  if (running) {
+    const connection = await Connection.connect({ address: running });
     try {
-      return await start(new Client({ connection, namespace: settings.namespace }));
+      return await fn(new Client({ connection, namespace: settings.namespace }));
     } finally {
       await connection.close();
     }
@@ -47,8 +43,9 @@ export async function runWorkflowOnce<T>(settings: Settings, workflowType: strin
         connection: native,
         namespace: settings.namespace,
         deps: { db, docker: new DockerClient(), settings },
+        shutdownGraceTime: '5s',
       });
-      return await worker.runUntil(start(new Client({ connection, namespace: settings.namespace })));
+      return await worker.runUntil(fn(new Client({ connection, namespace: settings.namespace })));
     } finally {
       await connection.close();
       await native.close();
@@ -57,4 +54,26 @@ export async function runWorkflowOnce<T>(settings: Settings, workflowType: strin
     db.close();
     await server.stop();
   }
+}
+
+/** The address of `npm start`'s embedded server when it answers on this machine. */
+async function embeddedServerAnswering(): Promise<string | undefined> {
+  const address = `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`;
+  const probe = await new Promise<boolean>((resolve) => {
+    const socket = net.connect(EMBEDDED_TEMPORAL_PORT, '127.0.0.1', () => (socket.end(), resolve(true)));
+    socket.on('error', () => resolve(false));
+  });
+  return probe ? address : undefined;
+}
+
+export async function runWorkflowOnce<T>(settings: Settings, workflowType: string, workflowId: string, args: unknown[] = []): Promise<T> {
+  return withTemporal(settings, (client) =>
+    client.workflow.execute(workflowType, {
+      taskQueue: taskQueueFor(settings.hostId),
+      workflowId,
+      args,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: [{ key: KeeperHost, value: settings.hostId }],
+    }) as Promise<T>,
+  );
 }

@@ -1,0 +1,203 @@
+/**
+ * Service rows: crash accounting and the circuit breaker. Every write is a compare-and-set on what the
+ * caller observed, in one transaction, so a retried activity or a racing ah API call never counts twice
+ * or clobbers a newer state (W-19).
+ */
+import { countCrashes, openingAt, reachesThreshold, type ContainerLook, type CrashPolicy } from '../policy/crash';
+import { recordDeployment, type DeploymentTrigger } from './deployments';
+import { swapLook } from './looks';
+import type { StateDb } from './open';
+
+export interface ServiceRow {
+  id: string;
+  tenantId: string;
+  status: string;
+  containerId: string | null;
+  crashCount: number;
+  circuitOpen: number;
+  circuitOpenCount: number;
+  circuitRetryAt: number | null;
+}
+
+export function readServices(db: StateDb): ServiceRow[] {
+  return db
+    .prepare(`SELECT id, tenant_id AS tenantId, status, container_id AS containerId, crash_count AS crashCount,
+                circuit_open AS circuitOpen, circuit_open_count AS circuitOpenCount, circuit_retry_at AS circuitRetryAt
+              FROM services ORDER BY id`)
+    .all() as ServiceRow[];
+}
+
+/** One observed crash: the look it replaces, the look that proves it, and how many deaths lie between. */
+export interface CrashRecord {
+  serviceId: string;
+  containerId: string;
+  expectedLook: ContainerLook | null;
+  nextLook: ContainerLook;
+  deaths: number;
+  reason: string;
+  /** `running` when Docker already brought the container back up long enough ago. */
+  statusAfter: 'crashed' | 'running';
+}
+
+export interface CircuitRef {
+  serviceId: string;
+  generation: number;
+  retryAt: number;
+}
+
+export interface CrashOutcome {
+  counted: number;
+  crashCount: number;
+  opened?: CircuitRef;
+}
+
+/**
+ * Counts a crash once: the look swap is the compare-and-set, and the service row must still be the watched
+ * one (same container, circuit closed). At the threshold the circuit opens in the same transaction.
+ */
+export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: CrashPolicy): CrashOutcome {
+  return db.transaction((): CrashOutcome => {
+    if (!swapLook(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
+    const row = db
+      .prepare(`SELECT tenant_id, image, status, crash_count, crash_window_start, circuit_open_count FROM services
+                WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status IN ('running', 'crashed')`)
+      .get(c.serviceId, c.containerId) as
+      | { tenant_id: string; image: string | null; status: string; crash_count: number; crash_window_start: number | null; circuit_open_count: number }
+      | undefined;
+    if (!row || c.deaths <= 0) return { counted: 0, crashCount: row?.crash_count ?? 0 };
+
+    const counters = countCrashes({ crashCount: row.crash_count, windowStart: row.crash_window_start }, c.deaths, now, policy.windowSec);
+    const open = reachesThreshold(counters, now, policy);
+    const opening = open ? openingAt(row.circuit_open_count, lastOpenedAt(db, c.serviceId), now, policy) : undefined;
+    db.prepare(`UPDATE services SET status = ?, crash_count = ?, crash_window_start = ?, last_crashed_at = ?, last_error = ?,
+                  updated_at = ?, circuit_open = ?, circuit_open_count = ?, circuit_retry_at = ?
+                WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`)
+      .run(open ? 'crashed' : c.statusAfter, counters.crashCount, counters.windowStart, now, c.reason, now,
+        open ? 1 : 0, opening?.openCount ?? row.circuit_open_count, opening?.retryAt ?? null,
+        c.serviceId, c.containerId, row.status);
+    recordDeployment(db, { serviceId: c.serviceId, tenantId: row.tenant_id, image: row.image, status: 'crashed', trigger: 'reconciler', error: c.reason, at: now });
+    if (opening) {
+      db.prepare(`INSERT INTO keeper_circuit_openings (service_id, generation, opened_at) VALUES (?, ?, ?)
+                  ON CONFLICT(service_id) DO UPDATE SET generation = excluded.generation, opened_at = excluded.opened_at`)
+        .run(c.serviceId, opening.openCount, now);
+    }
+    return {
+      counted: c.deaths,
+      crashCount: counters.crashCount,
+      opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
+    };
+  })();
+}
+
+function lastOpenedAt(db: StateDb, serviceId: string): number | null {
+  const v = db.prepare('SELECT opened_at FROM keeper_circuit_openings WHERE service_id = ?').pluck().get(serviceId) as number | undefined;
+  return v ?? null;
+}
+
+export interface CircuitRow {
+  serviceId: string;
+  tenantId: string;
+  status: string;
+  containerId: string | null;
+  open: boolean;
+  generation: number;
+  retryAt: number | null;
+  crashCount: number;
+  openedAt: number | null; // when keeper opened it; null if ah did
+}
+
+const CIRCUIT_SELECT = `SELECT s.id AS serviceId, s.tenant_id AS tenantId, s.status, s.container_id AS containerId,
+    s.circuit_open AS open, s.circuit_open_count AS generation, s.circuit_retry_at AS retryAt, s.crash_count AS crashCount,
+    o.opened_at AS openedAt
+  FROM services s LEFT JOIN keeper_circuit_openings o ON o.service_id = s.id`;
+
+function toCircuit(r: Omit<CircuitRow, 'open'> & { open: number }): CircuitRow {
+  return { ...r, open: r.open === 1 };
+}
+
+export function readCircuit(db: StateDb, serviceId: string): CircuitRow | undefined {
+  const r = db.prepare(`${CIRCUIT_SELECT} WHERE s.id = ?`).get(serviceId) as (CircuitRow & { open: number }) | undefined;
+  return r && toCircuit(r);
+}
+
+/** Open circuits, and closed ones still escalated (circuit_open_count > 0). */
+export function listCircuits(db: StateDb): CircuitRow[] {
+  return (db.prepare(`${CIRCUIT_SELECT} WHERE s.circuit_open = 1 OR s.circuit_open_count > 0 ORDER BY s.circuit_open DESC, s.id`).all() as (CircuitRow & { open: number })[]).map(toCircuit);
+}
+
+/** Open circuits whose retry time has passed, e.g. opened by ah before keeper took over. */
+export function expiredCircuits(db: StateDb, now: number): CircuitRef[] {
+  return db
+    .prepare(`SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
+              WHERE circuit_open = 1 AND circuit_retry_at IS NOT NULL AND circuit_retry_at <= ? ORDER BY id`)
+    .all(now) as CircuitRef[];
+}
+
+export interface Recovery {
+  serviceId: string;
+  generation: number;
+  trigger: Extract<DeploymentTrigger, 'auto_recovery' | 'manual_reset'>;
+  status: 'running' | 'stopped';
+  error?: string;
+}
+
+/**
+ * Closes the circuit of this generation and resets the crash window. A compare-and-set on
+ * (circuit_open = 1, circuit_open_count = generation): of any number of attempts exactly one wins.
+ */
+export function closeCircuit(db: StateDb, r: Recovery, now: number): boolean {
+  return db.transaction(() => {
+    const row = db.prepare('SELECT tenant_id, image FROM services WHERE id = ?').get(r.serviceId) as { tenant_id: string; image: string | null } | undefined;
+    const changed = db
+      .prepare(`UPDATE services SET circuit_open = 0, crash_count = 0, crash_window_start = NULL, circuit_retry_at = NULL,
+                  status = ?, last_error = ?, updated_at = ?
+                WHERE id = ? AND circuit_open = 1 AND circuit_open_count = ?`)
+      .run(r.status, r.error ?? '', now, r.serviceId, r.generation).changes;
+    if (changed !== 1 || !row) return false;
+    recordDeployment(db, { serviceId: r.serviceId, tenantId: row.tenant_id, image: row.image, status: r.status, trigger: r.trigger, error: r.error, at: now });
+    return true;
+  })();
+}
+
+/** Escalation decays: closed circuits keeper last opened at least decaySec ago go back to open count 0. */
+export function decayEscalations(db: StateDb, now: number, decaySec: number): number {
+  return db
+    .prepare(`UPDATE services SET circuit_open_count = 0 WHERE circuit_open = 0 AND circuit_open_count > 0
+              AND id IN (SELECT service_id FROM keeper_circuit_openings WHERE opened_at <= ?)`)
+    .run(now - decaySec).changes;
+}
+
+/** A crashed service whose container has run again long enough goes back to `running`. */
+export function markServiceRunning(db: StateDb, serviceId: string, containerId: string, now: number): boolean {
+  return db
+    .prepare(`UPDATE services SET status = 'running', updated_at = ?
+              WHERE id = ? AND container_id = ? AND status = 'crashed' AND circuit_open = 0`)
+    .run(now, serviceId, containerId).changes === 1;
+}
+
+/** A crashed service whose container is gone (404) becomes `stopped`: nothing will bring it back. */
+export function markServiceStopped(db: StateDb, serviceId: string, containerId: string, now: number, reason: string): boolean {
+  return db
+    .prepare(`UPDATE services SET status = 'stopped', last_error = ?, updated_at = ?
+              WHERE id = ? AND container_id = ? AND status = 'crashed' AND circuit_open = 0`)
+    .run(reason, now, serviceId, containerId).changes === 1;
+}
+
+export const STALE_DEPLOY_ERROR = 'deploy timed out (reconciler)';
+
+/** `deploying` for longer than afterSec becomes `failed`, each with its deployment row, in one transaction. */
+export function failStaleDeploys(db: StateDb, now: number, afterSec: number): number {
+  return db.transaction(() => {
+    const cutoff = now - afterSec;
+    const rows = db.prepare(`SELECT id, tenant_id, image FROM services WHERE status = 'deploying' AND updated_at < ?`).all(cutoff) as
+      { id: string; tenant_id: string; image: string | null }[];
+    const update = db.prepare(`UPDATE services SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'deploying' AND updated_at < ?`);
+    let n = 0;
+    for (const r of rows) {
+      if (update.run(STALE_DEPLOY_ERROR, now, r.id, cutoff).changes !== 1) continue;
+      recordDeployment(db, { serviceId: r.id, tenantId: r.tenant_id, image: r.image, status: 'failed', trigger: 'reconciler', error: STALE_DEPLOY_ERROR, at: now });
+      n++;
+    }
+    return n;
+  })();
+}

@@ -1,0 +1,108 @@
+/**
+ * Crash rules, pure: the window, the threshold, the circuit backoff by opening count, escalation decay, and
+ * how many deaths lie between two looks at a container. Workflows, activities and tests share them.
+ * All times are unix seconds.
+ */
+import type { Settings } from '../settings';
+
+export interface CrashPolicy {
+  windowSec: number;
+  threshold: number;
+  /** Retry delay by opening: the 1st, the 2nd, ... the last applies to every later opening. */
+  backoffSec: number[];
+  decaySec: number;
+}
+
+export function crashPolicy(s: Pick<Settings, 'crashWindow' | 'crashThreshold' | 'circuitBackoff' | 'escalationDecay'>): CrashPolicy {
+  const sec = (ms: number) => Math.round(ms / 1000);
+  return {
+    windowSec: sec(s.crashWindow),
+    threshold: s.crashThreshold,
+    backoffSec: s.circuitBackoff.map(sec),
+    decaySec: sec(s.escalationDecay),
+  };
+}
+
+/** The retry delay for the opening that makes `openCount` (1 = first opening). ah: 30m, 1h, then 4h. */
+export function backoffFor(openCount: number, backoffSec: number[]): number {
+  const i = Math.min(Math.max(openCount, 1), backoffSec.length) - 1;
+  return backoffSec[i];
+}
+
+export interface CrashCounters {
+  crashCount: number;
+  windowStart: number | null;
+}
+
+/**
+ * Adds `deaths` crashes seen at `now`. The first crash of a new window (none yet, or the old one at least
+ * windowSec old) restarts the count at the deaths seen at once; later crashes add.
+ */
+export function countCrashes(c: CrashCounters, deaths: number, now: number, windowSec: number): CrashCounters {
+  const fresh = c.windowStart === null || now - c.windowStart >= windowSec;
+  return fresh ? { crashCount: deaths, windowStart: now } : { crashCount: c.crashCount + deaths, windowStart: c.windowStart };
+}
+
+/** The circuit opens at the threshold, counted inside a window that is still current. */
+export function reachesThreshold(c: CrashCounters, now: number, p: CrashPolicy): boolean {
+  return c.windowStart !== null && now - c.windowStart < p.windowSec && c.crashCount >= p.threshold;
+}
+
+/**
+ * The open count an opening escalates from. After decaySec without an opening keeper recorded, escalation
+ * starts over. A count inherited from ah, with no known opening time, stands.
+ */
+export function decayedOpenCount(openCount: number, lastOpenedAt: number | null, now: number, decaySec: number): number {
+  if (lastOpenedAt === null) return openCount;
+  return now - lastOpenedAt >= decaySec ? 0 : openCount;
+}
+
+export interface CircuitOpening {
+  openCount: number;
+  retryAt: number;
+}
+
+/** What opening the circuit writes: the next generation and its retry time. */
+export function openingAt(openCount: number, lastOpenedAt: number | null, now: number, p: CrashPolicy): CircuitOpening {
+  const next = decayedOpenCount(openCount, lastOpenedAt, now, p.decaySec) + 1;
+  return { openCount: next, retryAt: now + backoffFor(next, p.backoffSec) };
+}
+
+// ---- deaths between two looks ----
+
+/** What keeper last saw of a service's container. */
+export interface ContainerLook {
+  containerId: string;
+  state: string; // running | restarting | exited | dead | created | paused | missing
+  restartCount: number;
+  health: string;
+}
+
+/** A container that is not running now and that Docker will not bring back by itself counts as a death. */
+export function isDown(state: string): boolean {
+  return state === 'exited' || state === 'dead' || state === 'missing';
+}
+
+/**
+ * Deaths between `prev` and `now` for the same container. Docker increments RestartCount each time its
+ * restart policy restarts the container (it enters `restarting` already incremented), and a manual start
+ * resets it to 0; a container that is down now and was not before died once more.
+ *
+ * With no earlier look, only deaths known to be recent count: the container's whole RestartCount if it was
+ * created inside the window (all those restarts happened inside it), otherwise just a down container.
+ */
+export function deathsBetween(
+  prev: ContainerLook | null,
+  now: ContainerLook,
+  createdAt: number,
+  nowSec: number,
+  windowSec: number,
+): number {
+  const downNow = isDown(now.state) ? 1 : 0;
+  if (!prev || prev.containerId !== now.containerId) {
+    const recent = nowSec - createdAt < windowSec;
+    return (recent ? now.restartCount : 0) + downNow;
+  }
+  const restarts = now.restartCount >= prev.restartCount ? now.restartCount - prev.restartCount : now.restartCount;
+  return Math.max(0, restarts + downNow - (isDown(prev.state) ? 1 : 0));
+}

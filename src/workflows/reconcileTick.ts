@@ -1,0 +1,72 @@
+/**
+ * One reconcile tick, started by this host's `reconcile` schedule: DB-only housekeeping, then observe, then act,
+ * then one circuit breaker workflow per circuit that opened or expired. Returns (and records) a compact summary.
+ * Every step is an idempotent activity; the history has a fixed number of events plus one per circuit started.
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { TickApplied, TickObservation, TickSummary } from '../activities/reconcile';
+import type { CircuitRef } from '../db/services';
+import { ids, KeeperHost, ServiceId } from '../shared';
+import { circuitBreaker } from './circuitBreaker';
+
+const { housekeep, observeHost, applyObservation, recordTickResult } = proxyActivities<Activities>({
+  startToCloseTimeout: '2m',
+  scheduleToCloseTimeout: '5m',
+  retry: { initialInterval: '1s', maximumAttempts: 5 },
+});
+
+export async function reconcileTick(): Promise<TickSummary> {
+  const kept = await housekeep();
+  const obs = await observeHost();
+  const applied = await applyObservation(obs);
+  const circuits = uniqueByService([...applied.opened, ...kept.expiredCircuits]);
+  for (const c of circuits) await startCircuitBreaker(kept.hostId, c);
+  const { expiredCircuits, hostId: _host, ...housekeeping } = kept;
+  const summary = summarise(obs, applied, housekeeping, expiredCircuits.length);
+  await recordTickResult(summary, workflowInfo().workflowId);
+  return summary;
+}
+
+/** Starts the circuit's workflow, which outlives this tick. One already running for it keeps its timer. */
+async function startCircuitBreaker(host: string, c: CircuitRef): Promise<void> {
+  try {
+    await startChild(circuitBreaker, {
+      workflowId: ids.circuit(host, c.serviceId),
+      args: [{ serviceId: c.serviceId }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: [
+        { key: KeeperHost, value: host },
+        { key: ServiceId, value: c.serviceId },
+      ],
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+function uniqueByService(refs: CircuitRef[]): CircuitRef[] {
+  return [...new Map(refs.map((r) => [r.serviceId, r])).values()];
+}
+
+function summarise(
+  obs: TickObservation,
+  applied: TickApplied,
+  housekeeping: Omit<TickSummary, keyof TickApplied | 'dockerReachable' | 'checked' | 'inspected' | 'transientErrors' | 'circuitsExpired' | 'splitBrain' | 'badInput'>,
+  circuitsExpired: number,
+): TickSummary {
+  const { opened, ...rest } = applied;
+  return {
+    dockerReachable: !obs.dockerError,
+    checked: obs.checked,
+    inspected: obs.inspected,
+    transientErrors: obs.transientErrors,
+    ...rest,
+    opened: opened.length,
+    circuitsExpired,
+    ...housekeeping,
+    splitBrain: obs.splitBrain,
+    badInput: obs.problems,
+  };
+}

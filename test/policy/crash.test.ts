@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import {
+  backoffFor, countCrashes, crashPolicy, deathsBetween, decayedOpenCount, openingAt, reachesThreshold, type ContainerLook,
+} from '../../src/policy/crash';
+import { mayHaveChangedSince, statusAgeLowerBound, isUnhealthy } from '../../src/policy/container-status';
+import { loadSettings } from '../../src/settings';
+
+const p = crashPolicy(loadSettings({ hostId: 'h' }, {}));
+
+describe('crash policy defaults', () => {
+  it("are the seed's: window 600 s, threshold 5, backoff 30m/1h/4h, decay 24 h", () => {
+    expect(p).toEqual({ windowSec: 600, threshold: 5, backoffSec: [1800, 3600, 14400], decaySec: 86400 });
+  });
+});
+
+describe('backoffFor (ah TestCircuitRetryBackoff)', () => {
+  it.each([[0, 1800], [1, 1800], [2, 3600], [3, 14400], [10, 14400], [100, 14400]])('opening %i waits %i s', (n, s) => {
+    expect(backoffFor(n, p.backoffSec)).toBe(s);
+  });
+});
+
+describe('countCrashes', () => {
+  it('starts a window at the first crash with the deaths seen at once', () => {
+    expect(countCrashes({ crashCount: 0, windowStart: null }, 3, 1000, 600)).toEqual({ crashCount: 3, windowStart: 1000 });
+  });
+  it('adds inside the window', () => {
+    expect(countCrashes({ crashCount: 2, windowStart: 1000 }, 1, 1599, 600)).toEqual({ crashCount: 3, windowStart: 1000 });
+  });
+  it('starts over once the window is 600 s old', () => {
+    expect(countCrashes({ crashCount: 4, windowStart: 1000 }, 1, 1600, 600)).toEqual({ crashCount: 1, windowStart: 1600 });
+  });
+});
+
+describe('reachesThreshold', () => {
+  it('opens at 5 inside the window, not at 4', () => {
+    expect(reachesThreshold({ crashCount: 5, windowStart: 1000 }, 1100, p)).toBe(true);
+    expect(reachesThreshold({ crashCount: 4, windowStart: 1000 }, 1100, p)).toBe(false);
+    expect(reachesThreshold({ crashCount: 9, windowStart: 1000 }, 1600, p)).toBe(false);
+  });
+});
+
+describe('escalation decay', () => {
+  it('returns the open count to 0 after 24 h without an opening keeper recorded', () => {
+    expect(decayedOpenCount(3, 1000, 1000 + 86400, 86400)).toBe(0);
+    expect(decayedOpenCount(3, 1000, 1000 + 86399, 86400)).toBe(3);
+  });
+  it('keeps a count inherited from ah (no known opening time)', () => {
+    expect(decayedOpenCount(3, null, 10 ** 9, 86400)).toBe(3);
+  });
+  it('openingAt escalates 30m, 1h, 4h and starts over after decay', () => {
+    expect(openingAt(0, null, 0, p)).toEqual({ openCount: 1, retryAt: 1800 });
+    expect(openingAt(1, 0, 100, p)).toEqual({ openCount: 2, retryAt: 3700 });
+    expect(openingAt(2, 0, 100, p)).toEqual({ openCount: 3, retryAt: 14500 });
+    expect(openingAt(2, 0, 86400, p)).toEqual({ openCount: 1, retryAt: 88200 });
+  });
+});
+
+describe('deathsBetween', () => {
+  const look = (state: string, restartCount: number, containerId = 'c1'): ContainerLook => ({ containerId, state, restartCount, health: '' });
+  it('counts each restart Docker made between two looks', () => {
+    expect(deathsBetween(look('running', 0), look('running', 3), 0, 1000, 600)).toBe(3);
+  });
+  it('counts a container that is down now once, and not again while it stays down', () => {
+    expect(deathsBetween(look('running', 1), look('exited', 1), 0, 1000, 600)).toBe(1);
+    expect(deathsBetween(look('exited', 1), look('exited', 1), 0, 1000, 600)).toBe(0);
+  });
+  it('does not count the restart of a death already counted as down', () => {
+    expect(deathsBetween(look('exited', 1), look('running', 2), 0, 1000, 600)).toBe(0);
+    expect(deathsBetween(look('exited', 1), look('restarting', 3), 0, 1000, 600)).toBe(1);
+  });
+  it('reads a lower RestartCount as a manual start that reset it', () => {
+    expect(deathsBetween(look('running', 7), look('running', 2), 0, 1000, 600)).toBe(2);
+  });
+  it("on a first look counts a recent container's restarts, but only the down state of an old one", () => {
+    expect(deathsBetween(null, look('restarting', 6), 900, 1000, 600)).toBe(6);
+    expect(deathsBetween(null, look('running', 6), 0, 1000, 600)).toBe(0);
+    expect(deathsBetween(null, look('exited', 6), 0, 1000, 600)).toBe(1);
+    expect(deathsBetween(look('running', 9, 'old'), look('exited', 0), 0, 1000, 600)).toBe(1);
+  });
+});
+
+describe('container status text', () => {
+  it.each([
+    ['Up 3 minutes (unhealthy)', 180],
+    ['Up Less than a second', 0],
+    ['Up About a minute', 60],
+    ['Up 1 second', 1],
+    ['Up 2 hours', 7200],
+    ['Exited (1) 5 seconds ago', 5],
+    ['Exited (137) About an hour ago', 3600],
+    ['Restarting (1) Less than a second ago', 0],
+    ['Up 4 days (healthy)', 4 * 86400],
+    ['Created', null],
+    ['Dead', null],
+  ])('%s → %s', (text, age) => {
+    expect(statusAgeLowerBound(text)).toBe(age);
+  });
+  it('sees unhealthy', () => {
+    expect(isUnhealthy('Up 3 minutes (unhealthy)')).toBe(true);
+    expect(isUnhealthy('Up 3 minutes (healthy)')).toBe(false);
+  });
+  it('tells whether a container may have restarted since the last look', () => {
+    expect(mayHaveChangedSince('Up 5 minutes', 1000 - 30, 1000)).toBe(false);
+    expect(mayHaveChangedSince('Up 10 seconds', 1000 - 30, 1000)).toBe(true);
+    expect(mayHaveChangedSince('Created', 1000 - 30, 1000)).toBe(true);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * The operator's commands, in-process through `main`, with no TEMPORAL_ADDRESS: each brings up its own embedded
+ * dev server and worker. `reconcile --once` opens a crash loop's circuit; `circuit reset` brings it back.
+ */
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli';
+import { openStateDb } from '../../src/db/open';
+import { EngineFixture, tempDir, uniqueId, waitFor } from '../helpers/fixtures';
+import { addService, addTenant, runServiceContainer, service } from './helpers';
+
+const engine = new EngineFixture();
+afterEach(() => engine.cleanup());
+
+async function keeper(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((out += String(s)), true));
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
+  try {
+    const code = await main(['node', 'keeper', ...args]);
+    return { code, out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+describe('keeper reconcile / circuit (embedded Temporal)', () => {
+  it('reconcile --once opens a crash loop, circuit list shows it, circuit reset brings it back', async () => {
+    const file = path.join(tempDir(), 'state.db');
+    const host = uniqueId('host-');
+    const db = openStateDb(file);
+    const tenant = addTenant(db);
+    const sid = uniqueId('svc');
+    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'exit 1'], restartPolicy: 'unless-stopped' });
+    await waitFor('5 restarts', async () => (await engine.docker.inspectContainer(cid)).restartCount >= 5, 60_000, 250);
+    addService(db, tenant, { containerId: cid }, sid);
+    db.close();
+    const common = ['--db', file, '--host-id', host];
+
+    const tick = await keeper('reconcile', '--once', '--json', ...common);
+    expect(tick.err).not.toMatch(/^keeper:/m);
+    expect(tick.code).toBe(0);
+    expect(JSON.parse(tick.out)).toMatchObject({ opened: 1, dockerReachable: true });
+
+    const list = await keeper('circuit', 'list', '--json', ...common);
+    expect(JSON.parse(list.out)).toEqual([expect.objectContaining({ serviceId: sid, open: true, generation: 1 })]);
+    expect((await engine.docker.inspectContainer(cid)).status).toBe('exited');
+
+    const reset = await keeper('circuit', 'reset', sid, ...common);
+    expect(reset.code).toBe(0);
+    expect(reset.out).toContain(`circuit of ${sid} closed (generation 1); service running`);
+    const after = openStateDb(file);
+    expect(service(after, sid)).toMatchObject({ circuit_open: 0, crash_count: 0, status: 'running' });
+    after.close();
+    expect(['running', 'restarting']).toContain((await engine.docker.inspectContainer(cid)).status);
+  }, 120_000);
+
+  it('refuses reconcile without --once and reset of an unknown service, with exit code 2', async () => {
+    const file = path.join(tempDir(), 'state.db');
+    expect((await keeper('reconcile', '--db', file)).code).toBe(2);
+    const r = await keeper('circuit', 'reset', 'nope', '--db', file);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('no service nope');
+  });
+});
