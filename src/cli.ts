@@ -11,6 +11,8 @@ import { registerHealthCommand } from './cli/health';
 import { registerPoolCommand } from './cli/pool';
 import { registerReconcileCommand } from './cli/reconcile';
 import { registerScheduleCommands } from './cli/schedules';
+import { registerServiceCommands } from './cli/service';
+import { registerStatusCommand } from './cli/status';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -24,9 +26,11 @@ export function buildProgram(): Command {
       const { runWorker } = await import('./worker');
       await runWorker(settingsFrom(cmd));
     });
+  registerStatusCommand(program);
   registerHealthCommand(program);
   registerPoolCommand(program);
   registerScheduleCommands(program);
+  registerServiceCommands(program);
   registerGcCommand(program);
   registerReconcileCommand(program);
   registerCircuitCommand(program);

@@ -283,6 +283,14 @@ export class DockerClient {
     await this.call('container.rename', () => this.docker.getContainer(id).rename({ name }));
   }
 
+  /** The last `tail` lines of a container's output, stdout and stderr interleaved as the engine sent them. */
+  async containerLogs(id: string, tail = 100): Promise<string> {
+    const raw = (await this.call('container.logs', () =>
+      this.docker.getContainer(id).logs({ stdout: true, stderr: true, tail, follow: false }),
+    )) as unknown as Buffer;
+    return demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+  }
+
   // ---- volumes ----
 
   async createVolume(name: string, labels: Record<string, string> = {}): Promise<void> {
@@ -372,7 +380,7 @@ export class DockerClient {
     }
     try {
       const net = await this.call('network.create', () =>
-        this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: opts.internal ?? false, Labels: opts.labels }),
+        this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: opts.internal ?? false, Labels: opts.labels, CheckDuplicate: true }),
       );
       return net.id;
     } catch (err) {
@@ -458,6 +466,19 @@ function parseEvent(line: string): DockerEvent {
     attributes: raw.Actor?.Attributes ?? {},
     timeNano: BigInt(Math.round(raw.timeNano ?? (raw.time ?? 0) * 1e9)),
   };
+}
+
+/** Without a TTY the engine frames each chunk with an 8-byte header (stream, 0, 0, 0, size32be). */
+function demultiplex(buf: Buffer): string {
+  const framed = buf.length >= 8 && buf[0] <= 2 && buf[1] === 0 && buf[2] === 0 && buf[3] === 0;
+  if (!framed) return buf.toString('utf8');
+  const parts: Buffer[] = [];
+  for (let i = 0; i + 8 <= buf.length; ) {
+    const size = buf.readUInt32BE(i + 4);
+    parts.push(buf.subarray(i + 8, i + 8 + size));
+    i += 8 + size;
+  }
+  return Buffer.concat(parts).toString('utf8');
 }
 
 function ignoreStatus(status: number) {
