@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { ids, KeeperHost, taskQueueFor } from '../../src/shared';
+import { KeeperHost, taskQueueFor } from '../../src/shared';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { createKeeperWorker } from '../../src/worker';
 import { tempDir, testSettings, waitFor } from '../helpers/fixtures';
@@ -52,11 +52,11 @@ describe('the Temporal UI', () => {
     await server?.stop();
   });
 
-  it('finds a run filtered by KeeperHost', async () => {
+  it('finds a reconcileTick run filtered by KeeperHost', async () => {
     const client = new Client({ connection });
-    const workflowId = ids.health(settings.hostId);
+    const workflowId = `keeper-${settings.hostId}-reconcile-manual`;
     await worker.runUntil(
-      client.workflow.execute('hostHealth', {
+      client.workflow.execute('reconcileTick', {
         taskQueue: taskQueueFor(settings.hostId),
         workflowId,
         typedSearchAttributes: [{ key: KeeperHost, value: settings.hostId }],
@@ -75,7 +75,7 @@ describe('the Temporal UI', () => {
       throw err;
     });
     expect(found).toBe(true);
-    await page.getByText('hostHealth').first().waitFor({ timeout: 10_000 });
+    await page.getByText('reconcileTick').first().waitFor({ timeout: 10_000 });
     fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT });
     expect(fs.statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
