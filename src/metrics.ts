@@ -3,7 +3,10 @@
  * the same --metrics-port endpoint as the SDK's runtime metrics. Tests and one-off commands use the no-op
  * meter.
  */
+import type { Context } from '@temporalio/activity';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import type { StateDb } from './db/open';
 
 export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
   return {
@@ -17,3 +20,40 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
 }
 
 export type KeeperMetrics = ReturnType<typeof createKeeperMetrics>;
+
+/**
+ * Activity interceptor that turns loop results into metrics, so the loops themselves stay free of it: the time
+ * from a run's first activity to its record activity is the loop's duration, the GC summary gives removals by
+ * class, and open circuits are counted from the DB after each tick.
+ */
+
+const RECORDERS: Record<string, string> = { recordTickResult: 'reconcile', recordGcSweep: 'gc', recordPoolRefill: 'pool' };
+const firstSeen = new Map<string, number>();
+
+export function loopMetricsInterceptor(metrics: KeeperMetrics, db: StateDb) {
+  return (ctx: Context): { inbound: ActivityInboundCallsInterceptor } => ({
+    inbound: {
+      async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+        const runId = ctx.info.workflowExecution?.runId ?? '';
+        if (!firstSeen.has(runId)) firstSeen.set(runId, Date.now());
+        const result = await next(input);
+        const loop = RECORDERS[ctx.info.activityType];
+        if (loop) {
+          metrics.tickDuration.record((Date.now() - (firstSeen.get(runId) ?? Date.now())) / 1000, { loop });
+          firstSeen.delete(runId);
+          if (loop === 'gc') recordGcRemovals(metrics, input.args[0]);
+          if (loop === 'reconcile') {
+            metrics.circuitsOpen.set(db.prepare('SELECT COUNT(*) FROM services WHERE circuit_open = 1').pluck().get() as number);
+          }
+        }
+        if (firstSeen.size > 1000) firstSeen.clear(); // runs that never reached their record step
+        return result;
+      },
+    },
+  });
+}
+
+function recordGcRemovals(metrics: KeeperMetrics, summary: unknown): void {
+  const classes = (summary as { summary?: { class: string; removed: number }[] })?.summary ?? [];
+  for (const c of classes) if (c.removed > 0) metrics.gcRemovals.add(c.removed, { class: c.class });
+}

@@ -9,7 +9,7 @@ import { createActivities, type ActivityDeps } from './activities';
 import { openStateDb } from './db/open';
 import { DockerClient } from './docker/client';
 import { createLogger } from './log';
-import { createKeeperMetrics } from './metrics';
+import { createKeeperMetrics, loopMetricsInterceptor } from './metrics';
 import { ids, LOOPS, taskQueueFor } from './shared';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from './temporal/bundle';
@@ -35,6 +35,7 @@ export async function createKeeperWorker(opts: KeeperWorkerOptions): Promise<Wor
     namespace: opts.namespace,
     taskQueue: taskQueueFor(opts.deps.settings.hostId),
     activities: createActivities(opts.deps),
+    interceptors: opts.deps.metrics ? { activity: [loopMetricsInterceptor(opts.deps.metrics, opts.deps.db)] } : undefined,
     ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: opts.shutdownGraceTime ?? SHUTDOWN_GRACE,
   });

@@ -55,7 +55,7 @@ export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeep
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 
-export function createReconcileActivities({ db, docker, settings }: ActivityDeps) {
+export function createReconcileActivities({ db, docker, settings, metrics }: ActivityDeps) {
   const log = createLogger(settings.logFormat, { host: settings.hostId, loop: 'reconcile' });
   const policy = crashPolicy(settings);
   return {
@@ -82,7 +82,7 @@ export function createReconcileActivities({ db, docker, settings }: ActivityDeps
     },
 
     async applyObservation(obs: TickObservation): Promise<TickApplied> {
-      return applyObservation(obs, { db, docker, log, policy });
+      return applyObservation(obs, { db, docker, log, policy, metrics });
     },
 
     async recordTickResult(summary: TickSummary, workflowId: string): Promise<void> {
@@ -91,12 +91,12 @@ export function createReconcileActivities({ db, docker, settings }: ActivityDeps
   };
 }
 
-interface ApplyDeps extends Pick<ActivityDeps, 'db' | 'docker'> {
+interface ApplyDeps extends Pick<ActivityDeps, 'db' | 'docker' | 'metrics'> {
   log: Logger;
   policy: ReturnType<typeof crashPolicy>;
 }
 
-async function applyObservation(obs: TickObservation, { db, docker, log, policy }: ApplyDeps): Promise<TickApplied> {
+async function applyObservation(obs: TickObservation, { db, docker, log, policy, metrics }: ApplyDeps): Promise<TickApplied> {
   const now = nowSec();
   const r: TickApplied = {
     crashes: 0, crashedServices: 0, opened: [], unhealthyRestarted: 0, recovered: 0, missing: 0, databasesUnavailable: 0,
@@ -120,6 +120,7 @@ async function applyObservation(obs: TickObservation, { db, docker, log, policy 
     if (outcome.counted > 0) {
       r.crashes += outcome.counted;
       r.crashedServices++;
+      metrics?.crashes.add(outcome.counted, { service_id: c.serviceId });
       log.info('service crashed', { serviceId: c.serviceId, deaths: outcome.counted, crashCount: outcome.crashCount, reason: c.reason });
     }
     // A retry finds the crash already counted; an open circuit on this container still needs its stop and its workflow.

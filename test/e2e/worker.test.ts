@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT } from '../../src/settings';
 import { freePort } from '../../src/temporal/dev-server';
-import { startKeeper } from '../helpers/cli';
+import { keeper as runKeeper, startKeeper } from '../helpers/cli';
 import { tempDir, uniqueId, waitFor } from '../helpers/fixtures';
 
 const portOpen = (port: number) =>
@@ -45,8 +45,18 @@ describe('keeper worker (npm start)', () => {
         expect(keeper.output).toContain(`UI          http://127.0.0.1:${EMBEDDED_UI_PORT}/namespaces/default/workflows?query=`);
         const ui = await waitFor('the UI', async () => (await fetch(`http://127.0.0.1:${EMBEDDED_UI_PORT}/`)).ok, 30_000);
         expect(ui).toBe(true);
-        const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-        expect(metrics).toMatch(/temporal_/);
+        expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toMatch(/temporal_/);
+        if (round === 1) {
+          // One reconcile run, then keeper's own metrics are on the same endpoint.
+          const trigger = await runKeeper(['schedules', 'trigger', 'reconcile', '--host-id', hostId]);
+          expect(trigger.code, trigger.stderr).toBe(0);
+          const metrics = await waitFor('keeper metrics', async () => {
+            const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+            return /keeper_tick_duration\w*\{[^}]*loop="reconcile"/.test(text) ? text : undefined;
+          }, 30_000);
+          expect(metrics).toMatch(/keeper_docker_api_calls\w*\{[^}]*operation="container.list"/);
+          expect(metrics).toMatch(/keeper_circuits_open\w*\{[^}]*keeper_host="/);
+        }
         await waitFor('three schedules', async () => (await countSchedules(hostId)) === 3, 20_000);
         expect(await countSchedules(hostId)).toBe(3);
       } finally {
