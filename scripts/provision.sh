@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Provisions everything the tests need: Docker engine, test image, Temporal CLI, time-skipping test server.
+# Provisions everything the tests need: Docker engine, test image, Temporal CLI, time-skipping test server,
+# and Chromium for the UI test.
 source "$(dirname "$0")/lib.sh"
 here="$(dirname "$0")"
 bash "$here/provision-docker.sh"
 bash "$here/provision-test-image.sh"
 bash "$here/provision-temporal-cli.sh"
 bash "$here/provision-test-server.sh"
+bash "$here/provision-chromium.sh"

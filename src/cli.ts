@@ -6,8 +6,13 @@ import { StateDbError } from './db/open';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
 import { registerCircuitCommand } from './cli/circuit';
+import { registerGcCommand } from './cli/gc';
 import { registerHealthCommand } from './cli/health';
+import { registerPoolCommand } from './cli/pool';
 import { registerReconcileCommand } from './cli/reconcile';
+import { registerScheduleCommands } from './cli/schedules';
+import { registerServiceCommands } from './cli/service';
+import { registerStatusCommand } from './cli/status';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -21,7 +26,12 @@ export function buildProgram(): Command {
       const { runWorker } = await import('./worker');
       await runWorker(settingsFrom(cmd));
     });
+  registerStatusCommand(program);
   registerHealthCommand(program);
+  registerPoolCommand(program);
+  registerScheduleCommands(program);
+  registerServiceCommands(program);
+  registerGcCommand(program);
   registerReconcileCommand(program);
   registerCircuitCommand(program);
   return program;

@@ -220,3 +220,7 @@ export function loadSettings(explicit: RawSettings = {}, env: NodeJS.ProcessEnv 
   }
   return settings;
 }
+
+/** Where `npm start` serves its embedded Temporal dev server and UI; operator commands look for it there. */
+export const EMBEDDED_TEMPORAL_PORT = 7233;
+export const EMBEDDED_UI_PORT = 8233;

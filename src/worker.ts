@@ -4,36 +4,39 @@
  */
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from './activities';
 import { openStateDb } from './db/open';
 import { DockerClient } from './docker/client';
 import { createLogger } from './log';
-import { taskQueueFor } from './shared';
-import type { Settings } from './settings';
+import { createKeeperMetrics } from './metrics';
+import { ids, LOOPS, taskQueueFor } from './shared';
+import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './settings';
+import { prebuiltBundle, WORKFLOWS_PATH } from './temporal/bundle';
 import { startDevServer, type DevServer } from './temporal/dev-server';
+import { installRuntime } from './temporal/runtime';
 import { ensureSchedules } from './temporal/schedules';
 
-/** The workflow sources next to this file: `.ts` under vitest, `.js` once built. */
-export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', `index${path.extname(__filename)}`);
+export const SHUTDOWN_GRACE = '30s';
 
 export interface KeeperWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   deps: ActivityDeps;
-  /** A pre-built bundle (tests build it once); otherwise the workflows are bundled from source. */
+  /** A pre-built bundle (tests build it once); otherwise dist's bundle, or the sources. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
 }
 
 export async function createKeeperWorker(opts: KeeperWorkerOptions): Promise<Worker> {
+  const bundle = opts.workflowBundle ?? prebuiltBundle();
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: taskQueueFor(opts.deps.settings.hostId),
     activities: createActivities(opts.deps),
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    shutdownGraceTime: opts.shutdownGraceTime ?? '30s',
+    ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
+    shutdownGraceTime: opts.shutdownGraceTime ?? SHUTDOWN_GRACE,
   });
 }
 
@@ -44,38 +47,45 @@ export interface TemporalEndpoint {
 }
 
 /** TEMPORAL_ADDRESS when set; otherwise the embedded dev server, persistent next to the state DB. */
-export async function connectTemporal(settings: Settings, embedded: { uiPort?: number; port?: number } = {}): Promise<TemporalEndpoint> {
+export async function connectTemporal(settings: Settings): Promise<TemporalEndpoint> {
   if (settings.temporalAddress) return { address: settings.temporalAddress, uiUrl: undefined, embedded: undefined };
   const server = await startDevServer({
     dbFile: path.join(path.dirname(path.resolve(settings.db)), 'temporal.db'),
     namespace: settings.namespace,
-    port: embedded.port,
-    uiPort: embedded.uiPort,
+    port: EMBEDDED_TEMPORAL_PORT,
+    uiPort: EMBEDDED_UI_PORT,
   });
   return { address: server.address, uiUrl: server.uiUrl, embedded: server };
 }
 
-/** `keeper worker`: runs this host until a signal stops it. */
+/** `keeper worker` (npm start): runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(settings: Settings): Promise<void> {
   const log = createLogger(settings.logFormat, { host: settings.hostId });
+  installRuntime(log, { metricsPort: settings.metricsPort, hostId: settings.hostId });
   const db = openStateDb(settings.db);
-  const docker = new DockerClient();
-  const temporal = await connectTemporal(settings, { port: 7233, uiPort: 8233 });
+  const temporal = await connectTemporal(settings).catch((err) => {
+    db.close();
+    throw err;
+  });
   const connection = await NativeConnection.connect({ address: temporal.address });
+  const client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: settings.namespace });
   try {
-    const worker = await createKeeperWorker({ connection, namespace: settings.namespace, deps: { db, docker, settings } });
-    const client = await connectClient(temporal.address, settings.namespace);
+    const metrics = createKeeperMetrics(Runtime.instance().metricMeter.withTags({ keeper_host: settings.hostId }));
+    const docker = new DockerClient();
+    docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
+    const worker = await createKeeperWorker({ connection, namespace: settings.namespace, deps: { db, docker, settings, metrics } });
     await ensureSchedules(client, settings);
-    await client.connection.close();
-    log.info('keeper worker started', {
-      taskQueue: taskQueueFor(settings.hostId),
-      db: path.resolve(settings.db),
-      temporal: temporal.address,
-      namespace: settings.namespace,
-      ui: temporal.uiUrl,
-    });
+    const stop = (signal: string) => {
+      log.info('shutting down: running activities get a grace time', { signal, grace: SHUTDOWN_GRACE });
+      worker.shutdown();
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.stdout.write(await banner(client, settings, temporal));
+    log.info('keeper worker started', { taskQueue: taskQueueFor(settings.hostId), temporal: temporal.address, ui: temporal.uiUrl });
     await worker.run();
   } finally {
+    await client.connection.close();
     await connection.close();
     await temporal.embedded?.stop();
     db.close();
@@ -83,8 +93,19 @@ export async function runWorker(settings: Settings): Promise<void> {
   }
 }
 
-/** A client on the same endpoint, for commands that start or signal workflows. */
-export async function connectClient(address: string, namespace: string): Promise<Client> {
-  const connection = await Connection.connect({ address });
-  return new Client({ connection, namespace });
+async function banner(client: Client, settings: Settings, temporal: TemporalEndpoint): Promise<string> {
+  const lines = [
+    'keeper is running',
+    `  host        ${settings.hostId} (task queue ${taskQueueFor(settings.hostId)})`,
+    `  state DB    ${path.resolve(settings.db)}`,
+    `  temporal    ${temporal.address}, namespace ${settings.namespace}${temporal.embedded ? ' (embedded dev server)' : ''}`,
+    `  UI          ${temporal.uiUrl ? `${temporal.uiUrl}/namespaces/${settings.namespace}/workflows?query=${encodeURIComponent(`KeeperHost="${settings.hostId}"`)}` : 'your Temporal UI'}`,
+    '  schedules',
+  ];
+  for (const loop of LOOPS) {
+    const d = await client.schedule.getHandle(ids.schedule(settings.hostId, loop)).describe();
+    const next = d.info.nextActionTimes[0]?.toISOString() ?? '-';
+    lines.push(`    ${loop.padEnd(10)} ${d.state.paused ? 'paused' : 'next run ' + next}`);
+  }
+  return lines.join('\n') + '\n';
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { freePort, startDevServer, type DevServer } from '../src/temporal/dev-server';
-import { WORKFLOWS_PATH } from '../src/worker';
+import { WORKFLOWS_PATH } from '../src/temporal/bundle';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -4,7 +4,10 @@
  */
 import type { ActivityDeps } from './deps';
 import { createCircuitActivities } from './circuit';
+import { createDiskActivities } from './disk';
+import { createGcActivities } from './gc';
 import { createHealthActivities } from './health';
+import { createPoolActivities } from './pool';
 import { createReconcileActivities } from './reconcile';
 
 export type { ActivityDeps } from './deps';
@@ -12,6 +15,9 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createHealthActivities(deps),
+    ...createPoolActivities(deps),
+    ...createDiskActivities(deps),
+    ...createGcActivities(deps),
     ...createReconcileActivities(deps),
     ...createCircuitActivities(deps),
   };

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { ids } from '../shared';
 import type { HostHealth } from '../workflows/hostHealth';
-import { runWorkflowOnce } from '../temporal/run-once';
 import { jsonOption, print, settingsFrom, withSettings } from './common';
 
 export function registerHealthCommand(program: Command): void {
@@ -10,6 +9,7 @@ export function registerHealthCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
+      const { runWorkflowOnce } = await import('../temporal/run-once');
       const health = await runWorkflowOnce<HostHealth>(settings, 'hostHealth', ids.health(settings.hostId));
       print(health, !!opts.json, (h: HostHealth) =>
         [

@@ -3,7 +3,8 @@ import crypto from 'node:crypto';
 import type { StateDb } from './open';
 
 export type DeploymentStatus = 'crashed' | 'failed' | 'stopped' | 'running';
-export type DeploymentTrigger = 'reconciler' | 'auto_recovery' | 'manual_reset';
+/** ah's triggers: the reconciler's, and `manual`/`restart` for operator commands. */
+export type DeploymentTrigger = 'reconciler' | 'auto_recovery' | 'manual_reset' | 'manual' | 'restart';
 
 export interface DeploymentRow {
   serviceId: string;

@@ -65,6 +65,26 @@ export interface NetworkDetails {
   name: string;
   labels: Record<string, string>;
   containers: { id: string; name: string }[];
+  createdAt: number; // unix seconds; 0 when the engine did not say
+}
+
+/** A container as the list reports it, with what it uses: image, networks and mounted volumes. */
+export interface ContainerUsage {
+  id: string;
+  name: string;
+  state: string;
+  labels: Record<string, string>;
+  image: string; // the reference it was created from
+  imageId: string;
+  createdAt: number;
+  networks: string[];
+  volumes: string[];
+}
+
+export interface ImageSummary {
+  id: string;
+  labels: Record<string, string>;
+  createdAt: number;
 }
 
 export interface DockerEvent {
@@ -105,6 +125,8 @@ export class DockerClient {
   private readonly docker: Docker;
   /** API calls made, by operation; reset it between measurements. */
   readonly calls = new Map<string, number>();
+  /** Told of every API call (the worker counts them in its metrics). */
+  onCall: ((operation: string) => void) | undefined;
 
   constructor(dockerHost: string | undefined = process.env.DOCKER_HOST) {
     this.docker = new Docker(dockerOptions(dockerHost));
@@ -122,6 +144,7 @@ export class DockerClient {
 
   private async call<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
+    this.onCall?.(op);
     try {
       return await fn();
     } catch (err) {
@@ -159,6 +182,27 @@ export class DockerClient {
       status: c.Status ?? '',
       createdAt: c.Created,
     }));
+  }
+
+  /** One list call over every container of any state, with the image, networks and volumes each uses. */
+  async listContainerUsage(): Promise<ContainerUsage[]> {
+    const list = await this.call('container.list', () => this.docker.listContainers({ all: true }));
+    return list.map((c) => {
+      const networks = new Set(Object.keys(c.NetworkSettings?.Networks ?? {}));
+      const mode = c.HostConfig?.NetworkMode;
+      if (mode && !['default', 'bridge', 'host', 'none'].includes(mode) && !mode.startsWith('container:')) networks.add(mode);
+      return {
+        id: c.Id,
+        name: (c.Names?.[0] ?? '').replace(/^\//, ''),
+        state: (c.State ?? '').toLowerCase(),
+        labels: c.Labels ?? {},
+        image: c.Image,
+        imageId: c.ImageID,
+        createdAt: c.Created,
+        networks: [...networks],
+        volumes: (c.Mounts ?? []).filter((m) => m.Type === 'volume' && m.Name).map((m) => m.Name as string),
+      };
+    });
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerDetails> {
@@ -239,6 +283,14 @@ export class DockerClient {
     await this.call('container.rename', () => this.docker.getContainer(id).rename({ name }));
   }
 
+  /** The last `tail` lines of a container's output, stdout and stderr interleaved as the engine sent them. */
+  async containerLogs(id: string, tail = 100): Promise<string> {
+    const raw = (await this.call('container.logs', () =>
+      this.docker.getContainer(id).logs({ stdout: true, stderr: true, tail, follow: false }),
+    )) as unknown as Buffer;
+    return demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+  }
+
   // ---- volumes ----
 
   async createVolume(name: string, labels: Record<string, string> = {}): Promise<void> {
@@ -276,6 +328,12 @@ export class DockerClient {
     return { deleted: res.ImagesDeleted?.length ?? 0, reclaimedBytes: res.SpaceReclaimed ?? 0 };
   }
 
+  /** One list call: untagged images that no tagged image has as a parent. */
+  async listDanglingImages(): Promise<ImageSummary[]> {
+    const list = await this.call('image.list', () => this.docker.listImages({ filters: { dangling: ['true'] } }));
+    return list.map((i) => ({ id: i.Id, labels: i.Labels ?? {}, createdAt: i.Created }));
+  }
+
   async removeImage(ref: string): Promise<void> {
     await this.call('image.remove', () => this.docker.getImage(ref).remove({ noprune: true }));
   }
@@ -310,7 +368,7 @@ export class DockerClient {
       id,
       name: c.Name,
     }));
-    return { id: n.Id, name: n.Name, labels: n.Labels ?? {}, containers };
+    return { id: n.Id, name: n.Name, labels: n.Labels ?? {}, containers, createdAt: toUnixSeconds(n.Created) };
   }
 
   /** Creates the network unless it exists; returns its id. */
@@ -322,7 +380,7 @@ export class DockerClient {
     }
     try {
       const net = await this.call('network.create', () =>
-        this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: opts.internal ?? false, Labels: opts.labels }),
+        this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: opts.internal ?? false, Labels: opts.labels, CheckDuplicate: true }),
       );
       return net.id;
     } catch (err) {
@@ -408,6 +466,19 @@ function parseEvent(line: string): DockerEvent {
     attributes: raw.Actor?.Attributes ?? {},
     timeNano: BigInt(Math.round(raw.timeNano ?? (raw.time ?? 0) * 1e9)),
   };
+}
+
+/** Without a TTY the engine frames each chunk with an 8-byte header (stream, 0, 0, 0, size32be). */
+function demultiplex(buf: Buffer): string {
+  const framed = buf.length >= 8 && buf[0] <= 2 && buf[1] === 0 && buf[2] === 0 && buf[3] === 0;
+  if (!framed) return buf.toString('utf8');
+  const parts: Buffer[] = [];
+  for (let i = 0; i + 8 <= buf.length; ) {
+    const size = buf.readUInt32BE(i + 4);
+    parts.push(buf.subarray(i + 8, i + 8 + size));
+    i += 8 + size;
+  }
+  return Buffer.concat(parts).toString('utf8');
 }
 
 function ignoreStatus(status: number) {

@@ -48,7 +48,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
+export class DevServerExitedError extends Error {
+  override name = 'DevServerExitedError';
+}
+
+/**
+ * Starts a dev server. The server also binds internal ports it picks at random, which can collide with another
+ * process's on a busy machine; an early exit is therefore retried (twice) before it counts as a failure.
+ */
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOnce(opts);
+    } catch (err) {
+      if (!(err instanceof DevServerExitedError) || attempt === 3) throw err;
+    }
+  }
+}
+
+async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const binary = opts.binary ?? resolveTemporalCli();
   const ip = opts.ip ?? '127.0.0.1';
   const port = opts.port ?? (await freePort());
@@ -81,7 +99,8 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   for (;;) {
     const code = await Promise.race([exited, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 200))]);
     if (code !== 'pending') {
-      throw new Error(`temporal dev server (${binary}) failed: ${code}; ${stderr.trim().split('\n').pop() ?? ''}`.trim());
+      const reason = stderr.split('\n').find((l) => /panic|error|Error|address already in use/.test(l)) ?? stderr.trim().split('\n').pop() ?? '';
+      throw new DevServerExitedError(`temporal dev server (${binary}) exited (${code}): ${reason.trim()}`);
     }
     if (await answers(address)) break;
     if (Date.now() > deadline) {

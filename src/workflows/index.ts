@@ -1,4 +1,6 @@
 /** The workflow bundle's entry point: every workflow type keeper registers. */
 export { hostHealth } from './hostHealth';
-export { reconcileTick } from './reconcileTick';
 export { circuitBreaker } from './circuitBreaker';
+export { gcSweep } from './gcSweep';
+export { poolRefill } from './poolRefill';
+export { reconcileTick } from './reconcileTick';

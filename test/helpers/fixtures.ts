@@ -8,6 +8,10 @@ import { DockerClient, type ContainerSpec } from '../../src/docker/client';
 import { loadSettings, type RawSettings, type Settings } from '../../src/settings';
 
 export const TEST_IMAGE = 'keeper-test/busybox:latest';
+/** Serves httpd on :8000 forever: a healthy service. */
+export const WEB_IMAGE = 'keeper-test/web:latest';
+/** Exits 1 two seconds after each start: a crash-looping service. */
+export const CRASHLOOP_IMAGE = 'keeper-test/crashloop:latest';
 
 export function tempDir(prefix = 'keeper-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -35,8 +39,12 @@ export class EngineFixture {
   private volumes = new Set<string>();
   private networks = new Set<string>();
 
+  /**
+   * Creates (and starts) a container. It has no network unless the spec names one: nothing in the tests needs
+   * the default bridge, and an engine whose docker0 went away must not fail tests that do not use it.
+   */
   async run(spec: Partial<ContainerSpec> & { name: string }, start = true): Promise<string> {
-    const id = await this.docker.createContainer({ image: TEST_IMAGE, cmd: ['sleep', '3600'], ...spec });
+    const id = await this.docker.createContainer({ image: TEST_IMAGE, cmd: ['sleep', '3600'], network: 'none', ...spec });
     this.containers.add(id);
     if (start) await this.docker.startContainer(id);
     return id;
@@ -77,7 +85,12 @@ export class EngineFixture {
 }
 
 /** Polls `check` until it returns a truthy value, at most `timeoutMs`; never a fixed sleep. */
-export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 20_000,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

@@ -1,6 +1,6 @@
 /** Connects tests to the servers that global-setup started, and runs keeper workers against them. */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { ActivityDeps } from '../../src/activities';
 import { createKeeperWorker } from '../../src/worker';
@@ -10,7 +10,12 @@ function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+    // The Java test server lacks a capability core warns about on every worker start; errors still show.
+    Runtime.install({
+      logger: new DefaultLogger('ERROR'),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
+      shutdownSignals: [],
+    });
   } catch {
     // already installed by another helper in this process
   }

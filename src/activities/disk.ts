@@ -1,0 +1,97 @@
+/**
+ * The disk guard: statfs of the DB's directory, Docker's root dir (from `docker info`) and every
+ * --disk-paths entry, judged by src/policy/disk.ts. A path that cannot be measured is reported, never
+ * skipped (W-D1). `keeper status` calls `readDiskGuard`; deploys call `assertDiskAllows`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DockerError, type DockerClient } from '../docker/client';
+import { judgeDisk, type DiskUsage, type DiskVerdict } from '../policy/disk';
+import type { Settings } from '../settings';
+import type { ActivityDeps } from './deps';
+
+/** What the guard needs of the settings. */
+export type DiskSettings = Pick<Settings, 'db' | 'diskPaths' | 'diskWarn' | 'diskBlock'>;
+type GuardDeps = { docker: DockerClient; settings: DiskSettings };
+
+export interface GuardedPath {
+  path: string;
+  role: string;
+  /** Set when the path itself is not known (e.g. the engine did not answer `docker info`). */
+  error?: string;
+}
+
+/** Measures each path with statfs; a failure becomes an `error` on that path. */
+export function readDiskUsage(paths: GuardedPath[]): DiskUsage[] {
+  return paths.map((p) => {
+    if (p.error !== undefined) return { path: p.path, role: p.role, error: p.error };
+    try {
+      const s = fs.statfsSync(p.path);
+      return { path: p.path, role: p.role, totalBytes: s.blocks * s.bsize, freeBytes: s.bavail * s.bsize };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'does not exist on this machine' : code === 'EACCES' ? 'not readable by this process' : String((err as Error).message);
+      return { path: p.path, role: p.role, error: why };
+    }
+  });
+}
+
+/**
+ * The paths to guard: the DB's directory, Docker's root dir, then --disk-paths. Docker's root dir is only
+ * measurable when the engine's filesystem is this machine's: with a tcp:// DOCKER_HOST it is reported as
+ * not visible instead of measuring an unrelated local directory of the same name.
+ */
+export function guardedPaths(
+  settings: Pick<Settings, 'db' | 'diskPaths'>,
+  dockerRoot: { dir: string } | { error: string },
+  dockerHost = process.env.DOCKER_HOST,
+): GuardedPath[] {
+  const out: GuardedPath[] = [{ path: path.dirname(path.resolve(settings.db)), role: 'state DB directory' }];
+  if ('error' in dockerRoot) {
+    out.push({ path: '(docker root dir)', role: 'docker root dir', error: dockerRoot.error });
+  } else if (dockerHost && !dockerHost.startsWith('unix://')) {
+    out.push({ path: dockerRoot.dir, role: 'docker root dir', error: `engine at ${dockerHost} is remote; its disk is not visible from this process` });
+  } else {
+    out.push({ path: dockerRoot.dir, role: 'docker root dir' });
+  }
+  for (const p of settings.diskPaths) out.push({ path: path.resolve(p), role: 'configured path' });
+  return out;
+}
+
+export async function dockerRootDir(docker: DockerClient): Promise<{ dir: string } | { error: string }> {
+  try {
+    return { dir: (await docker.info()).dockerRootDir };
+  } catch (err) {
+    if (err instanceof DockerError) return { error: `docker info failed, root dir unknown: ${err.message}` };
+    throw err;
+  }
+}
+
+/** The whole guard: paths, usage, verdict. */
+export async function readDiskGuard(deps: GuardDeps): Promise<DiskVerdict> {
+  const paths = guardedPaths(deps.settings, await dockerRootDir(deps.docker));
+  return judgeDisk(readDiskUsage(paths), deps.settings.diskWarn, deps.settings.diskBlock);
+}
+
+export class DiskBlockedError extends Error {
+  override name = 'DiskBlockedError';
+  constructor(readonly verdict: DiskVerdict, what: string) {
+    super(`${what} blocked by the disk guard: ${verdict.message}`);
+  }
+}
+
+/** For deploys and other writers: throws DiskBlockedError, naming path and usage, when any path is at block. */
+export async function assertDiskAllows(deps: GuardDeps, what = 'operation'): Promise<DiskVerdict> {
+  const verdict = await readDiskGuard(deps);
+  if (verdict.level === 'block') throw new DiskBlockedError(verdict, what);
+  return verdict;
+}
+
+export function createDiskActivities(deps: ActivityDeps) {
+  return {
+    /** The disk guard's verdict for this host, as the pool refill and deploys read it. */
+    async checkDiskSpace(): Promise<DiskVerdict> {
+      return readDiskGuard(deps);
+    },
+  };
+}

@@ -1,0 +1,510 @@
+/**
+ * The warm pool's side effects: ghost pruning, idempotent creation of pool containers, and the claim.
+ *
+ * Refill runs as the `poolRefill` workflow (one activity per pool entry, each retried safely). The claim is
+ * NOT a workflow: `claimEnvironment` is a plain function the CLI calls directly, because its whole point is
+ * latency (one SQL update plus three engine calls). It shares no lock with refill: the only coordination is
+ * SQLite's, inside one short transaction that makes no Docker call (W-P5).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import {
+  claimPoolEntry, EnvironmentExistsError, getEnvironment, insertCreatingEnvironment, markEnvironmentFailed,
+  markEnvironmentRunning, releaseClaim, setEnvironmentResources, tenantExists,
+} from '../db/environments';
+import { recordLoopResult } from '../db/loop-results';
+import {
+  deleteFinishedClaims, deletePoolRow, environmentReferences, findTemplate, insertReadyEntry, listTemplates, poolEntryDone,
+  poolRows, readyCounts, type TemplateRow,
+} from '../db/pool';
+import { DockerError, type ContainerSpec, type DockerClient } from '../docker/client';
+import { isNotFound } from '../docker/errors';
+import { hasRoom, planRefill, resolvePooledTemplates } from '../policy/pool';
+import type { DiskVerdict } from '../policy/disk';
+import type { ActivityDeps } from './deps';
+import { assertDiskAllows, type DiskSettings } from './disk';
+
+export const POOL_NETWORK = 'ah-pool';
+export const poolVolumeName = (entryId: string) => `ah-pool-${entryId}`;
+/** ah's name for a pool container (TenantID "pool", EnvID = entry id); a claim renames it. */
+export const poolContainerName = (entryId: string) => `ah-env-pool-${entryId}`;
+export const tenantNetworkName = (tenantId: string) => `ah-tenant-${tenantId}`;
+export const environmentContainerName = (tenantId: string, envId: string) => `ah-env-${tenantId}-${envId}`;
+export const environmentVolumeName = (envId: string) => `ah-env-${envId}`;
+
+/** busybox and coreutils both accept `sleep infinity` (checked against the test image). */
+export const IDLE_CMD = ['sleep', 'infinity'];
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+function environmentSpec(
+  template: TemplateRow,
+  x: { name: string; network: string; volume: string; labels: Record<string, string> },
+): ContainerSpec {
+  return {
+    name: x.name,
+    image: template.base_image,
+    cmd: IDLE_CMD,
+    labels: x.labels,
+    restartPolicy: 'unless-stopped',
+    network: x.network,
+    volumes: [{ name: x.volume, target: '/workspace' }],
+    memoryBytes: template.memory_mb * 1024 * 1024,
+    nanoCpus: template.cpu_millicores * 1e6,
+    init: true,
+    workingDir: '/workspace',
+  };
+}
+
+/** Labels of a pool container. ah.type stays `warm-pool`: nothing later in the chain overwrites it (W-G2). */
+export function poolLabels(templateId: string, entryId: string): Record<string, string> {
+  return { 'ah.managed': 'true', 'ah.type': 'warm-pool', 'ah.template': templateId, 'ah.pool-entry': entryId };
+}
+
+async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+/**
+ * A lock shared by every keeper process of this host: a directory next to the state DB, made with an atomic
+ * mkdir. It is waited for asynchronously (never a SQLite lock held across a Docker call, which would stall
+ * the event loop), and a holder that died is overtaken after `staleMs`.
+ */
+export async function withHostLock<T>(db: ActivityDeps['db'], key: string, fn: () => Promise<T>, staleMs = 30_000): Promise<T> {
+  const dir = path.join(path.dirname(db.name), '.keeper-locks');
+  fs.mkdirSync(dir, { recursive: true });
+  const lock = path.join(dir, key.replace(/[^A-Za-z0-9_.-]/g, '_'));
+  const deadline = Date.now() + 2 * staleMs;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = (() => { try { return Date.now() - fs.statSync(lock).mtimeMs; } catch { return 0; } })();
+      if (age > staleMs) fs.rmSync(lock, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`host lock ${lock} still held after ${2 * staleMs} ms`);
+      else await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The id of network `name`, created (internal, as ah does) when absent. This engine (20.10) does not refuse a
+ * second network of the same name, and two would make every later start on that name fail as ambiguous, so
+ * creation happens under a host lock. Should duplicates exist anyway (made by something else), everyone uses
+ * the one with the smallest id.
+ */
+export async function resolveNetwork(db: ActivityDeps['db'], docker: DockerClient, name: string): Promise<string> {
+  const exact = async () => (await docker.listNetworks(name)).filter((n) => n.name === name).map((n) => n.id).sort();
+  const existing = await exact();
+  if (existing.length > 0) return existing[0];
+  return withHostLock(db, `network-${name}`, async () => {
+    const again = await exact();
+    if (again.length > 0) return again[0];
+    return docker.ensureNetwork(name, { internal: true });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Refill
+
+export interface PruneReport {
+  checked: number;
+  /** Ready rows whose container the engine answered 404 for: row deleted, volume removed. */
+  pruned: string[];
+  /** Ready rows whose inspect failed otherwise: kept (W-P4). */
+  kept: { id: string; error: string }[];
+  /** Claimed rows an environment already owns (an interrupted claim's leftover row): row deleted. */
+  finishedClaims: number;
+  /** Claimed rows no environment references: left alone (they protect their container) and reported. */
+  strandedClaims: string[];
+}
+
+export interface RefillPlan {
+  steps: { templateId: string; count: number }[];
+  ready: Record<string, number>;
+  pooled: string[];
+  unknownTemplates: string[];
+}
+
+export interface PoolEntryRequest {
+  entryId: string;
+  templateId: string;
+}
+
+export interface PoolEntryResult {
+  entryId: string;
+  templateId: string;
+  outcome: 'created' | 'exists' | 'full';
+  containerId?: string;
+}
+
+export interface PoolRefillResult {
+  prune: PruneReport;
+  disk: { level: DiskVerdict['level']; message: string };
+  blocked: boolean;
+  plan: RefillPlan | null;
+  created: PoolEntryResult[];
+  failed: { entryId: string; templateId: string; error: string }[];
+  ready: Record<string, number>;
+  error?: string;
+}
+
+export function createPoolActivities({ db, docker, settings, metrics }: ActivityDeps) {
+  return {
+    /** Ghost rows go only on a 404 from the engine; any other error keeps the row (W-P4). */
+    async prunePoolGhosts(): Promise<PruneReport> {
+      const report: PruneReport = { checked: 0, pruned: [], kept: [], finishedClaims: 0, strandedClaims: [] };
+      for (const row of poolRows(db, 'ready')) {
+        report.checked++;
+        try {
+          await docker.inspectContainer(row.container_id);
+        } catch (err) {
+          if (!(err instanceof DockerError)) throw err;
+          if (!err.isNotFound) {
+            report.kept.push({ id: row.id, error: err.message });
+            continue;
+          }
+          if (deletePoolRow(db, row.id, 'ready')) {
+            report.pruned.push(row.id);
+            await ignoreNotFound(docker.removeVolume(row.volume_name)).catch((e: Error) =>
+              report.kept.push({ id: row.id, error: `row pruned, volume ${row.volume_name} kept: ${e.message}` }),
+            );
+          }
+        }
+      }
+      report.finishedClaims = deleteFinishedClaims(db);
+      report.strandedClaims = poolRows(db, 'claimed').map((r) => r.id);
+      return report;
+    },
+
+    /** What this refill should create: the pooled templates (from the setting) up to size and max total. */
+    async planPoolRefill(): Promise<RefillPlan> {
+      const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, listTemplates(db));
+      const ready = readyCounts(db);
+      const steps = planRefill({ pooled: pooled.map((t) => t.id), ready, size: settings.poolSize, maxTotal: settings.poolMaxTotal });
+      return { steps, ready, pooled: pooled.map((t) => t.id), unknownTemplates: unknown };
+    },
+
+    /**
+     * Creates pool entry `entryId` (chosen by the workflow, so every retry names the same entry): volume,
+     * container, start, then the row. The container name is the idempotency key (a 409 reuses it) and the row
+     * goes in with INSERT OR IGNORE; an entry whose row exists, or whose volume an environment holds, is done.
+     */
+    async createPoolEntry(req: PoolEntryRequest): Promise<PoolEntryResult> {
+      const volume = poolVolumeName(req.entryId);
+      const name = poolContainerName(req.entryId);
+      if (poolEntryDone(db, req.entryId, volume)) return { ...req, outcome: 'exists' };
+      if (!hasRoom(req.templateId, readyCounts(db), settings.poolSize, settings.poolMaxTotal)) return { ...req, outcome: 'full' };
+      const template = findTemplate(db, req.templateId);
+      if (!template) throw ApplicationFailure.nonRetryable(`template ${req.templateId} not found`, 'TemplateNotFound');
+      // keeper does not pull: an image the engine lacks fails this entry before anything is made for it.
+      if (!(await docker.imageExists(template.base_image))) {
+        throw ApplicationFailure.nonRetryable(`image ${template.base_image} of template ${template.id} is not on this engine`, 'ImageMissing');
+      }
+
+      let containerId: string | undefined;
+      try {
+        const poolNet = await resolveNetwork(db, docker, POOL_NETWORK);
+        await docker.createVolume(volume, { 'ah.managed': 'true', 'ah.type': 'warm-pool', 'ah.pool-entry': req.entryId });
+        const spec = environmentSpec(template, { name, network: poolNet, volume, labels: poolLabels(template.id, req.entryId) });
+        try {
+          containerId = await docker.createContainer(spec);
+        } catch (err) {
+          if (!(err instanceof DockerError && err.status === 409)) throw err;
+          const existing = await docker.inspectContainer(name);
+          if (existing.labels['ah.pool-entry'] !== req.entryId) {
+            throw ApplicationFailure.nonRetryable(`container name ${name} is taken by a container that is not pool entry ${req.entryId}`, 'NameTaken');
+          }
+          containerId = existing.id;
+        }
+        await docker.startContainer(containerId);
+        insertReadyEntry(db, { id: req.entryId, templateId: template.id, containerId, volumeName: volume, createdAt: nowSeconds() });
+        return { ...req, outcome: 'created', containerId };
+      } catch (err) {
+        // Leave nothing behind for a failed attempt; a retry starts again from the same names.
+        await ignoreNotFound(docker.removeContainer(containerId ?? name, { force: true })).catch(() => undefined);
+        await ignoreNotFound(docker.removeVolume(volume)).catch(() => undefined);
+        if (err instanceof DockerError && err.isNotFound && err.operation === 'container.create') {
+          throw ApplicationFailure.nonRetryable(`image ${template.base_image} of template ${template.id} is not on this engine: ${err.message}`, 'ImageMissing');
+        }
+        throw err;
+      }
+    },
+
+    /** Stores the refill's result as the pool loop's last result (for `keeper pool status`). */
+    async recordPoolRefill(result: PoolRefillResult): Promise<void> {
+      const info = activityInfo();
+      recordLoopResult(db, {
+        loop: 'pool',
+        hostId: settings.hostId,
+        workflowId: info.workflowExecution?.workflowId ?? '',
+        finishedAt: nowSeconds(),
+        result,
+      });
+      if (metrics) for (const t of poolStats(db, settings).templates) metrics.poolReady.set(t.ready, { template: t.id });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Claim
+
+export class ClaimRequestError extends Error {
+  override name = 'ClaimRequestError';
+}
+
+export interface ClaimRequest {
+  tenant: string;
+  name: string;
+  /** Template id or name, as ah accepts it; default `default`. */
+  template?: string;
+  leaseSeconds?: number;
+}
+
+export interface ClaimResult {
+  envId: string;
+  tenant: string;
+  name: string;
+  templateId: string;
+  mode: 'warm' | 'cold';
+  containerId: string;
+  containerName: string;
+  volume: string;
+  network: string;
+  leaseExpiresAt: number;
+  poolEntry?: string;
+  /** Why a claim that found a ready row still went cold. */
+  fallbackReason?: string;
+}
+
+const ENV_NAME = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
+
+/**
+ * ah's environment create (spec §3 E-2), pool first: takes a ready pool row with one atomic SQL update, moves
+ * its container to the tenant network, renames it `ah-env-<tenant>-<envId>` and records the environment,
+ * which keeps the pool volume. With no ready row, or when the move fails (its container and volume are then
+ * removed and its row released), it creates the environment cold; given `settings`, a cold create is refused
+ * (DiskBlockedError) while the disk guard blocks. It does not trigger the refill itself:
+ * callers do that after it returns (see src/cli/pool.ts), so the claim's latency never includes it.
+ */
+export async function claimEnvironment(
+  { db, docker, settings }: Pick<ActivityDeps, 'db' | 'docker'> & { settings?: DiskSettings },
+  req: ClaimRequest,
+): Promise<ClaimResult> {
+  if (!ENV_NAME.test(req.name) || req.name.length > 63) {
+    throw new ClaimRequestError(`invalid environment name "${req.name}" (a letter, then letters, digits, _ or -; at most 63)`);
+  }
+  const lease = req.leaseSeconds ?? 3600;
+  if (!Number.isInteger(lease) || lease < 300 || lease > 86400) {
+    throw new ClaimRequestError('lease_duration_seconds must be between 300 and 86400');
+  }
+  const templateArg = req.template ?? 'default';
+  const template = findTemplate(db, templateArg);
+  if (!template) throw new ClaimRequestError(`template "${templateArg}" not found`);
+  if (!tenantExists(db, req.tenant)) throw new ClaimRequestError(`tenant "${req.tenant}" not found`);
+
+  const envId = crypto.randomBytes(16).toString('hex');
+  try {
+    insertCreatingEnvironment(db, { id: envId, tenantId: req.tenant, name: req.name, templateId: templateArg, leaseSeconds: lease, now: nowSeconds() });
+  } catch (err) {
+    if (err instanceof EnvironmentExistsError) throw new ClaimRequestError(err.message);
+    throw err;
+  }
+  const network = tenantNetworkName(req.tenant);
+  const containerName = environmentContainerName(req.tenant, envId);
+  const base = { envId, tenant: req.tenant, name: req.name, templateId: template.id, network, containerName };
+
+  let networkId: string;
+  try {
+    networkId = await resolveNetwork(db, docker, network);
+  } catch (err) {
+    markEnvironmentFailed(db, envId, nowSeconds());
+    throw err;
+  }
+
+  let fallbackReason: string | undefined;
+  let entry: ReturnType<typeof claimPoolEntry>;
+  try {
+    entry = claimPoolEntry(db, envId, template.id, nowSeconds());
+  } catch (err) {
+    markEnvironmentFailed(db, envId, nowSeconds());
+    throw err;
+  }
+  if (entry) {
+    try {
+      await docker.connectNetwork(networkId, entry.container_id);
+      await docker.disconnectNetwork(POOL_NETWORK, entry.container_id, true);
+      await docker.renameContainer(entry.container_id, containerName);
+      const now = nowSeconds();
+      markEnvironmentRunning(db, { id: envId, containerId: entry.container_id, volumeName: entry.volume_name, now, leaseSeconds: lease, poolEntryId: entry.id });
+      return { ...base, mode: 'warm', containerId: entry.container_id, volume: entry.volume_name, leaseExpiresAt: now + lease, poolEntry: entry.id };
+    } catch (err) {
+      fallbackReason = `pool entry ${entry.id} could not be moved: ${err instanceof Error ? err.message : String(err)}`;
+      await releaseFailedClaim(db, docker, envId, entry);
+    }
+  }
+  // A cold create takes new disk (a warm one does not): with settings given, it is disk-guarded (W-P7).
+  if (settings) {
+    try {
+      await assertDiskAllows({ docker, settings }, 'cold environment create');
+    } catch (err) {
+      markEnvironmentFailed(db, envId, nowSeconds());
+      throw err;
+    }
+  }
+  return { ...(await createCold(db, docker, envId, template, { ...base, networkId }, lease)), fallbackReason };
+}
+
+/** Removes what a failed warm move took. Only when both are gone does the claimed row go too. */
+async function releaseFailedClaim(
+  db: ActivityDeps['db'],
+  docker: DockerClient,
+  envId: string,
+  entry: { id: string; container_id: string; volume_name: string },
+): Promise<void> {
+  let clean = true;
+  await ignoreNotFound(docker.removeContainer(entry.container_id, { force: true })).catch(() => (clean = false));
+  if (clean) await ignoreNotFound(docker.removeVolume(entry.volume_name)).catch(() => (clean = false));
+  // The environment row stops pointing at them either way; a claimed row that could not be cleaned stays as
+  // the owner of what is left, and the next refill reports it as stranded.
+  releaseClaim(db, envId, clean ? entry.id : '', nowSeconds());
+}
+
+async function createCold(
+  db: ActivityDeps['db'],
+  docker: DockerClient,
+  envId: string,
+  template: TemplateRow,
+  base: { envId: string; tenant: string; name: string; templateId: string; network: string; networkId: string; containerName: string },
+  lease: number,
+): Promise<ClaimResult> {
+  const volume = environmentVolumeName(envId);
+  setEnvironmentResources(db, envId, '', volume, nowSeconds());
+  let containerId: string | undefined;
+  try {
+    await docker.createVolume(volume, { 'ah.managed': 'true', 'ah.type': 'environment', 'ah.tenant': base.tenant, 'ah.environment': envId });
+    containerId = await docker.createContainer(
+      environmentSpec(template, {
+        name: base.containerName,
+        network: base.networkId,
+        volume,
+        labels: {
+          'ah.managed': 'true', 'ah.type': 'environment', 'ah.tenant': base.tenant, 'ah.environment': envId,
+          'ah.template': template.id, 'traefik.enable': 'false',
+        },
+      }),
+    );
+    setEnvironmentResources(db, envId, containerId, volume, nowSeconds());
+    await docker.startContainer(containerId);
+    const now = nowSeconds();
+    markEnvironmentRunning(db, { id: envId, containerId, volumeName: volume, now, leaseSeconds: lease });
+    const { networkId: _id, ...rest } = base;
+    return { ...rest, mode: 'cold', containerId, volume, leaseExpiresAt: now + lease };
+  } catch (err) {
+    await ignoreNotFound(docker.removeContainer(containerId ?? base.containerName, { force: true })).catch(() => undefined);
+    await ignoreNotFound(docker.removeVolume(volume)).catch(() => undefined);
+    markEnvironmentFailed(db, envId, nowSeconds());
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Status and drain (CLI, `keeper status`)
+
+export interface PoolStats {
+  templates: { id: string; name: string; pooled: boolean; ready: number }[];
+  total: number;
+  claimedRows: number;
+  size: number;
+  maxTotal: number;
+  unknownTemplates: string[];
+}
+
+/** Ready containers per template (0 for templates that have none, pooled or not) and the total. */
+export function poolStats(db: ActivityDeps['db'], settings: Pick<ActivityDeps['settings'], 'pooledTemplates' | 'poolSize' | 'poolMaxTotal'>): PoolStats {
+  const templates = listTemplates(db);
+  const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, templates);
+  const ready = readyCounts(db);
+  const rows = templates.map((t) => ({ id: t.id, name: t.name, pooled: pooled.some((p) => p.id === t.id), ready: ready[t.id] ?? 0 }));
+  for (const [id, n] of Object.entries(ready)) if (!templates.some((t) => t.id === id)) rows.push({ id, name: '(no template)', pooled: false, ready: n });
+  return {
+    templates: rows,
+    total: Object.values(ready).reduce((a, b) => a + b, 0),
+    claimedRows: poolRows(db, 'claimed').length,
+    size: settings.poolSize,
+    maxTotal: settings.poolMaxTotal,
+    unknownTemplates: unknown,
+  };
+}
+
+export interface DrainReport {
+  containersRemoved: string[];
+  volumesRemoved: string[];
+  rowsDeleted: number;
+  errors: string[];
+}
+
+/**
+ * Removes every unclaimed pool container, volume and row: the ready rows with their resources, and any
+ * `ah.type=warm-pool` container or `ah-pool-*` volume that no environment and no claimed row holds. Pause the
+ * pool schedule first if the refill must not put new ones back.
+ */
+export async function drainPool({ db, docker }: Pick<ActivityDeps, 'db' | 'docker'>): Promise<DrainReport> {
+  const report: DrainReport = { containersRemoved: [], volumesRemoved: [], rowsDeleted: 0, errors: [] };
+  const held = () => {
+    const env = environmentReferences(db);
+    for (const r of poolRows(db, 'claimed')) {
+      env.containers.add(r.container_id);
+      env.volumes.add(r.volume_name);
+    }
+    return env;
+  };
+  for (const row of poolRows(db, 'ready')) {
+    // Take the row first: a claim racing the drain either got it already or can no longer get it.
+    if (!deletePoolRow(db, row.id, 'ready')) continue;
+    report.rowsDeleted++;
+    try {
+      await ignoreNotFound(docker.removeContainer(row.container_id, { force: true }));
+      report.containersRemoved.push(row.container_id);
+      await ignoreNotFound(docker.removeVolume(row.volume_name));
+      report.volumesRemoved.push(row.volume_name);
+    } catch (err) {
+      report.errors.push(`pool entry ${row.id}: ${(err as Error).message}`);
+    }
+  }
+  const keep = held();
+  for (const c of await docker.listContainers({ 'ah.type': 'warm-pool' })) {
+    if (keep.containers.has(c.id) || report.containersRemoved.includes(c.id)) continue;
+    try {
+      await ignoreNotFound(docker.removeContainer(c.id, { force: true }));
+      report.containersRemoved.push(c.id);
+    } catch (err) {
+      report.errors.push(`container ${c.name}: ${(err as Error).message}`);
+    }
+  }
+  for (const v of await docker.listVolumes('ah-pool-')) {
+    if (keep.volumes.has(v.name) || report.volumesRemoved.includes(v.name)) continue;
+    try {
+      await ignoreNotFound(docker.removeVolume(v.name));
+      report.volumesRemoved.push(v.name);
+    } catch (err) {
+      report.errors.push(`volume ${v.name}: ${(err as Error).message}`);
+    }
+  }
+  return report;
+}
+
+export { getEnvironment };

@@ -1,0 +1,108 @@
+/**
+ * Warm-pool SQL. warm_pool is ah's table (id, template_id, container_id, volume_name, status ready|claimed,
+ * created_at); keeper writes it the way ah does and adds no column. A row is inserted only once its
+ * container runs, so a `ready` row always names a real container.
+ */
+import type { StateDb } from './open';
+
+export interface TemplateRow {
+  id: string;
+  name: string;
+  base_image: string;
+  memory_mb: number;
+  cpu_millicores: number;
+  egress_policy: string;
+}
+
+export interface PoolRow {
+  id: string;
+  template_id: string;
+  container_id: string;
+  volume_name: string;
+  status: string;
+  created_at: number;
+}
+
+const TEMPLATE_COLUMNS = 'id, name, base_image, memory_mb, cpu_millicores, egress_policy';
+
+export function listTemplates(db: StateDb): TemplateRow[] {
+  return db.prepare(`SELECT ${TEMPLATE_COLUMNS} FROM environment_templates ORDER BY rowid`).all() as TemplateRow[];
+}
+
+/** By id, then by name: `default` finds tmpl_default (ah's GetTemplate). */
+export function findTemplate(db: StateDb, idOrName: string): TemplateRow | undefined {
+  return (
+    (db.prepare(`SELECT ${TEMPLATE_COLUMNS} FROM environment_templates WHERE id = ?`).get(idOrName) as TemplateRow | undefined) ??
+    (db.prepare(`SELECT ${TEMPLATE_COLUMNS} FROM environment_templates WHERE name = ?`).get(idOrName) as TemplateRow | undefined)
+  );
+}
+
+/** Ready rows per template id; templates without ready rows are absent. */
+export function readyCounts(db: StateDb): Record<string, number> {
+  const rows = db
+    .prepare(`SELECT template_id, COUNT(*) AS n FROM warm_pool WHERE status = 'ready' GROUP BY template_id`)
+    .all() as { template_id: string; n: number }[];
+  return Object.fromEntries(rows.map((r) => [r.template_id, r.n]));
+}
+
+export function poolRows(db: StateDb, status?: 'ready' | 'claimed'): PoolRow[] {
+  const sql = 'SELECT id, template_id, container_id, volume_name, status, created_at FROM warm_pool';
+  return (status
+    ? db.prepare(`${sql} WHERE status = ? ORDER BY created_at, id`).all(status)
+    : db.prepare(`${sql} ORDER BY created_at, id`).all()) as PoolRow[];
+}
+
+/**
+ * Whether a pool entry has been made already: its row exists in any status, or an environment holds its
+ * volume (it was claimed and its row removed). A retried creation stops here instead of making a duplicate.
+ */
+export function poolEntryDone(db: StateDb, entryId: string, volumeName: string): boolean {
+  const row = db.prepare('SELECT 1 FROM warm_pool WHERE id = ?').get(entryId);
+  if (row) return true;
+  return !!db.prepare('SELECT 1 FROM environments WHERE volume_name = ?').get(volumeName);
+}
+
+/** INSERT OR IGNORE: a retried activity that already inserted the row changes nothing. */
+export function insertReadyEntry(
+  db: StateDb,
+  e: { id: string; templateId: string; containerId: string; volumeName: string; createdAt: number },
+): boolean {
+  const r = db
+    .prepare(
+      `INSERT OR IGNORE INTO warm_pool (id, template_id, container_id, volume_name, status, created_at)
+       VALUES (?, ?, ?, ?, 'ready', ?)`,
+    )
+    .run(e.id, e.templateId, e.containerId, e.volumeName, e.createdAt);
+  return r.changes === 1;
+}
+
+/** Deletes a row only if it is still in the expected status (a ghost prune must not delete a fresh claim). */
+export function deletePoolRow(db: StateDb, id: string, status: 'ready' | 'claimed'): boolean {
+  return db.prepare('DELETE FROM warm_pool WHERE id = ? AND status = ?').run(id, status).changes === 1;
+}
+
+/**
+ * Claimed rows whose environment row already holds their container or volume: the claim finished, only the
+ * row's removal did not happen (ah leaves these for ever, W-P6). Deleting them touches no Docker resource.
+ */
+export function deleteFinishedClaims(db: StateDb): number {
+  return db
+    .prepare(
+      `DELETE FROM warm_pool WHERE status = 'claimed' AND (
+         volume_name IN (SELECT volume_name FROM environments WHERE volume_name != '')
+         OR container_id IN (SELECT container_id FROM environments WHERE container_id != ''))`,
+    )
+    .run().changes;
+}
+
+/** Container ids and volume names that some environment row holds: never pool leftovers. */
+export function environmentReferences(db: StateDb): { containers: Set<string>; volumes: Set<string> } {
+  const rows = db.prepare(`SELECT container_id, volume_name FROM environments`).all() as {
+    container_id: string | null;
+    volume_name: string | null;
+  }[];
+  return {
+    containers: new Set(rows.map((r) => r.container_id ?? '').filter(Boolean)),
+    volumes: new Set(rows.map((r) => r.volume_name ?? '').filter(Boolean)),
+  };
+}

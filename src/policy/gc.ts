@@ -1,0 +1,336 @@
+/**
+ * GC eligibility: pure rules that decide, from what was observed, which resources a sweep removes and why
+ * every other one is kept. Dry runs and real runs both plan through these functions, so a dry run lists
+ * exactly what a real run would remove at that moment.
+ *
+ * The rules are conservative on purpose (keeper "never deletes what it does not own"):
+ * - ownership first: a container needs an `ah.service` label or a known `ah.type`, a volume one of the four
+ *   ah volume prefixes, a network the `ah-tenant-` prefix, an image an `ah.` label;
+ * - then references: a row of ANY table (services, databases, environments, kanbans, warm_pool) protects a
+ *   container or volume whatever its kind (W-G2, W-G3);
+ * - then use: a volume mounted by, or a network configured on, any container that stays is kept;
+ * - then the age guard, for containers, volumes, networks and images alike; an unknown age counts as young.
+ */
+
+export type GcClass = 'containers' | 'volumes' | 'networks' | 'images' | 'buildDirs' | 'snapshots';
+export const GC_CLASSES: GcClass[] = ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots'];
+
+/** Why a resource is kept. Results count these, so an operator sees why nothing happened. */
+export type KeepReason =
+  | 'foreign' // not ah's: no ah label / prefix, or an ah kind GC does not collect
+  | 'referenced' // a DB row references it
+  | 'in-use' // a container that stays uses it
+  | 'young' // younger than the age guard
+  | 'age-unknown' // the engine gave no creation time: treated as young
+  | 'not-empty' // a network with attached containers
+  | 'image-in-use' // a snapshot whose image a service or container still runs
+  | 'within-limits' // a snapshot inside both retention limits
+  | 'symlink' // a build-dir entry that is a symlink: never followed
+  | 'not-a-directory'
+  | 'hidden' // a build-dir entry whose name starts with '.'
+  | 'outside-base'; // a build dir that resolves outside the base
+
+export type Verdict = { remove: true; reason: string } | { remove: false; keep: KeepReason };
+
+/** One planned (or done) removal: what, how old, and why. */
+export interface GcItem {
+  name: string;
+  id?: string;
+  ageSeconds: number;
+  reason: string;
+}
+
+export interface Plan<T> {
+  remove: { item: GcItem; target: T }[];
+  kept: Partial<Record<KeepReason, number>>;
+}
+
+export interface AgeGuard {
+  /** Unix seconds. */
+  now: number;
+  /** Resources younger than this are kept; 0 turns the guard off. */
+  minAgeSeconds: number;
+}
+
+export const VOLUME_PREFIXES = ['ah-db-', 'ah-env-', 'ah-kanban-', 'ah-pool-'] as const;
+export const CONTAINER_TYPES = ['database', 'environment', 'kanban', 'warm-pool'] as const;
+export const TENANT_NETWORK_PREFIX = 'ah-tenant-';
+export const TRAEFIK_CONTAINER = 'paas-traefik';
+
+/** What every table of the state DB references, loaded in one query per sweep class. */
+export interface References {
+  containerIds: Set<string>;
+  volumeNames: Set<string>;
+  /** services.image of every service row. */
+  serviceImages: Set<string>;
+}
+
+export function emptyReferences(): References {
+  return { containerIds: new Set(), volumeNames: new Set(), serviceImages: new Set() };
+}
+
+/**
+ * True if any row references the container: by full id, by an id prefix of 12+ characters (ah's tests and
+ * older rows hold short ids), or by name.
+ */
+export function isContainerReferenced(refs: References, id: string, name: string): boolean {
+  if (refs.containerIds.has(id) || refs.containerIds.has(name)) return true;
+  for (const ref of refs.containerIds) if (ref.length >= 12 && id.startsWith(ref)) return true;
+  return false;
+}
+
+export function ageSeconds(createdAt: number, now: number): number {
+  return createdAt > 0 ? Math.max(0, now - createdAt) : 0;
+}
+
+function ageVerdict(createdAt: number, guard: AgeGuard): KeepReason | undefined {
+  if (guard.minAgeSeconds <= 0) return undefined;
+  if (!(createdAt > 0)) return 'age-unknown';
+  return guard.now - createdAt < guard.minAgeSeconds ? 'young' : undefined;
+}
+
+function plan<T>(targets: T[], judge: (t: T) => Verdict, describe: (t: T, reason: string) => GcItem): Plan<T> {
+  const out: Plan<T> = { remove: [], kept: {} };
+  for (const t of targets) {
+    const v = judge(t);
+    if (v.remove) out.remove.push({ item: describe(t, v.reason), target: t });
+    else out.kept[v.keep] = (out.kept[v.keep] ?? 0) + 1;
+  }
+  return out;
+}
+
+// ---- containers ----
+
+export interface ContainerObs {
+  id: string;
+  name: string;
+  labels: Record<string, string>;
+  state: string;
+  createdAt: number;
+}
+
+export type ContainerKind = 'service' | (typeof CONTAINER_TYPES)[number];
+
+/** The kind of ah container GC may collect, or undefined for anything else (never touched). */
+export function containerKind(labels: Record<string, string>): ContainerKind | undefined {
+  if (labels['ah.service'] !== undefined) return 'service';
+  const type = labels['ah.type'];
+  return (CONTAINER_TYPES as readonly string[]).includes(type) ? (type as ContainerKind) : undefined;
+}
+
+export function judgeContainer(c: ContainerObs, refs: References, guard: AgeGuard): Verdict {
+  const kind = containerKind(c.labels);
+  if (!kind) return { remove: false, keep: 'foreign' };
+  if (isContainerReferenced(refs, c.id, c.name)) return { remove: false, keep: 'referenced' };
+  const young = ageVerdict(c.createdAt, guard);
+  if (young) return { remove: false, keep: young };
+  return {
+    remove: true,
+    reason:
+      kind === 'warm-pool'
+        ? 'warm-pool leftover: no pool or environment row references it'
+        : `orphan ${kind} container: no row of any table references it`,
+  };
+}
+
+export function planContainers(containers: ContainerObs[], refs: References, guard: AgeGuard): Plan<ContainerObs> {
+  return plan(
+    containers,
+    (c) => judgeContainer(c, refs, guard),
+    (c, reason) => ({ name: c.name, id: c.id, ageSeconds: ageSeconds(c.createdAt, guard.now), reason }),
+  );
+}
+
+/** A container that is not stopped must be stopped before a plain (unforced) remove. */
+export function needsStop(state: string): boolean {
+  return !['created', 'exited', 'dead'].includes(state);
+}
+
+// ---- volumes ----
+
+export interface VolumeObs {
+  name: string;
+  createdAt: number;
+}
+
+export function isAhVolume(name: string): boolean {
+  return VOLUME_PREFIXES.some((p) => name.startsWith(p));
+}
+
+/** `inUse`: names of volumes mounted by a container that stays (Docker would refuse to remove them). */
+export function judgeVolume(v: VolumeObs, refs: References, inUse: Set<string>, guard: AgeGuard): Verdict {
+  if (!isAhVolume(v.name)) return { remove: false, keep: 'foreign' };
+  if (refs.volumeNames.has(v.name)) return { remove: false, keep: 'referenced' };
+  if (inUse.has(v.name)) return { remove: false, keep: 'in-use' };
+  const young = ageVerdict(v.createdAt, guard);
+  if (young) return { remove: false, keep: young };
+  return {
+    remove: true,
+    reason: v.name.startsWith('ah-pool-')
+      ? 'warm-pool leftover: no pool or environment row references it'
+      : 'orphan volume: no row of any table references it',
+  };
+}
+
+export function planVolumes(volumes: VolumeObs[], refs: References, inUse: Set<string>, guard: AgeGuard): Plan<VolumeObs> {
+  return plan(
+    volumes,
+    (v) => judgeVolume(v, refs, inUse, guard),
+    (v, reason) => ({ name: v.name, ageSeconds: ageSeconds(v.createdAt, guard.now), reason }),
+  );
+}
+
+// ---- networks ----
+
+export interface NetworkObs {
+  id: string;
+  name: string;
+  createdAt: number;
+  /** Containers attached, from a network inspect (W-G1), minus those the sweep removes. */
+  attached: string[];
+  /** Containers of any state configured on the network (from the container list), minus those removed. */
+  configuredOn: string[];
+}
+
+export function judgeNetwork(n: NetworkObs, guard: AgeGuard): Verdict {
+  if (!n.name.startsWith(TENANT_NETWORK_PREFIX)) return { remove: false, keep: 'foreign' };
+  // Traefik joins every tenant network to route to it; alone it does not make the network used.
+  if (n.attached.some((c) => c !== TRAEFIK_CONTAINER)) return { remove: false, keep: 'not-empty' };
+  // A stopped container does not show in the inspect, but it needs its network to start again.
+  if (n.configuredOn.some((c) => c !== TRAEFIK_CONTAINER)) return { remove: false, keep: 'in-use' };
+  const young = ageVerdict(n.createdAt, guard);
+  if (young) return { remove: false, keep: young };
+  return { remove: true, reason: 'empty tenant network: no container attached or configured on it' };
+}
+
+export function planNetworks(networks: NetworkObs[], guard: AgeGuard): Plan<NetworkObs> {
+  return plan(
+    networks,
+    (n) => judgeNetwork(n, guard),
+    (n, reason) => ({ name: n.name, id: n.id, ageSeconds: ageSeconds(n.createdAt, guard.now), reason }),
+  );
+}
+
+// ---- dangling images ----
+
+export interface ImageObs {
+  id: string;
+  labels: Record<string, string>;
+  createdAt: number;
+}
+
+export function hasAhLabel(labels: Record<string, string>): boolean {
+  return Object.keys(labels).some((k) => k.startsWith('ah.'));
+}
+
+/** `usedBy`: image ids of containers that stay. Only ah-labelled dangling images are ah's to remove. */
+export function judgeDanglingImage(img: ImageObs, usedBy: Set<string>, guard: AgeGuard): Verdict {
+  if (!hasAhLabel(img.labels)) return { remove: false, keep: 'foreign' };
+  if (usedBy.has(img.id)) return { remove: false, keep: 'in-use' };
+  const young = ageVerdict(img.createdAt, guard);
+  if (young) return { remove: false, keep: young };
+  return { remove: true, reason: 'dangling ah image: untagged and used by no container' };
+}
+
+export function planDanglingImages(images: ImageObs[], usedBy: Set<string>, guard: AgeGuard): Plan<ImageObs> {
+  return plan(
+    images,
+    (i) => judgeDanglingImage(i, usedBy, guard),
+    (i, reason) => ({ name: i.id.replace(/^sha256:/, '').slice(0, 12), id: i.id, ageSeconds: ageSeconds(i.createdAt, guard.now), reason }),
+  );
+}
+
+// ---- build directories ----
+
+export interface BuildDirObs {
+  name: string;
+  path: string;
+  kind: 'directory' | 'symlink' | 'other';
+  mtimeMs: number;
+  /** realpath of the entry; undefined when it could not be resolved. */
+  resolved: string | undefined;
+}
+
+export interface BuildDirRule {
+  nowMs: number;
+  maxAgeMs: number;
+  /** realpath of the base directory. */
+  realBase: string;
+  sep: string;
+}
+
+export function judgeBuildDir(e: BuildDirObs, rule: BuildDirRule): Verdict {
+  if (e.name.startsWith('.')) return { remove: false, keep: 'hidden' };
+  if (e.kind === 'symlink') return { remove: false, keep: 'symlink' };
+  if (e.kind !== 'directory') return { remove: false, keep: 'not-a-directory' };
+  if (rule.nowMs - e.mtimeMs < rule.maxAgeMs) return { remove: false, keep: 'young' };
+  if (!e.resolved || !e.resolved.startsWith(rule.realBase + rule.sep)) return { remove: false, keep: 'outside-base' };
+  return { remove: true, reason: `build directory older than ${Math.round(rule.maxAgeMs / 1000)}s` };
+}
+
+export function planBuildDirs(entries: BuildDirObs[], rule: BuildDirRule): Plan<BuildDirObs> {
+  return plan(
+    entries,
+    (e) => judgeBuildDir(e, rule),
+    (e, reason) => ({ name: e.name, ageSeconds: Math.max(0, Math.floor((rule.nowMs - e.mtimeMs) / 1000)), reason }),
+  );
+}
+
+// ---- snapshot retention ----
+
+export interface SnapshotRow {
+  id: string;
+  tenantId: string;
+  serviceId: string;
+  imageRef: string;
+  createdAt: number; // unix seconds
+}
+
+export interface RetentionRule {
+  now: number; // unix seconds
+  /** Newest snapshots kept per service; 0 turns the count pass off. */
+  maxPerService: number;
+  /** Snapshots strictly older than this are removed; 0 turns the age pass off. */
+  maxAgeSeconds: number;
+}
+
+/** Oldest first; ties (created_at has one-second resolution) broken by id, so the order is defined. */
+function oldestFirst(a: SnapshotRow, b: SnapshotRow): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * ah's retention (spec S-1..S-3), with W-G8 fixed: the count pass first (per service, the oldest beyond
+ * `maxPerService`), then the age pass over what is left. A snapshot whose image ref a service or container
+ * still runs is never selected, and is not replaced by a newer one: the newest N are always kept.
+ */
+export function planSnapshots(rows: SnapshotRow[], runningRefs: Set<string>, rule: RetentionRule): Plan<SnapshotRow> {
+  const out: Plan<SnapshotRow> = { remove: [], kept: {} };
+  const chosen = new Map<string, string>(); // id -> reason
+  if (rule.maxPerService > 0) {
+    const byService = new Map<string, SnapshotRow[]>();
+    for (const r of rows) byService.set(r.serviceId, [...(byService.get(r.serviceId) ?? []), r]);
+    for (const list of byService.values()) {
+      const excess = list.length - rule.maxPerService;
+      if (excess <= 0) continue;
+      for (const r of [...list].sort(oldestFirst).slice(0, excess)) {
+        chosen.set(r.id, `over the limit of ${rule.maxPerService} snapshots for service ${r.serviceId}`);
+      }
+    }
+  }
+  if (rule.maxAgeSeconds > 0) {
+    const cutoff = rule.now - rule.maxAgeSeconds;
+    for (const r of rows) {
+      if (!chosen.has(r.id) && r.createdAt < cutoff) chosen.set(r.id, `older than ${rule.maxAgeSeconds}s`);
+    }
+  }
+  for (const r of [...rows].sort(oldestFirst)) {
+    const reason = chosen.get(r.id);
+    let keep: KeepReason | undefined;
+    if (!reason) keep = 'within-limits';
+    else if (r.imageRef && runningRefs.has(r.imageRef)) keep = 'image-in-use';
+    if (keep) out.kept[keep] = (out.kept[keep] ?? 0) + 1;
+    else out.remove.push({ item: { name: r.id, ageSeconds: ageSeconds(r.createdAt, rule.now), reason: reason! }, target: r });
+  }
+  return out;
+}

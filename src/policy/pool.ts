@@ -1,0 +1,69 @@
+/**
+ * Pool sizing, pure: which templates are pooled, and how many new containers each gets on a refill.
+ * Pooled templates come from the `--pooled-templates` setting (ids or names, in priority order), never from
+ * the order of rows in environment_templates (W-P7).
+ */
+
+export interface TemplateRef {
+  id: string;
+  name: string;
+}
+
+export interface PooledTemplates<T extends TemplateRef = TemplateRef> {
+  /** The templates to keep warm, in the setting's priority order, each once. */
+  pooled: T[];
+  /** Entries of the setting that match no template (reported, never guessed at). */
+  unknown: string[];
+}
+
+/** Resolves the setting's entries to templates, by id first and then by name, as ah's GetTemplate does. */
+export function resolvePooledTemplates<T extends TemplateRef>(setting: string[], templates: T[]): PooledTemplates<T> {
+  const pooled: T[] = [];
+  const unknown: string[] = [];
+  for (const entry of setting) {
+    const t = templates.find((x) => x.id === entry) ?? templates.find((x) => x.name === entry);
+    if (!t) unknown.push(entry);
+    else if (!pooled.some((p) => p.id === t.id)) pooled.push(t);
+  }
+  return { pooled, unknown };
+}
+
+export interface RefillInput {
+  /** Pooled template ids in priority order. */
+  pooled: string[];
+  /** Ready rows per template id, pooled or not (every ready row counts towards the total). */
+  ready: Record<string, number>;
+  size: number;
+  maxTotal: number;
+}
+
+export interface RefillStep {
+  templateId: string;
+  count: number;
+}
+
+/**
+ * Fills each pooled template up to `size`, in priority order, until `maxTotal` ready containers exist over
+ * all templates. Returns only the templates that get at least one new container.
+ */
+export function planRefill({ pooled, ready, size, maxTotal }: RefillInput): RefillStep[] {
+  let total = Object.values(ready).reduce((a, b) => a + b, 0);
+  const steps: RefillStep[] = [];
+  for (const templateId of pooled) {
+    const room = maxTotal - total;
+    if (room <= 0) break;
+    const need = Math.max(0, size - (ready[templateId] ?? 0));
+    const count = Math.min(need, room);
+    if (count > 0) {
+      steps.push({ templateId, count });
+      total += count;
+    }
+  }
+  return steps;
+}
+
+/** Whether one more container for `templateId` still fits: the last check before creating it. */
+export function hasRoom(templateId: string, ready: Record<string, number>, size: number, maxTotal: number): boolean {
+  const total = Object.values(ready).reduce((a, b) => a + b, 0);
+  return (ready[templateId] ?? 0) < size && total < maxTotal;
+}

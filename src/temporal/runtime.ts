@@ -1,0 +1,29 @@
+/**
+ * The Temporal runtime is a process-wide singleton that must be configured before any connection exists.
+ * keeper routes the SDK's own logs into its logger at WARN and above, so that operators see one log stream.
+ */
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import type { Logger } from '../log';
+
+let installed = false;
+
+export function installRuntime(log: Logger | undefined, opts: { metricsPort?: number; hostId?: string } = {}): void {
+  if (installed) return;
+  installed = true;
+  const sdkLogger = new DefaultLogger('WARN', (entry) => {
+    const level = entry.level.toLowerCase() as 'warn' | 'error';
+    const fields = { source: 'temporal-sdk', ...(entry.meta ?? {}) };
+    if (log) log[level === 'error' ? 'error' : 'warn'](entry.message, fields);
+    else process.stderr.write(`temporal ${entry.level as LogLevel}: ${entry.message}\n`);
+  });
+  Runtime.install({
+    logger: sdkLogger,
+    telemetryOptions: {
+      logging: { filter: 'WARN', forward: {} },
+      ...(opts.metricsPort
+        ? { metrics: { prometheus: { bindAddress: `0.0.0.0:${opts.metricsPort}` }, globalTags: { keeper_host: opts.hostId ?? '' } } }
+        : {}),
+    },
+    shutdownSignals: [],
+  });
+}

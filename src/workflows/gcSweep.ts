@@ -1,0 +1,101 @@
+/**
+ * One garbage-collection sweep of this host, started by the `gc` schedule (no argument) or by
+ * `keeper gc --once [--dry-run]`. Containers go first, because removing them frees volumes, networks and
+ * images; the other classes then run side by side. Each class is its own activity, and a class that fails is
+ * reported, not fatal: the rest of the sweep still runs.
+ */
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { GcClassInput, GcClassResult } from '../activities/gc';
+import type { GcClass } from '../policy/gc';
+
+// Containers, then the rest side by side: two activity spans of at most 4 minutes each fit the schedule's
+// 10-minute run timeout. A class cut off by its timeout is reported; the next sweep picks up the rest.
+const gc = proxyActivities<Activities>({
+  startToCloseTimeout: '3m',
+  scheduleToCloseTimeout: '4m',
+  retry: { maximumAttempts: 2, initialInterval: '2s' },
+});
+
+export interface GcSweepOptions {
+  /** Plan only: remove nothing, return what a real sweep would remove now. */
+  dryRun?: boolean;
+}
+
+export interface GcClassSummary {
+  class: GcClass;
+  planned: number;
+  removed: number;
+  failed: number;
+  skipped: number;
+  error?: string;
+}
+
+export interface GcSweepResult {
+  dryRun: boolean;
+  classes: GcClassResult[];
+  summary: GcClassSummary[];
+  totals: { planned: number; removed: number; failed: number; skipped: number; classErrors: number };
+}
+
+export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResult> {
+  const dryRun = options.dryRun ?? false;
+  const containers = await runClass('containers', dryRun, (i) => gc.removeOrphanContainers(i), {});
+  const gone = (dryRun ? containers.planned : containers.removed).flatMap((c) => (c.id ? [c.id] : []));
+  const input: Omit<GcClassInput, 'dryRun'> = { goneContainers: gone };
+  const rest = await Promise.all([
+    runClass('volumes', dryRun, (i) => gc.removeOrphanVolumes(i), input),
+    runClass('networks', dryRun, (i) => gc.removeEmptyTenantNetworks(i), input),
+    runClass('images', dryRun, (i) => gc.removeDanglingImages(i), input),
+    runClass('buildDirs', dryRun, (i) => gc.removeOldBuildDirs(i), {}),
+    runClass('snapshots', dryRun, (i) => gc.removeExpiredSnapshots(i), input),
+  ]);
+  const classes = [containers, ...rest];
+  const summary = classes.map(summarise);
+  const result: GcSweepResult = { dryRun, classes, summary, totals: totalsOf(summary) };
+  if (!dryRun) {
+    try {
+      await gc.recordGcSweep({ summary, totals: result.totals });
+    } catch {
+      // The sweep itself is done; a DB that cannot take the summary must not fail it.
+    }
+  }
+  return result;
+}
+
+async function runClass(
+  cls: GcClass,
+  dryRun: boolean,
+  run: (input: GcClassInput) => Promise<GcClassResult>,
+  input: Omit<GcClassInput, 'dryRun'>,
+): Promise<GcClassResult> {
+  try {
+    return await run({ ...input, dryRun });
+  } catch (err) {
+    const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.message : undefined;
+    const error = cause ?? (err instanceof Error ? err.message : String(err));
+    return { class: cls, dryRun, planned: [], removed: [], failed: [], skipped: [], kept: {}, error };
+  }
+}
+
+function summarise(r: GcClassResult): GcClassSummary {
+  return {
+    class: r.class,
+    planned: r.dryRun ? r.planned.length : r.removed.length + r.failed.length,
+    removed: r.removed.length,
+    failed: r.failed.length,
+    skipped: r.skipped.length,
+    ...(r.error ? { error: r.error } : {}),
+  };
+}
+
+function totalsOf(summary: GcClassSummary[]): GcSweepResult['totals'] {
+  const sum = (k: 'planned' | 'removed' | 'failed' | 'skipped') => summary.reduce((n, s) => n + s[k], 0);
+  return {
+    planned: sum('planned'),
+    removed: sum('removed'),
+    failed: sum('failed'),
+    skipped: sum('skipped'),
+    classErrors: summary.filter((s) => s.error).length,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * One refill of this host's warm pool, started by the `pool` schedule (and after each claim). Deterministic:
+ * the entry ids come from the workflow's seeded uuid4, so a retried activity always names the same entry.
+ */
+import { ActivityFailure, ApplicationFailure, proxyActivities, uuid4 } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { PoolEntryResult, PoolRefillResult } from '../activities/pool';
+
+const { prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = proxyActivities<Activities>({
+  startToCloseTimeout: '1m',
+  scheduleToCloseTimeout: '3m',
+  retry: { maximumAttempts: 3, initialInterval: '1s' },
+});
+
+const { createPoolEntry } = proxyActivities<Activities>({
+  startToCloseTimeout: '2m',
+  scheduleToCloseTimeout: '5m',
+  retry: { maximumAttempts: 3, initialInterval: '1s', nonRetryableErrorTypes: ['TemplateNotFound', 'ImageMissing', 'NameTaken'] },
+});
+
+function failureMessage(err: unknown): string {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
+  return String(cause);
+}
+
+export async function poolRefill(): Promise<PoolRefillResult> {
+  const prune = await prunePoolGhosts();
+  const verdict = await checkDiskSpace();
+  const disk = { level: verdict.level, message: verdict.message };
+  const result: PoolRefillResult = { prune, disk, blocked: false, plan: null, created: [], failed: [], ready: {} };
+
+  if (verdict.level === 'block') {
+    result.blocked = true;
+    result.error = `pool refill blocked by the disk guard: ${verdict.message}`;
+  } else {
+    const plan = await planPoolRefill();
+    result.plan = plan;
+    const entries = plan.steps.flatMap((s) =>
+      Array.from({ length: s.count }, () => ({ templateId: s.templateId, entryId: `wp_${uuid4().replace(/-/g, '').slice(0, 20)}` })),
+    );
+    const outcomes = await Promise.allSettled(entries.map((e) => createPoolEntry(e)));
+    outcomes.forEach((o, i) => {
+      if (o.status === 'fulfilled') result.created.push(o.value as PoolEntryResult);
+      else result.failed.push({ ...entries[i], error: failureMessage(o.reason) });
+    });
+    result.ready = { ...plan.ready };
+    for (const c of result.created) if (c.outcome === 'created') result.ready[c.templateId] = (result.ready[c.templateId] ?? 0) + 1;
+    if (result.failed.length > 0) result.error = `${result.failed.length} pool container(s) not created: ${result.failed[0].error}`;
+  }
+  await recordPoolRefill(result);
+  return result;
+}

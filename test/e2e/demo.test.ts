@@ -1,0 +1,23 @@
+/** `npm run demo` narrates a crash loop up to the open circuit, and leaves nothing behind. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { DockerClient } from '../../src/docker/client';
+
+it('narrates crashes and the open circuit, then cleans up', async () => {
+  const demo = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'demo.js')], {
+    env: { ...process.env, TEMPORAL_ADDRESS: '', KEEPER_DEMO_EXIT_AFTER: 'open' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  demo.stdout.on('data', (d) => (out += d));
+  demo.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve) => demo.on('exit', resolve));
+  expect(out, out).toMatch(/crash\(es\) counted in the window/);
+  expect(out).toMatch(/flaky: circuit OPEN \(opening #1\)/);
+  expect(out).toMatch(/a durable timer will retry at \d\d:\d\d:\d\d UTC; workflow keeper-demo-\d+-circuit-[0-9a-f]{32}/);
+  expect(out).toMatch(/npx keeper circuit reset [0-9a-f]{32} --db \S+ --host-id demo-\d+/);
+  expect(out).toMatch(/done\n$/);
+  expect(code).toBe(0);
+  expect(await new DockerClient().listContainers({ 'ah.tenant': 'demo' })).toEqual([]);
+}, 240_000);

@@ -1,0 +1,60 @@
+/**
+ * `npm start` as an operator runs it: `keeper worker` with no TEMPORAL_ADDRESS brings up the embedded dev
+ * server (persistent, with its UI), ensures this host's schedules, prints a banner, serves metrics, and
+ * on SIGTERM shuts down and stops the server it started.
+ */
+import net from 'node:net';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT } from '../../src/settings';
+import { freePort } from '../../src/temporal/dev-server';
+import { startKeeper } from '../helpers/cli';
+import { tempDir, uniqueId, waitFor } from '../helpers/fixtures';
+
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
+    s.on('error', () => resolve(false));
+  });
+
+async function countSchedules(hostId: string): Promise<number> {
+  const connection = await Connection.connect({ address: `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}` });
+  try {
+    let n = 0;
+    for await (const s of new Client({ connection }).schedule.list()) if (s.scheduleId.startsWith(`keeper-${hostId}-`)) n++;
+    return n;
+  } finally {
+    await connection.close();
+  }
+}
+
+describe('keeper worker (npm start)', () => {
+  it('runs on an embedded Temporal with its UI, and stops it again on SIGTERM; a restart does not duplicate schedules', async () => {
+    expect(await portOpen(EMBEDDED_TEMPORAL_PORT)).toBe(false);
+    const dir = tempDir();
+    const hostId = uniqueId('w-');
+    const metricsPort = await freePort();
+    const args = ['worker', '--db', path.join(dir, 'state.db'), '--host-id', hostId, '--metrics-port', String(metricsPort), '--log-format', 'pretty'];
+
+    for (const round of [1, 2]) {
+      const keeper = startKeeper(args);
+      try {
+        await keeper.waitForOutput(/keeper is running[\s\S]*pool\s+next run/, 90_000);
+        expect(keeper.output).toContain(`host        ${hostId} (task queue keeper-${hostId})`);
+        expect(keeper.output).toContain(`UI          http://127.0.0.1:${EMBEDDED_UI_PORT}/namespaces/default/workflows?query=`);
+        const ui = await waitFor('the UI', async () => (await fetch(`http://127.0.0.1:${EMBEDDED_UI_PORT}/`)).ok, 30_000);
+        expect(ui).toBe(true);
+        const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        expect(metrics).toMatch(/temporal_/);
+        await waitFor('three schedules', async () => (await countSchedules(hostId)) === 3, 20_000);
+        expect(await countSchedules(hostId)).toBe(3);
+      } finally {
+        keeper.child.kill('SIGTERM');
+      }
+      expect(await keeper.exited).toBe(0);
+      expect(keeper.output).toMatch(/shutting down/);
+      expect(await portOpen(EMBEDDED_TEMPORAL_PORT), `round ${round}: the dev server is stopped`).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * `keeper gc` as an operator runs it: the command starts gcSweep on the dev server, where this host's worker
+ * (real engine, real SQLite file) sweeps. The dry run's list must be exactly what the real run then removes.
+ */
+import fs from 'node:fs';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { inject } from 'vitest';
+import { main } from '../../src/cli';
+import { openStateDb } from '../../src/db/open';
+import { DockerClient } from '../../src/docker/client';
+import type { GcSweepResult } from '../../src/workflows/gcSweep';
+import { EngineFixture, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
+import { devServerEnv, keeperWorker } from '../helpers/temporal';
+
+let env: TestWorkflowEnvironment;
+const fx = new EngineFixture();
+beforeAll(async () => {
+  env = await devServerEnv();
+});
+afterAll(async () => {
+  await fx.cleanup();
+  await env?.teardown();
+});
+
+/** Runs `keeper <args>` in process; returns its exit code, stdout and stderr. */
+async function keeper(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((out += String(s)), true));
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
+  try {
+    const code = await main(['node', 'keeper', ...args]);
+    return { code, out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+describe('keeper gc', () => {
+  it('--dry-run lists exactly what --once then removes, per class, as JSON and as a table', async () => {
+    const dir = tempDir();
+    const dbFile = `${dir}/state.db`;
+    const u = uniqueId('');
+    const flags = ['--db', dbFile, '--gc-min-age', '0s', '--build-dir', `${dir}/builds`, '--temporal-address', inject('devServerAddress')];
+    const settings = testSettings({ db: dbFile, gcMinAge: '0s', buildDir: `${dir}/builds` });
+    flags.push('--host-id', settings.hostId);
+    const db = openStateDb(dbFile);
+    await fx.volume(`ah-kanban-${u}`);
+    await fx.run({ name: `ah-kanban-${u}`, labels: { 'ah.type': 'kanban' }, network: 'none' }, false);
+    fs.mkdirSync(`${dir}/builds/old-${u}`, { recursive: true });
+    const past = new Date(Date.now() - 2 * 3_600_000);
+    fs.utimesSync(`${dir}/builds/old-${u}`, past, past);
+
+    const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
+    await worker.runUntil(async () => {
+      const dry = await keeper(['gc', '--once', '--dry-run', '--json', ...flags]);
+      expect(dry.code, dry.err).toBe(0);
+      const plan = JSON.parse(dry.out) as GcSweepResult;
+      expect(plan.dryRun).toBe(true);
+      const planned = plan.classes.flatMap((c) => c.planned.map((i) => `${c.class}:${i.name}`)).sort();
+      expect(planned).toEqual(expect.arrayContaining([`containers:ah-kanban-${u}`, `volumes:ah-kanban-${u}`, `buildDirs:old-${u}`]));
+      expect(fs.existsSync(`${dir}/builds/old-${u}`)).toBe(true);
+
+      const human = await keeper(['gc', '--once', '--dry-run', ...flags]);
+      expect(human.out).toMatch(/^gc dry run: \d+ to remove, nothing removed/);
+      expect(human.out).toMatch(new RegExp(`volumes +remove +ah-kanban-${u} +\\S+ +orphan volume`));
+
+      const real = await keeper(['gc', '--once', '--json', ...flags]);
+      expect(real.code, real.err).toBe(0);
+      const done = JSON.parse(real.out) as GcSweepResult;
+      expect(done.classes.flatMap((c) => c.removed.map((i) => `${c.class}:${i.name}`)).sort()).toEqual(planned);
+      expect(fs.existsSync(`${dir}/builds/old-${u}`)).toBe(false);
+    });
+    db.close();
+  });
+
+  it('needs --once or --dry-run, and stops on a bad setting with one line that names it (exit 2)', async () => {
+    const none = await keeper(['gc']);
+    expect(none.code).toBe(2);
+    expect(none.err).toMatch(/^keeper: gc needs --once/);
+    const bad = await keeper(['gc', '--once', '--gc-min-age', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim().split('\n')).toEqual(['keeper: invalid --gc-min-age: "soon" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)']);
+    const age = await keeper(['gc', '--once', '--snapshot-max-age', '0s']);
+    expect(age.code).toBe(2);
+    expect(age.err).toMatch(/invalid --snapshot-max-age/);
+  });
+});

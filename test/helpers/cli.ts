@@ -1,0 +1,61 @@
+/** Runs the built `keeper` bin as an operator would, capturing its output and exit code. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+export const KEEPER_BIN = path.join(__dirname, '..', '..', 'bin', 'keeper.js');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function keeper(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [KEEPER_BIN, ...args], {
+      env: { ...process.env, TEMPORAL_ADDRESS: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`keeper ${args.join(' ')} did not finish within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `keeper <args>` in the background; `waitForOutput` waits (bounded) for a line on stdout or stderr. */
+export function startKeeper(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [KEEPER_BIN, ...args], {
+    env: { ...process.env, TEMPORAL_ADDRESS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    get output() {
+      return output;
+    },
+    async waitForOutput(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const m = output.match(pattern);
+        if (m) return m;
+        if (child.exitCode !== null) throw new Error(`keeper exited (${child.exitCode}) before printing ${pattern}: ${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`keeper did not print ${pattern} within ${timeoutMs} ms: ${output}`);
+    },
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * Claims against the real engine and a real SQLite file: warm moves, cold fallbacks that leak nothing, real
+ * multi-process concurrency on one ready row, a claim during a refill, and the refill a claim triggers.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { ScheduleNotFoundError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { claimEnvironment, createPoolActivities, environmentContainerName, type ClaimResult } from '../../src/activities/pool';
+import { triggerPoolRefillAt } from '../../src/cli/pool';
+import { getEnvironment } from '../../src/db/environments';
+import type { StateDb } from '../../src/db/open';
+import { DockerClient, type ContainerSpec } from '../../src/docker/client';
+import { isNotFound } from '../../src/docker/errors';
+import type { RawSettings, Settings } from '../../src/settings';
+import { ids, taskQueueFor } from '../../src/shared';
+import { ensureSchedules } from '../../src/temporal/schedules';
+import { poolRefill } from '../../src/workflows';
+import { DockerProxy } from '../helpers/docker-proxy';
+import { testSettings, uniqueId, waitFor } from '../helpers/fixtures';
+import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { cleanupPoolDb, poolDb, readyByTemplate } from './helpers';
+
+let env: TestWorkflowEnvironment;
+let db: StateDb;
+const docker = new DockerClient();
+
+beforeAll(async () => {
+  env = await devServerEnv();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+afterEach(async () => {
+  if (db?.open) await cleanupPoolDb(db);
+});
+
+function settingsFor(file: string, extra: RawSettings = {}): Settings {
+  return testSettings({ db: file, diskWarn: '99', diskBlock: '100', pooledTemplates: 'default', poolSize: '1', ...extra });
+}
+
+/** Fills the pool through the activities (the workflow is covered in refill.test.ts). */
+async function fill(settings: Settings, templateId = 'tmpl_default', n = 1): Promise<string[]> {
+  const acts = createPoolActivities({ db, docker, settings });
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await acts.createPoolEntry({ entryId: uniqueId('wp_'), templateId });
+    out.push(r.containerId!);
+  }
+  return out;
+}
+
+describe('claimEnvironment', () => {
+  it('warm: takes the ready container, moves it to the tenant network, renames it, keeps the pool volume', async () => {
+    const t = poolDb();
+    db = t.db;
+    const [cid] = await fill(settingsFor(t.file));
+    const poolRow = db.prepare('SELECT id, volume_name FROM warm_pool').get() as { id: string; volume_name: string };
+
+    const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'dev1' });
+    expect(r).toMatchObject({ mode: 'warm', containerId: cid, volume: poolRow.volume_name, poolEntry: poolRow.id, templateId: 'tmpl_default' });
+    expect(r.containerName).toBe(environmentContainerName(t.tenant, r.envId));
+
+    const c = await docker.inspectContainer(cid);
+    expect(c.name).toBe(r.containerName);
+    expect(c.networks).toEqual([`ah-tenant-${t.tenant}`]);
+    expect(c.status).toBe('running');
+    expect(c.labels['ah.type']).toBe('warm-pool');
+
+    const row = getEnvironment(db, r.envId)!;
+    expect(row).toMatchObject({ status: 'running', container_id: cid, volume_name: poolRow.volume_name, template_id: 'default', lease_duration_seconds: 3600 });
+    expect(row.lease_expires_at).toBe(r.leaseExpiresAt);
+    expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
+  });
+
+  it('cold when the template has no ready container: ah-env-<id> volume, container on the tenant network', async () => {
+    const t = poolDb();
+    db = t.db;
+    await fill(settingsFor(t.file)); // a default entry, which a go claim must not take
+    const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'gocold', template: 'go' });
+    expect(r).toMatchObject({ mode: 'cold', volume: `ah-env-${r.envId}`, templateId: 'tmpl_go' });
+    const c = await docker.inspectContainer(r.containerId);
+    expect(c.name).toBe(environmentContainerName(t.tenant, r.envId));
+    expect(c.networks).toEqual([`ah-tenant-${t.tenant}`]);
+    expect(c.labels).toMatchObject({ 'ah.type': 'environment', 'ah.tenant': t.tenant, 'ah.environment': r.envId });
+    expect(c.mounts).toEqual([expect.objectContaining({ name: `ah-env-${r.envId}`, destination: '/workspace' })]);
+    expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', container_id: r.containerId, volume_name: `ah-env-${r.envId}` });
+    expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
+  });
+
+  it('a failed move removes the claimed container and volume, releases the row, and falls back to cold', async () => {
+    const t = poolDb();
+    db = t.db;
+    const [cid] = await fill(settingsFor(t.file));
+    const poolVolume = db.prepare('SELECT volume_name FROM warm_pool').pluck().get() as string;
+    const proxy = await DockerProxy.start();
+    try {
+      proxy.fail({ method: 'POST', path: /^\/networks\/[^/]+\/connect$/, status: 500, times: 1 });
+      const r = await claimEnvironment({ db, docker: new DockerClient(proxy.dockerHost) }, { tenant: t.tenant, name: 'moved' });
+      expect(r.mode).toBe('cold');
+      expect(r.fallbackReason).toMatch(/could not be moved: .*HTTP 500/);
+      expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', container_id: r.containerId, volume_name: `ah-env-${r.envId}` });
+    } finally {
+      await proxy.close();
+    }
+    await expect(docker.inspectContainer(cid)).rejects.toSatisfy(isNotFound);
+    await expect(docker.inspectVolume(poolVolume)).rejects.toSatisfy(isNotFound);
+    expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
+  });
+
+  it('a cold create that fails leaves no container, no volume, and a failed row that references nothing', async () => {
+    const t = poolDb();
+    db = t.db;
+    db.prepare(`UPDATE environment_templates SET base_image = 'keeper-test/missing:latest' WHERE id = 'tmpl_go'`).run();
+    await expect(claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'broken', template: 'go' })).rejects.toThrow(/HTTP 404/);
+    const row = db.prepare(`SELECT id, status, container_id, volume_name FROM environments WHERE name = 'broken'`).get() as {
+      id: string; status: string; container_id: string; volume_name: string;
+    };
+    expect(row).toMatchObject({ status: 'failed', container_id: '', volume_name: '' });
+    await expect(docker.inspectVolume(`ah-env-${row.id}`)).rejects.toSatisfy(isNotFound);
+    expect(await docker.listContainers({ 'ah.environment': row.id })).toEqual([]);
+  });
+
+  it('refuses bad requests before taking anything: unknown tenant or template, bad name, duplicate name', async () => {
+    const t = poolDb();
+    db = t.db;
+    await fill(settingsFor(t.file));
+    await expect(claimEnvironment({ db, docker }, { tenant: 'nobody', name: 'x' })).rejects.toThrow('tenant "nobody" not found');
+    await expect(claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'x', template: 'cobol' })).rejects.toThrow('template "cobol" not found');
+    await expect(claimEnvironment({ db, docker }, { tenant: t.tenant, name: '9lives' })).rejects.toThrow(/invalid environment name/);
+    expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
+    await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'twice', template: 'go' });
+    await expect(claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'twice' })).rejects.toThrow(/already exists/);
+    expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
+  });
+
+  it('10 concurrent claims from 10 processes on one ready row: exactly one warm, nine cold, nothing shared', async () => {
+    const t = poolDb();
+    db = t.db;
+    const [cid] = await fill(settingsFor(t.file));
+    const tsx = path.resolve(__dirname, '../../node_modules/.bin/tsx');
+    const children = Array.from({ length: 10 }, (_, i) =>
+      spawn(tsx, [path.join(__dirname, 'claim-child.ts'), t.file, t.tenant, `c${i}`, 'default'], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    );
+    const lines = children.map((c) => {
+      let buf = '';
+      c.stdout!.on('data', (d: Buffer) => (buf += d.toString()));
+      return () => buf.split('\n').filter(Boolean);
+    });
+    await waitFor('all claimants ready', () => lines.every((l) => l()[0] === 'ready'), 60_000);
+    for (const c of children) c.stdin!.write('go\n');
+    await waitFor('all claimants done', () => lines.every((l) => l().length >= 2), 60_000);
+    const results = lines.map((l) => JSON.parse(l()[1]) as { ok: boolean; result: ClaimResult; error?: string });
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    const warm = results.filter((r) => r.result.mode === 'warm');
+    expect(warm).toHaveLength(1);
+    expect(warm[0].result.containerId).toBe(cid);
+    expect(results.filter((r) => r.result.mode === 'cold')).toHaveLength(9);
+    expect(new Set(results.map((r) => r.result.containerId)).size).toBe(10);
+    expect(new Set(results.map((r) => r.result.volume)).size).toBe(10);
+    expect(db.prepare(`SELECT COUNT(*) FROM environments WHERE status = 'running'`).pluck().get()).toBe(10);
+    expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
+    const nets = (await docker.listNetworks(`ah-tenant-${t.tenant}`)).filter((n) => n.name === `ah-tenant-${t.tenant}`);
+    expect(nets).toHaveLength(1);
+  });
+});
+
+describe('claims and refills', () => {
+  it('a refill in progress does not delay a claim', async () => {
+    const t = poolDb();
+    db = t.db;
+    const settings = settingsFor(t.file, { poolSize: '2' });
+    const [cid] = await fill(settings);
+
+    // The refill's container create waits on a gate the test holds (the engine call itself is real).
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = false;
+    class GatedDocker extends DockerClient {
+      override async createContainer(spec: ContainerSpec): Promise<string> {
+        held = true;
+        await gate;
+        return super.createContainer(spec);
+      }
+    }
+    const worker = await keeperWorker(env, { db, docker: new GatedDocker(), settings });
+    await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('pool-refill-') });
+      await waitFor('the refill to be creating a container', () => held, 30_000);
+      const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'during' });
+      expect(r).toMatchObject({ mode: 'warm', containerId: cid });
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      release();
+      const result = await handle.result();
+      expect(result.created.map((c) => c.outcome)).toEqual(['created']);
+    });
+    expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
+  });
+
+  it("after a claim, the host's pool schedule is triggered and refills the pool", async () => {
+    const t = poolDb();
+    db = t.db;
+    const settings = settingsFor(t.file, { poolInterval: '1h', poolSize: '1', temporalAddress: inject('devServerAddress') });
+    await ensureSchedules(env.client, settings, ['pool']);
+    const worker = await keeperWorker(env, { db, docker, settings });
+    try {
+      await worker.runUntil(async () => {
+        const [cid] = await fill(settings);
+        const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'trig' });
+        expect(r).toMatchObject({ mode: 'warm', containerId: cid });
+        expect(readyByTemplate(db)).toEqual({});
+        expect(await triggerPoolRefillAt(settings)).toBe('triggered');
+        await waitFor('the triggered refill to refill the pool', () => readyByTemplate(db).tmpl_default === 1, 30_000);
+      });
+    } finally {
+      await env.client.schedule.getHandle(ids.schedule(settings.hostId, 'pool')).delete().catch((e) => {
+        if (!(e instanceof ScheduleNotFoundError)) throw e;
+      });
+    }
+    const fresh = db.prepare('SELECT container_id FROM warm_pool').pluck().get() as string;
+    expect((await docker.inspectContainer(fresh)).labels['ah.type']).toBe('warm-pool');
+  });
+});
+
