@@ -1,12 +1,12 @@
 /**
  * The reconcile tick's observation: three label-filtered container lists, SQLite, and an inspect only for the
- * containers that may have changed since keeper's last look. It writes nothing; it returns what changed,
- * which the apply step acts on with compare-and-set writes.
+ * containers that may have changed since keeper's last look. It changes no state (it only moves the time of
+ * looks it confirmed); it returns what changed, which the apply step acts on with compare-and-set writes.
  */
 import type { ContainerDetails, ContainerSummary, DockerClient } from '../docker/client';
 import { DockerError } from '../docker/client';
 import { readDatabases, readEnvironments, type HostedRow } from '../db/hosted';
-import { readLooks, type StoredLook } from '../db/looks';
+import { readLooks, touchLooks, type StoredLook } from '../db/looks';
 import type { StateDb } from '../db/open';
 import { readServices, type CrashRecord, type ServiceRow } from '../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../policy/container-status';
@@ -32,7 +32,7 @@ export interface TickObservation {
   transientSamples: string[]; // the first few, for the log
   crashes: (CrashRecord & { restart: boolean })[];
   looks: { serviceId: string; expected: ContainerLook | null; next: ContainerLook }[];
-  unchanged: string[]; // service ids whose looks are confirmed as of now
+  unchanged: number; // containers confirmed unchanged since keeper's last look
   backUp: { serviceId: string; containerId: string }[];
   gone: { serviceId: string; containerId: string }[];
   databases: { id: string; from: string; to: string }[];
@@ -50,7 +50,7 @@ const short = (id: string | null | undefined) => (id ?? '').slice(0, 12);
 
 export async function observeHost(db: StateDb, docker: DockerClient, policy: CrashPolicy, now: number): Promise<TickObservation> {
   const obs: TickObservation = {
-    now, checked: 0, inspected: 0, transientErrors: 0, transientSamples: [], crashes: [], looks: [], unchanged: [], backUp: [], gone: [],
+    now, checked: 0, inspected: 0, transientErrors: 0, transientSamples: [], crashes: [], looks: [], unchanged: 0, backUp: [], gone: [],
     databases: [], environmentsDown: [], environmentStops: [], splitBrain: [], problems: [],
   };
   const services = readServices(db);
@@ -70,7 +70,11 @@ export async function observeHost(db: StateDb, docker: DockerClient, policy: Cra
   const [serviceList, databaseList, environmentList] = lists.map(indexById);
   const inspector = new Inspector(docker, obs);
   const looks = readLooks(db);
-  await forEachLimited(watched, (s) => observeService(s, serviceList, looks.get(s.id), inspector, policy, obs));
+  const unchanged: string[] = [];
+  await forEachLimited(watched, (s) => observeService(s, serviceList, looks.get(s.id), inspector, policy, obs, unchanged));
+  // Bookkeeping of the look itself, not an action: the looks' state is unchanged, only confirmed as of now.
+  touchLooks(db, unchanged, now);
+  obs.unchanged = unchanged.length;
   findSplitBrain(services, serviceList, obs);
   await forEachLimited(readDatabases(db), (d) => observeDatabase(d, databaseList, inspector, obs));
   await forEachLimited(readEnvironments(db), (e) => observeEnvironment(e, environmentList, inspector, obs));
@@ -99,13 +103,14 @@ async function observeService(
   inspector: Inspector,
   policy: CrashPolicy,
   obs: TickObservation,
+  unchanged: string[],
 ): Promise<void> {
   obs.checked++;
   const cid = s.containerId as string;
   const summary = listed.find(cid);
   const prev = stored && stored.containerId === cid ? stored : null;
   if (summary && prev && unchangedSince(summary, prev, obs.now)) {
-    obs.unchanged.push(s.id);
+    unchanged.push(s.id);
     const up = statusAgeLowerBound(summary.status);
     if (s.status === 'crashed' && summary.state === 'running' && up !== null && up >= BACK_UP_AFTER_SEC) {
       obs.backUp.push({ serviceId: s.id, containerId: cid });
@@ -133,7 +138,7 @@ async function observeService(
     return;
   }
   if (!stored || !sameLook(stored, next)) obs.looks.push({ serviceId: s.id, expected: stored ?? null, next });
-  else obs.unchanged.push(s.id);
+  else unchanged.push(s.id);
   if (s.status === 'crashed' && next.state === 'running' && upFor >= BACK_UP_AFTER_SEC) {
     obs.backUp.push({ serviceId: s.id, containerId: cid });
   }

@@ -5,7 +5,7 @@
  */
 import { DockerError } from '../docker/client';
 import { expireLeases, failStaleEnvironmentCreates, reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../db/hosted';
-import { pruneLooks, swapLook, touchLooks } from '../db/looks';
+import { pruneLooks, swapLook } from '../db/looks';
 import { recordLoopResult } from '../db/loop-results';
 import {
   decayEscalations, expiredCircuits, failStaleDeploys, markServiceRunning, markServiceStopped, readCircuit, recordCrash,
@@ -135,7 +135,6 @@ async function applyObservation(obs: TickObservation, { db, docker, log, policy,
     }
   }
   for (const l of obs.looks) swapLook(db, l.serviceId, l.expected, l.next, now);
-  touchLooks(db, obs.unchanged, obs.now);
   for (const b of obs.backUp) if (markServiceRunning(db, b.serviceId, b.containerId, now)) r.recovered++;
   for (const g of obs.gone) if (markServiceStopped(db, g.serviceId, g.containerId, now, 'container not found by reconciler')) r.missing++;
   for (const d of obs.databases) {
