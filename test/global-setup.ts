@@ -6,6 +6,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { freePort, startDevServer, type DevServer } from '../src/temporal/dev-server';
@@ -39,12 +41,30 @@ export async function setup(project: TestProject): Promise<void> {
   const port = await freePort();
   testServer = spawn(TEST_SERVER_WRAPPER, [String(port)], { stdio: 'ignore' });
   await waitForPort(port, 60_000);
+  await registerSearchAttributes(`127.0.0.1:${port}`);
   project.provide('timeSkippingAddress', `127.0.0.1:${port}`);
 }
 
 export async function teardown(): Promise<void> {
   testServer?.kill('SIGKILL');
   await devServer?.stop();
+}
+
+/**
+ * The Java test server knows only its own Custom* attributes; a child workflow started with KeeperHost or
+ * ServiceId would wait for ever for its start to be acknowledged. Register keeper's as the dev server does.
+ */
+async function registerSearchAttributes(address: string): Promise<void> {
+  const connection = await Connection.connect({ address });
+  try {
+    const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    await connection.operatorService.addSearchAttributes({
+      namespace: 'default',
+      searchAttributes: { KeeperHost: keyword, ServiceId: keyword },
+    });
+  } finally {
+    await connection.close();
+  }
 }
 
 async function waitForPort(port: number, timeoutMs: number): Promise<void> {
