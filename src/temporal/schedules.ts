@@ -58,3 +58,12 @@ export async function ensureSchedules(client: Client, settings: Settings, loops:
     }
   }
 }
+
+/**
+ * Asks for one reconcile tick now, through the host's schedule so it stays the one thing that starts ticks
+ * (same workflow id prefix, search attributes and timeout). BUFFER_ONE: a request during a running tick
+ * yields exactly one follow-up tick, which sees whatever happened during the first.
+ */
+export async function triggerReconcile(client: Client, hostId: string): Promise<void> {
+  await client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+}
