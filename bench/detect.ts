@@ -5,8 +5,8 @@
  * Each kill crashes a different service's container (SIGKILL of its main process from the host, as the
  * kernel would; Docker's unless-stopped policy brings it back), so that no service reaches the circuit
  * threshold and Docker's restart backoff never grows. The clock runs from the kill until the service row
- * shows the crash. Tick-only mode uses the default 30 s interval and fewer kills (its latency is the wait
- * for the next tick, uniform over the interval); the table says how many.
+ * shows the crash. Tick-only mode uses the default 30 s interval and fewer kills, each at a random phase of
+ * the interval (its latency is the wait for the next tick); the table says how many.
  *
  *   usage: DOCKER_HOST=unix:///run/keeper-dockerd-bench/docker.sock npm run bench:detect [-- --kills 20 --tick-kills 6]
  */
@@ -54,9 +54,11 @@ function crashCount(host: BenchHost, sid: string): number {
   return (host.db.prepare('SELECT crash_count FROM services WHERE id = ?').get(sid) as { crash_count: number }).crash_count;
 }
 
-async function measure(host: BenchHost, engine: EngineFixture, mode: Mode, timeoutMs: number): Promise<void> {
+async function measure(host: BenchHost, engine: EngineFixture, mode: Mode, timeoutMs: number, randomPhaseMs = 0): Promise<void> {
   const services = await prepareServices(host, engine, mode.kills);
   for (const [i, s] of services.entries()) {
+    // Tick-only: a crash just after a tick would always wait a whole interval; a random phase makes it fair.
+    if (randomPhaseMs) await new Promise((r) => setTimeout(r, Math.random() * randomPhaseMs));
     const t0 = performance.now();
     await crashContainer(engine.docker, s.cid);
     await waitUntil(() => crashCount(host, s.sid) >= 1, timeoutMs, `the crash of ${s.sid}`);
@@ -84,7 +86,7 @@ async function main(): Promise<void> {
     await waitUntil(() => watcher.stats.connects > 0, 10_000, 'the watcher to follow');
     await measure(host, engine, events, 10_000);
     await host.stopWatcher();
-    await measure(host, engine, tickOnly, 3 * host.settings.reconcileInterval);
+    await measure(host, engine, tickOnly, 3 * host.settings.reconcileInterval, host.settings.reconcileInterval);
   } finally {
     await engine.cleanup();
     await host.stop();
