@@ -10,6 +10,7 @@
  *
  *   usage: DOCKER_HOST=unix:///run/keeper-dockerd-bench/docker.sock npm run bench:detect [-- --kills 20 --tick-kills 6]
  */
+import os from 'node:os';
 import { readLooks } from '../src/db/looks';
 import { crashContainer } from '../test/helpers/crash';
 import { EngineFixture, uniqueId } from '../test/helpers/fixtures';
@@ -99,7 +100,8 @@ async function main(): Promise<void> {
   const t = stats(tickOnly);
   const ms = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
   const lines = [
-    `crash → committed in SQLite (kill of a service container's main process; debounce ${host.settings.eventDebounce} ms)`,
+    `crash → committed in SQLite (kill of a service container's main process; debounce ${host.settings.eventDebounce} ms; `
+      + `load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`,
     '',
     row(['mode', 'kills', 'median', 'p95', 'max']),
     row(['---', '---:', '---:', '---:', '---:']),

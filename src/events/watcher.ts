@@ -26,8 +26,8 @@ export interface EventWatcherOptions {
   docker: DockerClient;
   hostId: string;
   log: Logger;
-  /** Asks for one reconcile tick now (the worker triggers the host's schedule). */
-  requestTick: () => Promise<void>;
+  /** Asks for one reconcile tick now (the worker triggers the host's schedule); false: declined (paused). */
+  requestTick: () => Promise<boolean | void>;
   debounceMs: number;
   reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
 }
@@ -37,6 +37,7 @@ export interface WatcherStats {
   relevant: number; // of ah containers the tick reconciles
   replayed: number; // relevant events from before the stream (re)opened: the gap, resumed with `since`
   ticksRequested: number; // accepted requests
+  declined: number; // requests the schedule's owner declined (an operator paused it)
   connects: number;
 }
 
@@ -62,7 +63,7 @@ export function reconnectDelay(failures: number, minMs: number, maxMs: number): 
 const nowSec = () => Math.floor(Date.now() / 1000);
 
 export class EventWatcher {
-  readonly stats: WatcherStats = { events: 0, relevant: 0, replayed: 0, ticksRequested: 0, connects: 0 };
+  readonly stats: WatcherStats = { events: 0, relevant: 0, replayed: 0, ticksRequested: 0, declined: 0, connects: 0 };
   private stopped = false;
   private loop: Promise<void> | undefined;
   private closeStream: (() => void) | undefined;
@@ -191,7 +192,11 @@ export class EventWatcher {
   private async request(): Promise<void> {
     const upTo = this.seenNs;
     try {
-      await this.o.requestTick();
+      if ((await this.o.requestTick()) === false) {
+        // Paused: the cursor stays, so a restart after the pause replays these events.
+        this.stats.declined++;
+        return;
+      }
       this.stats.ticksRequested++;
       if (upTo !== null) advanceEventCursor(this.o.db, this.o.hostId, upTo, nowSec());
     } catch (err) {

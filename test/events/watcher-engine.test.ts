@@ -187,6 +187,28 @@ describe('event watcher on the real engine', () => {
     expect(service(db, sid).crash_count).toBe(2);
   });
 
+  it("leaves an operator's pause alone: events ask for no tick while the schedule is paused", async () => {
+    await setup();
+    const { sid, cid } = await runningService();
+    const w = watch();
+    await following();
+    await waitFor('no tick request pending', () => w.idle);
+    const schedule = env.client.schedule.getHandle(ids.schedule(settings.hostId, 'reconcile'));
+    await schedule.pause('operator');
+    const before = await ticks();
+
+    await crashContainer(docker, cid);
+    await waitFor('the request declined', () => w.stats.declined >= 1, 10_000, 20);
+    await waitFor('no tick request pending', () => w.idle);
+    expect(await ticks()).toBe(before);
+    expect(service(db, sid).crash_count).toBe(0);
+
+    // Unpaused, the next event is counted again (the periodic tick would count it too).
+    await schedule.unpause('operator');
+    await killAndWaitRestart(cid);
+    await waitFor('both deaths counted', () => service(db, sid).crash_count === 2, 10_000, 20);
+  });
+
   it('reports an unavailable stream, and the periodic tick still counts the crash', async () => {
     await setup(true, { reconcileInterval: '2s' });
     const { sid, cid } = await runningService();
