@@ -20,6 +20,7 @@ export interface Settings {
   temporalAddress: string | undefined;
   namespace: string;
   reconcileInterval: number; // all durations are milliseconds
+  eventDebounce: number;
   crashWindow: number;
   crashThreshold: number;
   circuitBackoff: number[];
@@ -157,6 +158,8 @@ export const SETTINGS: SettingSpec[] = [
     'Temporal frontend host:port; unset runs an embedded dev server', 'TEMPORAL_ADDRESS'),
   spec('namespace', 'namespace', 'default', nonEmpty, 'Temporal namespace'),
   spec('reconcileInterval', 'reconcile-interval', '30s', positiveDuration, 'how often the reconcile schedule ticks'),
+  spec('eventDebounce', 'event-debounce', '250ms', positiveDuration,
+    'Docker events within this long of a requested tick make one more tick, not one each'),
   spec('crashWindow', 'crash-window', '600s', positiveDuration, 'crashes are counted inside this window'),
   spec('crashThreshold', 'crash-threshold', '5', integer(1, 1000), 'crashes in the window that open the circuit'),
   spec('circuitBackoff', 'circuit-backoff', '30m,1h,4h', backoffList,
@@ -224,3 +227,13 @@ export function loadSettings(explicit: RawSettings = {}, env: NodeJS.ProcessEnv 
 /** Where `npm start` serves its embedded Temporal dev server and UI; operator commands look for it there. */
 export const EMBEDDED_TEMPORAL_PORT = 7233;
 export const EMBEDDED_UI_PORT = 8233;
+
+/**
+ * Reconnect backoff of the Docker event watcher: the first retry, doubled per failure up to the ceiling.
+ * After this many failures in a row the stream counts as unavailable (the periodic tick carries on alone).
+ */
+export const EVENT_RECONNECT_MIN_MS = 250;
+export const EVENT_RECONNECT_MAX_MS = 15_000;
+export const EVENT_UNAVAILABLE_AFTER_FAILURES = 3;
+/** How long the engine may take to open the event stream before the attempt counts as failed. */
+export const EVENT_CONNECT_TIMEOUT_MS = 10_000;

@@ -8,6 +8,7 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import { createActivities, type ActivityDeps } from './activities';
 import { openStateDb } from './db/open';
 import { DockerClient } from './docker/client';
+import { EventWatcher } from './events/watcher';
 import { createLogger } from './log';
 import { createKeeperMetrics, loopMetricsInterceptor } from './metrics';
 import { ids, LOOPS, taskQueueFor } from './shared';
@@ -15,7 +16,7 @@ import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './setti
 import { prebuiltBundle, WORKFLOWS_PATH } from './temporal/bundle';
 import { startDevServer, type DevServer } from './temporal/dev-server';
 import { installRuntime } from './temporal/runtime';
-import { ensureSchedules } from './temporal/schedules';
+import { ensureSchedules, triggerReconcile } from './temporal/schedules';
 
 export const SHUTDOWN_GRACE = '30s';
 
@@ -70,12 +71,18 @@ export async function runWorker(settings: Settings): Promise<void> {
   });
   const connection = await NativeConnection.connect({ address: temporal.address });
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: settings.namespace });
+  let watcher: EventWatcher | undefined;
   try {
     const metrics = createKeeperMetrics(Runtime.instance().metricMeter.withTags({ keeper_host: settings.hostId }));
     const docker = new DockerClient();
     docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
     const worker = await createKeeperWorker({ connection, namespace: settings.namespace, deps: { db, docker, settings, metrics } });
     await ensureSchedules(client, settings);
+    watcher = new EventWatcher({
+      db, docker, hostId: settings.hostId, log: log.child({ loop: 'events' }), debounceMs: settings.eventDebounce,
+      requestTick: () => triggerReconcile(client, settings.hostId),
+    });
+    watcher.start();
     const stop = (signal: string) => {
       log.info('shutting down: running activities get a grace time', { signal, grace: SHUTDOWN_GRACE });
       worker.shutdown();
@@ -86,6 +93,7 @@ export async function runWorker(settings: Settings): Promise<void> {
     log.info('keeper worker started', { taskQueue: taskQueueFor(settings.hostId), temporal: temporal.address, ui: temporal.uiUrl });
     await worker.run();
   } finally {
+    await watcher?.stop();
     await client.connection.close();
     await connection.close();
     await temporal.embedded?.stop();

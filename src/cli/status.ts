@@ -17,10 +17,10 @@ function when(unixSeconds: number | null, now: number): string {
 
 export async function readStatus(cmd: Command) {
   const settings = settingsFrom(cmd);
-  const [{ openStateDb }, { serviceStatuses, countsByStatus }, { lastLoopResults }, { poolStats }, { readDiskGuard }, { DockerClient }] =
+  const [{ openStateDb }, { serviceStatuses, countsByStatus }, { lastLoopResults }, { poolStats }, { readDiskGuard }, { DockerClient }, { readEventWatcherState }] =
     await Promise.all([
       import('../db/open'), import('../db/status'), import('../db/loop-results'), import('../activities/pool'),
-      import('../activities/disk'), import('../docker/client'),
+      import('../activities/disk'), import('../docker/client'), import('../db/events'),
     ]);
   const db = openStateDb(settings.db, { create: false });
   try {
@@ -34,10 +34,21 @@ export async function readStatus(cmd: Command) {
       pool: poolStats(db, settings),
       disk: await readDiskGuard({ docker: new DockerClient(), settings }),
       loops: lastLoopResults(db),
+      events: describeWatcher(readEventWatcherState(db, settings.hostId)),
     };
   } finally {
     db.close();
   }
+}
+
+/** What the event watcher is doing, in an operator's words; the periodic tick runs whatever it says. */
+function describeWatcher(w: { state: string; lastError: string; stateSince: number } | undefined) {
+  if (!w) return { state: 'not started', detail: 'no worker has run on this host yet: crashes are seen by the periodic tick' };
+  const detail =
+    w.state === 'following' ? 'crashes are seen within about a second'
+      : w.state === 'stopped' ? 'the worker is stopped'
+        : `falling back to the periodic tick (${w.lastError || 'no error recorded'})`;
+  return { state: w.state, since: w.stateSince, detail };
 }
 
 type Status = Awaited<ReturnType<typeof readStatus>>;
@@ -58,6 +69,7 @@ function render(s: Status): string {
   out.push(`pool           ${s.pool.templates.map((t) => `${t.name} ${t.ready}`).join(', ')} (total ${s.pool.total}/${s.pool.maxTotal})`);
   out.push('', `disk (${s.disk.level}; warn ${s.disk.warnAt}%, block ${s.disk.blockAt}%)`);
   out.push(table(['path', 'role', 'used'], s.disk.paths.map((p) => [p.path, p.role, p.usedPercent === null ? p.message : `${p.usedPercent.toFixed(1)}%`])).replace(/^/gm, '  '));
+  out.push('', `events         ${s.events.state}: ${s.events.detail}`);
   out.push('', 'last runs');
   out.push(
     s.loops.length === 0

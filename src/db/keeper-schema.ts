@@ -57,3 +57,19 @@ CREATE TABLE keeper_reported_problems (
 );`,
   },
 );
+
+// ---- event-driven detection (issue 7): the 4xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_401_event_watcher',
+  sql: `
+-- The Docker event watcher of each host: whether it follows the engine's stream, and the time of the last
+-- event it handled, from which it resumes (since) after a stream drop or a worker restart.
+CREATE TABLE keeper_event_watcher (
+  host_id TEXT PRIMARY KEY,
+  state TEXT NOT NULL,              -- following | reconnecting | unavailable | stopped
+  last_error TEXT NOT NULL DEFAULT '',
+  last_event_ns TEXT,               -- engine timeNano of the last handled event, decimal (beyond 2^53)
+  state_since INTEGER NOT NULL,     -- unix seconds
+  updated_at INTEGER NOT NULL
+);`,
+});

@@ -31,6 +31,8 @@ export interface ContainerDetails {
   exitCode: number;
   health: string; // '' when the image has no HEALTHCHECK
   restartCount: number;
+  /** The main process's pid on the host, 0 when not running (benchmarks crash it the way the kernel would). */
+  pid: number;
   startedAt: number; // unix seconds, 0 when never started
   finishedAt: number;
   createdAt: number;
@@ -216,6 +218,7 @@ export class DockerClient {
       exitCode: c.State.ExitCode,
       health: (c.State as { Health?: { Status?: string } }).Health?.Status ?? '',
       restartCount: c.RestartCount ?? 0,
+      pid: c.State.Pid ?? 0,
       startedAt: toUnixSeconds(c.State.StartedAt),
       finishedAt: toUnixSeconds(c.State.FinishedAt),
       createdAt: toUnixSeconds(c.Created),
@@ -410,7 +413,11 @@ export class DockerClient {
    * since/until reads a bounded past; without it the stream follows live events until `close()`.
    */
   async streamEvents(
-    opts: { since?: number | string; until?: number | string; labels?: LabelFilter; types?: string[]; actions?: string[] },
+    opts: {
+      since?: number | string; until?: number | string; labels?: LabelFilter; types?: string[]; actions?: string[];
+      /** Aborts the request: while connecting (a hung engine) or, later, the open stream. */
+      signal?: AbortSignal;
+    },
     onEvent: (e: DockerEvent) => void,
   ): Promise<{ done: Promise<void>; close: () => void }> {
     const filters: Record<string, string[]> = {};
@@ -422,6 +429,7 @@ export class DockerClient {
         since: opts.since as number | undefined,
         until: opts.until as number | undefined,
         filters: JSON.stringify(filters) as unknown as Record<string, string[]>,
+        ...(opts.signal ? { abortSignal: opts.signal } : {}),
       }),
     )) as unknown as Readable;
     let buffered = '';

@@ -58,3 +58,16 @@ export async function ensureSchedules(client: Client, settings: Settings, loops:
     }
   }
 }
+
+/**
+ * Asks for one reconcile tick now, through the host's schedule so it stays the one thing that starts ticks
+ * (same workflow id prefix, search attributes and timeout). BUFFER_ONE: a request during a running tick
+ * yields exactly one follow-up tick, which sees whatever happened during the first.
+ */
+export async function triggerReconcile(client: Client, hostId: string): Promise<boolean> {
+  const handle = client.schedule.getHandle(ids.schedule(hostId, 'reconcile'));
+  // A trigger runs even on a paused schedule; an operator's pause must hold against events too.
+  if ((await handle.describe()).state.paused) return false;
+  await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+  return true;
+}

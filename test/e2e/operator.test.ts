@@ -55,6 +55,7 @@ describe('keeper service and keeper status', () => {
     expect(s.services).toEqual([expect.objectContaining({ id, status: 'running', crashesInWindow: 0, circuitOpen: false })]);
     expect(s.pool.templates.map((t: { name: string }) => t.name)).toEqual(['default', 'node', 'python', 'go']);
     expect(s.disk.paths.map((p: { role: string }) => p.role)).toEqual(expect.arrayContaining(['state DB directory']));
+    expect(s.events).toMatchObject({ state: 'not started' });
     const text = await keeper(['status', '--db', db]);
     expect(text.stdout).toMatch(new RegExp(`${id}\\s+${tenant}\\s+web\\s+running\\s+0\\s+closed`));
   });

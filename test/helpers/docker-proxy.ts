@@ -25,6 +25,8 @@ export function engineSocket(dockerHost = process.env.DOCKER_HOST): string {
 export class DockerProxy {
   readonly requests: { method: string; path: string; injected: boolean }[] = [];
   private rules: FaultRule[] = [];
+  private readonly eventStreams = new Set<http.ServerResponse>();
+  private streamsCut = false;
 
   private constructor(
     private readonly server: http.Server,
@@ -52,6 +54,24 @@ export class DockerProxy {
     this.rules.push({ ...rule });
   }
 
+  /**
+   * A stream drop: destroys every open event stream (mid-response, as a dying connection would) and answers
+   * new /events requests with 503 until `restoreStreams`. Other requests still pass.
+   */
+  cutStreams(): void {
+    this.streamsCut = true;
+    for (const res of this.eventStreams) res.destroy();
+    this.eventStreams.clear();
+  }
+
+  restoreStreams(): void {
+    this.streamsCut = false;
+  }
+
+  get openEventStreams(): number {
+    return this.eventStreams.size;
+  }
+
   clear(): void {
     this.rules = [];
   }
@@ -65,6 +85,13 @@ export class DockerProxy {
   private handle(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
     const method = req.method ?? 'GET';
     const apiPath = (req.url ?? '/').replace(/^\/v\d+\.\d+/, '').split('?')[0];
+    if (apiPath === '/events' && this.streamsCut) {
+      this.requests.push({ method, path: apiPath, injected: true });
+      req.resume();
+      res.writeHead(503, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ message: 'injected fault 503: event stream unavailable' }));
+      return;
+    }
     const rule = this.rules.find((r) => (!r.method || r.method === method) && r.path.test(apiPath) && r.times !== 0);
     this.requests.push({ method, path: apiPath, injected: !!rule });
     if (rule) {
@@ -79,6 +106,8 @@ export class DockerProxy {
       { socketPath: target, method, path: req.url, headers: req.headers },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
+        // A stream (events) may send no body for a long time: its client waits for the headers alone.
+        res.flushHeaders();
         up.pipe(res);
       },
     );
@@ -86,6 +115,10 @@ export class DockerProxy {
       if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ message: `proxy: ${err.message}` }));
     });
+    if (apiPath === '/events') {
+      this.eventStreams.add(res);
+      res.on('close', () => this.eventStreams.delete(res));
+    }
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
   }

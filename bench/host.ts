@@ -1,0 +1,106 @@
+/**
+ * A keeper host for benchmarks: a fresh SQLite file, an in-memory dev server, a real keeper worker with its
+ * reconcile schedule, and optionally the event watcher, exactly as `npm start` wires them.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { openStateDb, type StateDb } from '../src/db/open';
+import { DockerClient } from '../src/docker/client';
+import { EventWatcher } from '../src/events/watcher';
+import { createLogger } from '../src/log';
+import { loadSettings, type RawSettings, type Settings } from '../src/settings';
+import { startDevServer } from '../src/temporal/dev-server';
+import { installRuntime } from '../src/temporal/runtime';
+import { ensureSchedules, triggerReconcile } from '../src/temporal/schedules';
+import { createKeeperWorker } from '../src/worker';
+
+export interface BenchHost {
+  db: StateDb;
+  docker: DockerClient;
+  client: Client;
+  settings: Settings;
+  worker: Worker;
+  startWatcher(): EventWatcher;
+  stopWatcher(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Benchmarks create and crash containers: they run only on an engine named explicitly (an isolated one). */
+export function requireExplicitEngine(usage: string): void {
+  if (process.env.DOCKER_HOST) return;
+  process.stderr.write(`DOCKER_HOST is not set. Use an isolated engine (bash scripts/start-extra-dockerd.sh bench):\n  ${usage}\n`);
+  process.exit(2);
+}
+
+export async function startBenchHost(raw: RawSettings = {}, db?: StateDb): Promise<BenchHost> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-bench-'));
+  const settings = loadSettings({
+    db: path.join(dir, 'state.db'), hostId: `bench-${crypto.randomBytes(3).toString('hex')}`, metricsPort: '0', ...raw,
+  }, {});
+  installRuntime(undefined);
+  const stateDb = db ?? openStateDb(settings.db);
+  const server = await startDevServer();
+  const connection = await NativeConnection.connect({ address: server.address });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: 'default' });
+  const docker = new DockerClient();
+  const worker = await createKeeperWorker({
+    connection, namespace: 'default', deps: { db: stateDb, docker, settings }, shutdownGraceTime: '2s', workflowBundle: bundleOutOfProcess(dir),
+  });
+  await ensureSchedules(client, settings, ['reconcile']);
+  const running = worker.run();
+  let watcher: EventWatcher | undefined;
+  const silent = createLogger('json', {}, () => true);
+  return {
+    db: stateDb, docker, client, settings, worker,
+    startWatcher() {
+      watcher = new EventWatcher({
+        db: stateDb, docker: new DockerClient(), hostId: settings.hostId, log: silent, debounceMs: settings.eventDebounce,
+        requestTick: () => triggerReconcile(client, settings.hostId),
+      });
+      watcher.start();
+      return watcher;
+    },
+    async stopWatcher() {
+      await watcher?.stop();
+      watcher = undefined;
+    },
+    async stop() {
+      await watcher?.stop();
+      worker.shutdown();
+      await running;
+      await client.connection.close();
+      await connection.close();
+      await server.stop();
+      stateDb.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The workflow bundle, made by a child process the way `npm run build` makes it for `npm start`: webpacking in
+ * this process would leave its memory in the worker's RSS, which bench:scale reports.
+ */
+function bundleOutOfProcess(dir: string): { codePath: string } {
+  const codePath = path.join(dir, 'workflow-bundle.js');
+  const root = path.resolve(__dirname, '..');
+  execFileSync(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '-e',
+    `require(${JSON.stringify(path.join(root, 'src', 'temporal', 'bundle.ts'))}).writeBundle(${JSON.stringify(codePath)})`], { stdio: 'inherit' });
+  return { codePath };
+}
+
+export function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+}

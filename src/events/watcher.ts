@@ -1,0 +1,223 @@
+/**
+ * The Docker event watcher: it follows the engine's container events and, when an ah container dies, starts,
+ * changes health, runs out of memory or is removed, asks for a reconcile tick at once. It never counts
+ * anything itself: the tick's compare-and-set on RestartCount stays the one place that counts deaths, so an
+ * event seen twice (a replay) or missed (a drop) can only make a tick early or late, never a count wrong.
+ *
+ * It resumes from the last event it handled (stored in SQLite) after a stream drop or a worker restart,
+ * reconnects with bounded exponential backoff, and records whether it follows the stream, so that
+ * `keeper status` can say when keeper runs on the periodic tick alone.
+ */
+import type { DockerClient, DockerEvent } from '../docker/client';
+import { advanceEventCursor, readEventWatcherState, writeWatcherState, type WatcherState } from '../db/events';
+import type { StateDb } from '../db/open';
+import type { Logger } from '../log';
+import { EVENT_CONNECT_TIMEOUT_MS, EVENT_RECONNECT_MAX_MS, EVENT_RECONNECT_MIN_MS, EVENT_UNAVAILABLE_AFTER_FAILURES } from '../settings';
+
+export { readEventWatcherState, type EventWatcherState } from '../db/events';
+
+/** The container events that can change what a tick finds. health_status matches every `health_status: …`. */
+export const WATCHED_ACTIONS = ['die', 'start', 'health_status', 'oom', 'destroy'];
+/** ah.type values of containers the tick reconciles besides services (warm-pool containers are the pool's). */
+const RECONCILED_TYPES = new Set(['database', 'environment']);
+
+export interface EventWatcherOptions {
+  db: StateDb;
+  docker: DockerClient;
+  hostId: string;
+  log: Logger;
+  /** Asks for one reconcile tick now (the worker triggers the host's schedule); false: declined (paused). */
+  requestTick: () => Promise<boolean | void>;
+  debounceMs: number;
+  reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
+}
+
+export interface WatcherStats {
+  events: number; // received from the engine
+  relevant: number; // of ah containers the tick reconciles
+  replayed: number; // relevant events from before the stream (re)opened: the gap, resumed with `since`
+  ticksRequested: number; // accepted requests
+  declined: number; // requests the schedule's owner declined (an operator paused it)
+  connects: number;
+}
+
+/** Whether an event concerns a container the reconcile tick looks at: labels travel in the attributes. */
+export function isRelevant(e: DockerEvent): boolean {
+  if (e.type !== 'container') return false;
+  const action = e.action.split(':')[0];
+  if (!WATCHED_ACTIONS.includes(action)) return false;
+  return Boolean(e.attributes['ah.service']) || RECONCILED_TYPES.has(e.attributes['ah.type'] ?? '');
+}
+
+/** Docker's `since` for a nanosecond engine time: `seconds.nanoseconds`. */
+export function sinceParam(ns: bigint): string {
+  const sec = ns / 1_000_000_000n;
+  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0');
+  return `${sec}.${frac}`;
+}
+
+export function reconnectDelay(failures: number, minMs: number, maxMs: number): number {
+  return Math.min(maxMs, minMs * 2 ** Math.max(0, failures - 1));
+}
+
+const nowSec = () => Math.floor(Date.now() / 1000);
+
+export class EventWatcher {
+  readonly stats: WatcherStats = { events: 0, relevant: 0, replayed: 0, ticksRequested: 0, declined: 0, connects: 0 };
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private closeStream: (() => void) | undefined;
+  private connecting: AbortController | undefined;
+  private wake: (() => void) | undefined;
+  private window: NodeJS.Timeout | undefined;
+  private pending = false;
+  private inFlight: Promise<void> = Promise.resolve();
+  private requesting = 0;
+  private seenNs: bigint | null = null;
+  private state: WatcherState | undefined;
+  private readonly reconnect: NonNullable<EventWatcherOptions['reconnect']>;
+
+  constructor(private readonly o: EventWatcherOptions) {
+    this.reconnect = o.reconnect ?? {
+      minMs: EVENT_RECONNECT_MIN_MS, maxMs: EVENT_RECONNECT_MAX_MS, unavailableAfter: EVENT_UNAVAILABLE_AFTER_FAILURES,
+    };
+  }
+
+  /** No tick request is in flight or waiting for its window. */
+  get idle(): boolean {
+    return !this.window && !this.pending && this.requesting === 0;
+  }
+
+  start(): void {
+    this.loop ??= this.follow();
+  }
+
+  /** Closes the stream and waits for the last tick request; the cursor stays for the next start. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.window);
+    this.closeStream?.();
+    this.connecting?.abort();
+    this.wake?.();
+    await this.loop;
+    await this.inFlight;
+    this.setState('stopped', '');
+  }
+
+  private async follow(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      let error: string;
+      try {
+        await this.followOnce(() => (failures = 0));
+        error = 'the engine closed the event stream';
+      } catch (err) {
+        error = (err as Error).message;
+      }
+      if (this.stopped) break;
+      failures++;
+      const unavailable = failures >= this.reconnect.unavailableAfter;
+      const delay = reconnectDelay(failures, this.reconnect.minMs, this.reconnect.maxMs);
+      if (unavailable && this.state !== 'unavailable') {
+        this.o.log.warn('docker event stream unavailable: crashes are seen by the periodic reconcile tick only', { error });
+      } else if (!unavailable) {
+        this.o.log.warn('docker event stream lost; reconnecting', { error, retryInMs: delay });
+      }
+      this.setState(unavailable ? 'unavailable' : 'reconnecting', error);
+      await this.sleep(delay);
+    }
+  }
+
+  /** One connection: resumes at the stored cursor, asks for a catch-up tick, then handles events until it ends. */
+  private async followOnce(onConnected: () => void): Promise<void> {
+    const cursor = readEventWatcherState(this.o.db, this.o.hostId)?.lastEventNs ?? null;
+    const openedNs = BigInt(Date.now()) * 1_000_000n;
+    // With no cursor (first start) only new events matter: a tick covers the past anyway.
+    // A hung engine must not hang the watcher (or the worker's shutdown): the connect has a deadline.
+    const connecting = (this.connecting = new AbortController());
+    const deadline = setTimeout(() => connecting.abort(), EVENT_CONNECT_TIMEOUT_MS);
+    const stream = await this.o.docker.streamEvents(
+      { since: sinceParam(cursor ?? openedNs), types: ['container'], actions: WATCHED_ACTIONS, signal: connecting.signal },
+      (e) => this.onEvent(e, openedNs),
+    ).finally(() => clearTimeout(deadline));
+    this.connecting = undefined;
+    this.closeStream = stream.close;
+    if (this.stopped) stream.close();
+    onConnected();
+    this.stats.connects++;
+    this.setState('following', '');
+    this.o.log.info('following docker events', { resumedFrom: sinceParam(cursor ?? openedNs) });
+    // The engine replays events only from its own memory, which a dockerd restart empties: one tick covers the
+    // gap, and everything before this connect with it, so the cursor may move up to here once it is accepted.
+    this.see(openedNs);
+    this.requestSoon();
+    await stream.done;
+  }
+
+  private onEvent(e: DockerEvent, openedNs: bigint): void {
+    this.stats.events++;
+    this.see(e.timeNano);
+    if (!isRelevant(e)) return;
+    this.stats.relevant++;
+    if (e.timeNano < openedNs) this.stats.replayed++;
+    this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes['ah.service'] });
+    this.requestSoon();
+  }
+
+  private see(ns: bigint): void {
+    if (this.seenNs === null || ns > this.seenNs) this.seenNs = ns;
+  }
+
+  /**
+   * Leading edge, then a quiet window: the first event asks for a tick at once (latency), and all events
+   * inside the next debounce window make one more request at its end (a burst makes at most two).
+   */
+  private requestSoon(): void {
+    if (this.stopped) return;
+    if (this.window) {
+      this.pending = true;
+      return;
+    }
+    this.requesting++;
+    this.inFlight = this.inFlight.then(() => this.request()).finally(() => this.requesting--);
+    this.window = setTimeout(() => {
+      this.window = undefined;
+      if (!this.pending) return;
+      this.pending = false;
+      this.requestSoon();
+    }, this.o.debounceMs);
+  }
+
+  /** The cursor moves only once a tick that will see those events is accepted. */
+  private async request(): Promise<void> {
+    const upTo = this.seenNs;
+    try {
+      if ((await this.o.requestTick()) === false) {
+        // Paused: the cursor stays, so a restart after the pause replays these events.
+        this.stats.declined++;
+        return;
+      }
+      this.stats.ticksRequested++;
+      if (upTo !== null) advanceEventCursor(this.o.db, this.o.hostId, upTo, nowSec());
+    } catch (err) {
+      this.o.log.warn('could not ask for a reconcile tick; the periodic tick will see the change', { error: (err as Error).message });
+    }
+  }
+
+  private setState(state: WatcherState, error: string): void {
+    this.state = state;
+    try {
+      writeWatcherState(this.o.db, this.o.hostId, state, error, nowSec());
+    } catch (err) {
+      // A locked or closed DB must not stop the watcher; the state shows again at the next change.
+      this.o.log.warn('could not record the event watcher state', { state, error: (err as Error).message });
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.wake = () => (clearTimeout(t), resolve());
+    });
+  }
+}

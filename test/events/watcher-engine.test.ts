@@ -1,0 +1,235 @@
+/**
+ * The event watcher end to end: real containers on this suite's engine, a real SQLite file, the real reconcile
+ * tick started by the host's schedule on the CLI dev server. Stream drops are injected by a proxy in front
+ * of the real socket. Nothing is mocked.
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readEventWatcherState } from '../../src/db/events';
+import type { StateDb } from '../../src/db/open';
+import { DockerClient } from '../../src/docker/client';
+import type { EventWatcher } from '../../src/events/watcher';
+import { ids } from '../../src/shared';
+import type { Settings } from '../../src/settings';
+import { DockerProxy } from '../helpers/docker-proxy';
+import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
+import { devServerEnv } from '../helpers/temporal';
+import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
+import { crashContainer } from '../helpers/crash';
+import { startHost, tickAfter, ticksDone, watcherFor, type Host } from './helpers';
+
+let env: TestWorkflowEnvironment;
+let db: StateDb;
+let settings: Settings;
+let tenant: string;
+let host: Host | undefined;
+let watchers: EventWatcher[] = [];
+let proxy: DockerProxy | undefined;
+const engine = new EngineFixture();
+const docker = new DockerClient();
+
+beforeAll(async () => {
+  env = await devServerEnv();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+afterEach(async () => {
+  for (const w of watchers) await w.stop();
+  watchers = [];
+  await host?.stop();
+  host = undefined;
+  await proxy?.close();
+  proxy = undefined;
+  await engine.cleanup();
+  db?.close();
+});
+
+async function setup(periodic = false, overrides: Parameters<typeof testSettings>[0] = {}): Promise<void> {
+  db = freshDb().db;
+  settings = testSettings(overrides);
+  tenant = addTenant(db);
+  host = await startHost(env, db, settings, periodic);
+}
+
+function watch(dockerHost?: string): EventWatcher {
+  const w = watcherFor(env, db, settings, host!.logs, dockerHost);
+  watchers.push(w);
+  w.start();
+  return w;
+}
+
+async function runningService(): Promise<{ sid: string; cid: string }> {
+  const sid = uniqueId('svc');
+  const cid = await runServiceContainer(engine, tenant, sid);
+  addService(db, tenant, { containerId: cid }, sid);
+  return { sid, cid };
+}
+
+/** The watcher follows, and the catch-up tick it asked for on connecting has recorded its look. */
+async function following(before = 0): Promise<number> {
+  await waitFor('the watcher to follow', () => readEventWatcherState(db, settings.hostId)?.state === 'following');
+  return tickAfter(env, settings.hostId, before, 'the catch-up tick');
+}
+
+const ticks = () => ticksDone(env, settings.hostId);
+
+/** Crashes the container and waits until Docker's restart policy has it running again, one restart later. */
+async function killAndWaitRestart(cid: string): Promise<void> {
+  const before = (await docker.inspectContainer(cid)).restartCount;
+  await crashContainer(docker, cid);
+  await waitFor('Docker to restart it', async () => {
+    const d = await docker.inspectContainer(cid);
+    return d.status === 'running' && d.restartCount > before;
+  }, 15_000, 20);
+}
+
+async function noNaturalTickBefore(ms: number): Promise<void> {
+  const d = await env.client.schedule.getHandle(ids.schedule(settings.hostId, 'reconcile')).describe();
+  for (const t of d.info.nextActionTimes) expect(t.getTime()).toBeGreaterThan(Date.now() + ms);
+}
+
+describe('event watcher on the real engine', () => {
+  it("puts a killed container's crash in SQLite through a tick the die event asked for", async () => {
+    await setup();
+    const { sid, cid } = await runningService();
+    const w = watch();
+    await following();
+    await noNaturalTickBefore(3_600_000);
+    const requested = w.stats.ticksRequested;
+    const before = await ticks();
+
+    await crashContainer(docker, cid);
+    await waitFor('the crash in SQLite', () => service(db, sid).crash_count === 1, 10_000, 20);
+    await tickAfter(env, settings.hostId, before, 'the tick that counted it');
+
+    expect(service(db, sid)).toMatchObject({ crash_count: 1, status: expect.stringMatching(/crashed|running/) });
+    expect(w.stats.relevant).toBeGreaterThanOrEqual(1);
+    expect(w.stats.ticksRequested).toBeGreaterThan(requested);
+    const cursor = readEventWatcherState(db, settings.hostId)?.lastEventNs;
+    expect(cursor).toBeGreaterThan(0n);
+  });
+
+  it('makes few ticks from a burst of events', async () => {
+    await setup();
+    const services = await Promise.all(Array.from({ length: 6 }, () => runningService()));
+    const w = watch();
+    await following();
+    const requested = w.stats.ticksRequested;
+    const relevant = w.stats.relevant;
+
+    await Promise.all(services.map((s) => crashContainer(docker, s.cid)));
+    await waitFor('every crash in SQLite', () => services.every((s) => service(db, s.sid).crash_count === 1), 15_000, 20);
+    await waitFor('the restarts seen', () => w.stats.relevant - relevant >= 12, 10_000, 20); // a die and a start each
+
+    // Leading edge plus one request per debounce window that saw events: far fewer requests than events.
+    const requests = w.stats.ticksRequested - requested;
+    expect(requests).toBeGreaterThanOrEqual(1);
+    expect(requests).toBeLessThanOrEqual((w.stats.relevant - relevant) / 2);
+    for (const s of services) expect(service(db, s.sid).crash_count).toBe(1);
+  });
+
+  it('counts each death during a stream drop exactly once after it resumes', async () => {
+    await setup();
+    const { sid, cid } = await runningService();
+    proxy = await DockerProxy.start();
+    const w = watch(proxy.dockerHost);
+    await following();
+    expect(proxy.openEventStreams).toBe(1);
+    await waitFor('no tick request pending', () => w.idle);
+
+    proxy.cutStreams();
+    await waitFor('the watcher to notice the drop', () => readEventWatcherState(db, settings.hostId)?.state !== 'following');
+    const cursorAtDrop = readEventWatcherState(db, settings.hostId)!.lastEventNs!;
+    const ticksAtDrop = await ticks();
+    for (let i = 0; i < 3; i++) await killAndWaitRestart(cid);
+    // Nothing counted them yet: no periodic tick runs, and no event reached keeper.
+    expect(await ticks()).toBe(ticksAtDrop);
+    expect(service(db, sid).crash_count).toBe(0);
+    expect(readEventWatcherState(db, settings.hostId)?.lastError).toMatch(/503|closed/);
+
+    proxy.restoreStreams();
+    await waitFor('the gap counted', () => service(db, sid).crash_count >= 3, 20_000, 20);
+    await waitFor('the watcher to follow again', () => readEventWatcherState(db, settings.hostId)?.state === 'following');
+    // The gap's die and start events came again through `since`: the stored cursor.
+    expect(w.stats.replayed).toBeGreaterThanOrEqual(6);
+    expect(readEventWatcherState(db, settings.hostId)!.lastEventNs!).toBeGreaterThan(cursorAtDrop);
+
+    // More ticks, asked for by replayed events and by hand, find nothing new to count.
+    for (let i = 0; i < 2; i++) {
+      const before = await ticks();
+      await env.client.schedule.getHandle(ids.schedule(settings.hostId, 'reconcile')).trigger();
+      await tickAfter(env, settings.hostId, before, 'one more tick');
+    }
+    expect(service(db, sid).crash_count).toBe(3);
+    expect(deployments(db, sid).filter((d) => d.status === 'crashed').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('resumes from the stored cursor after a restart, replaying what happened while it was down', async () => {
+    await setup();
+    const { sid, cid } = await runningService();
+    const first = watch();
+    await following();
+    await crashContainer(docker, cid);
+    await waitFor('the first crash', () => service(db, sid).crash_count === 1, 10_000, 20);
+    await first.stop();
+    expect(readEventWatcherState(db, settings.hostId)?.state).toBe('stopped');
+    const cursor = readEventWatcherState(db, settings.hostId)!.lastEventNs!;
+
+    await killAndWaitRestart(cid); // while no watcher runs
+    const before = await ticks();
+    const second = watch();
+    await tickAfter(env, settings.hostId, before, 'a tick after the restart');
+    await waitFor('the second crash', () => service(db, sid).crash_count === 2, 10_000, 20);
+    await waitFor('the replay', () => second.stats.replayed >= 2, 10_000, 20);
+
+    expect(readEventWatcherState(db, settings.hostId)!.lastEventNs!).toBeGreaterThan(cursor);
+    expect(service(db, sid).crash_count).toBe(2);
+  });
+
+  it("leaves an operator's pause alone: events ask for no tick while the schedule is paused", async () => {
+    await setup();
+    const { sid, cid } = await runningService();
+    const w = watch();
+    await following();
+    await waitFor('no tick request pending', () => w.idle);
+    const schedule = env.client.schedule.getHandle(ids.schedule(settings.hostId, 'reconcile'));
+    await schedule.pause('operator');
+    const before = await ticks();
+
+    await crashContainer(docker, cid);
+    await waitFor('the request declined', () => w.stats.declined >= 1, 10_000, 20);
+    await waitFor('no tick request pending', () => w.idle);
+    expect(await ticks()).toBe(before);
+    expect(service(db, sid).crash_count).toBe(0);
+
+    // Unpaused, the next event is counted again (the periodic tick would count it too).
+    await schedule.unpause('operator');
+    await killAndWaitRestart(cid);
+    await waitFor('both deaths counted', () => service(db, sid).crash_count === 2, 10_000, 20);
+  });
+
+  it('reports an unavailable stream, and the periodic tick still counts the crash', async () => {
+    await setup(true, { reconcileInterval: '2s' });
+    const { sid, cid } = await runningService();
+    proxy = await DockerProxy.start();
+    proxy.cutStreams();
+    const w = watch(proxy.dockerHost);
+
+    const state = await waitFor('the stream reported unavailable', () => {
+      const s = readEventWatcherState(db, settings.hostId);
+      return s?.state === 'unavailable' && s;
+    });
+    expect(state.lastError).toMatch(/503/);
+    expect(host!.logs.some((l) => /unavailable: crashes are seen by the periodic reconcile tick only/.test(l))).toBe(true);
+
+    await crashContainer(docker, cid);
+    await waitFor('the periodic tick to count it', () => service(db, sid).crash_count === 1, 20_000, 50);
+    expect(w.stats.ticksRequested).toBe(0);
+    expect(readEventWatcherState(db, settings.hostId)?.state).toBe('unavailable');
+
+    // When the engine answers again, the watcher follows again.
+    proxy.restoreStreams();
+    await waitFor('the watcher to follow again', () => readEventWatcherState(db, settings.hostId)?.state === 'following', 10_000);
+  });
+});
