@@ -2,6 +2,10 @@
  * Service rows: crash accounting and the circuit breaker. Every write is a compare-and-set on what the
  * caller observed, in one transaction, so a retried activity or a racing ah API call never counts twice
  * or clobbers a newer state (W-19).
+ *
+ * Transactions that read before they write are IMMEDIATE: in WAL mode SQLite does not wait (busy_timeout) to
+ * upgrade a deferred transaction's read to a write while another process writes, it fails at once with
+ * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
 import { countCrashes, openingAt, reachesThreshold, type ContainerLook, type CrashPolicy } from '../policy/crash';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
@@ -86,7 +90,7 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: Cr
       crashCount: counters.crashCount,
       opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
     };
-  })();
+  }).immediate();
 }
 
 function lastOpenedAt(db: StateDb, serviceId: string): number | null {
@@ -156,7 +160,7 @@ export function closeCircuit(db: StateDb, r: Recovery, now: number): boolean {
     if (changed !== 1 || !row) return false;
     recordDeployment(db, { serviceId: r.serviceId, tenantId: row.tenant_id, image: row.image, status: r.status, trigger: r.trigger, error: r.error, at: now });
     return true;
-  })();
+  }).immediate();
 }
 
 /** Escalation decays: closed circuits keeper last opened at least decaySec ago go back to open count 0. */
@@ -199,5 +203,5 @@ export function failStaleDeploys(db: StateDb, now: number, afterSec: number): nu
       n++;
     }
     return n;
-  })();
+  }).immediate();
 }
