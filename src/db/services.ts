@@ -129,11 +129,20 @@ export function listCircuits(db: StateDb): CircuitRow[] {
   return (db.prepare(`${CIRCUIT_SELECT} WHERE s.circuit_open = 1 OR s.circuit_open_count > 0 ORDER BY s.circuit_open DESC, s.id`).all() as (CircuitRow & { open: number })[]).map(toCircuit);
 }
 
-/** Open circuits whose retry time has passed, e.g. opened by ah before keeper took over. */
+/**
+ * Open circuits whose retry time has passed, e.g. opened by ah before keeper took over. Only rows the tick
+ * can trust (a known status, integer counts): recovery rewrites the row, and a row of nonsense is reported by
+ * the observe step, never acted on.
+ */
 export function expiredCircuits(db: StateDb, now: number): CircuitRef[] {
   return db
     .prepare(`SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
-              WHERE circuit_open = 1 AND circuit_retry_at IS NOT NULL AND circuit_retry_at <= ? ORDER BY id`)
+              WHERE circuit_open = 1 AND circuit_retry_at IS NOT NULL AND circuit_retry_at <= ?
+                AND status IN ('created', 'deploying', 'running', 'stopped', 'crashed', 'failed', 'restarting')
+                AND typeof(crash_count) = 'integer' AND crash_count >= 0
+                AND typeof(circuit_open_count) = 'integer' AND circuit_open_count >= 0
+                AND typeof(circuit_retry_at) = 'integer'
+              ORDER BY id`)
     .all(now) as CircuitRef[];
 }
 
