@@ -33,7 +33,7 @@ describe('file modes', () => {
       db.prepare(`INSERT INTO keeper_reported_problems (subject, problem, first_seen) VALUES ('s', 'p', 1)`).run();
       const files = ['state.db', 'state.db-wal', 'state.db-shm'].map((f) => path.join(dir, f));
       const modes = Object.fromEntries([[dir, mode(dir)], [path.dirname(dir), mode(path.dirname(dir))], ...files.map((f) => [f, mode(f)])]);
-      console.log('file modes:', JSON.stringify(Object.fromEntries(Object.entries(modes).map(([k, v]) => [path.basename(k), v.toString(8)]))));
+      console.log('file modes:', JSON.stringify(Object.fromEntries(Object.entries(modes).map(([k, v]) => [path.basename(k), (v as number).toString(8)]))));
       expect(mode(dir)).toBe(0o700);
       expect(mode(path.dirname(dir))).toBe(0o700);
       for (const f of files) expect(mode(f), f).toBe(0o600);

@@ -25,6 +25,7 @@ let db: StateDb;
 let worker: Worker | undefined;
 let running: Promise<void> | undefined;
 const u = uniqueId('s');
+let tenants: string[] = [];
 
 beforeAll(async () => {
   docker = new DockerClient(extraEngine(ENGINE));
@@ -37,7 +38,9 @@ afterAll(async () => {
     if (c.name.includes(u) || c.labels['ah.type'] === 'warm-pool') await docker.removeContainer(c.id, { force: true }).catch(() => undefined);
   }
   for (const v of await docker.listVolumes()) if (v.name.includes(u) || v.name.startsWith('ah-pool-')) await docker.removeVolume(v.name).catch(() => undefined);
-  for (const n of await docker.listNetworks()) if (n.name.includes(u) || n.name === 'ah-pool') await docker.removeNetwork(n.id).catch(() => undefined);
+  for (const n of await docker.listNetworks()) {
+    if (n.name.includes(u) || n.name === 'ah-pool' || tenants.some((t) => n.name === `ah-tenant-${t}`)) await docker.removeNetwork(n.id).catch(() => undefined);
+  }
   db?.close();
   await env?.teardown();
 });
@@ -65,7 +68,7 @@ describe('safety across tick, sweep and refill', () => {
       res.push({ kind, type: 'volume', ref: name, createdAt: now() });
     };
 
-    const tenants = [addTenant(db), addTenant(db)];
+    tenants = [addTenant(db), addTenant(db)];
     const services: { sid: string; cid: string; tenant: string }[] = [];
     for (let i = 0; i < 4; i++) {
       const tenant = r.pick(tenants);
