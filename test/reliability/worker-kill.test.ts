@@ -69,7 +69,10 @@ describe('fault 1: worker SIGKILLed between recording a crash and opening the ci
     const row = service(db, sid);
     expect(row).toMatchObject({ status: 'crashed', crash_count: 1, circuit_open: 1, circuit_open_count: 1 });
     expect(deployments(db, sid)).toHaveLength(1);
-    const state = await waitFor('circuit workflow', () => env.client.workflow.getHandle(circuitId).query(circuitStateQuery));
+    const state = await waitFor('circuit workflow holding the circuit', async () => {
+      const s = await env.client.workflow.getHandle(circuitId).query(circuitStateQuery);
+      return s.generation > 0 ? s : undefined; // generation 0: its holdCircuit has not answered yet
+    });
     expect(state).toEqual({ serviceId: sid, generation: row.circuit_open_count, retryAt: row.circuit_retry_at, phase: 'open' });
     expect((await env.client.workflow.getHandle(circuitId).describe()).status.name).toBe('RUNNING');
     expect((await docker.inspectContainer(cid)).status).toBe('exited'); // kept for its logs
