@@ -81,12 +81,17 @@ export async function observeHost(db: StateDb, docker: DockerClient, policy: Cra
   return obs;
 }
 
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
 /** Rows keeper cannot trust are reported and skipped; they never abort the tick, and are never repaired. */
 function saneService(s: ServiceRow, problems: Problem[]): boolean {
   const subject = `service:${s.id}`;
-  if (!KNOWN_STATUSES.has(s.status)) return problems.push({ subject, problem: `unknown status "${s.status}"` }), false;
-  if (s.crashCount < 0 || s.circuitOpenCount < 0) {
-    return problems.push({ subject, problem: `negative count (crash_count=${s.crashCount}, circuit_open_count=${s.circuitOpenCount})` }), false;
+  // Quoted values are cut: a 100 kB status in every problem made the observation exceed Temporal's payload limit.
+  if (!KNOWN_STATUSES.has(s.status)) return problems.push({ subject, problem: `unknown status "${String(s.status).slice(0, 70)}"` }), false;
+  // SQLite stores any type in any column: 'abc' or 2.5 would otherwise flow into the crash arithmetic.
+  if (!isCount(s.crashCount) || !isCount(s.circuitOpenCount)) {
+    const show = (v: unknown) => JSON.stringify(v).slice(0, 40);
+    return problems.push({ subject, problem: `count not a non-negative integer (crash_count=${show(s.crashCount)}, circuit_open_count=${show(s.circuitOpenCount)})` }), false;
   }
   if (!WATCHED.has(s.status) || s.circuitOpen !== 0) return false;
   if (!validContainerId(s.containerId)) {

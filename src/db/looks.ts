@@ -39,7 +39,7 @@ export function touchLooks(db: StateDb, serviceIds: string[], now: number): void
   const stmt = db.prepare('UPDATE keeper_container_looks SET looked_at = ? WHERE service_id = ? AND looked_at < ?');
   db.transaction(() => {
     for (const id of serviceIds) stmt.run(now, id, now);
-  })();
+  }).immediate();
 }
 
 /** Sets the look outright, e.g. after keeper itself (re)started the container and reset its RestartCount. */

@@ -2,6 +2,10 @@
  * Service rows: crash accounting and the circuit breaker. Every write is a compare-and-set on what the
  * caller observed, in one transaction, so a retried activity or a racing ah API call never counts twice
  * or clobbers a newer state (W-19).
+ *
+ * Transactions that read before they write are IMMEDIATE: in WAL mode SQLite does not wait (busy_timeout) to
+ * upgrade a deferred transaction's read to a write while another process writes, it fails at once with
+ * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
 import { countCrashes, openingAt, reachesThreshold, type ContainerLook, type CrashPolicy } from '../policy/crash';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
@@ -86,7 +90,7 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: Cr
       crashCount: counters.crashCount,
       opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
     };
-  })();
+  }).immediate();
 }
 
 function lastOpenedAt(db: StateDb, serviceId: string): number | null {
@@ -125,11 +129,20 @@ export function listCircuits(db: StateDb): CircuitRow[] {
   return (db.prepare(`${CIRCUIT_SELECT} WHERE s.circuit_open = 1 OR s.circuit_open_count > 0 ORDER BY s.circuit_open DESC, s.id`).all() as (CircuitRow & { open: number })[]).map(toCircuit);
 }
 
-/** Open circuits whose retry time has passed, e.g. opened by ah before keeper took over. */
+/**
+ * Open circuits whose retry time has passed, e.g. opened by ah before keeper took over. Only rows the tick
+ * can trust (a known status, integer counts): recovery rewrites the row, and a row of nonsense is reported by
+ * the observe step, never acted on.
+ */
 export function expiredCircuits(db: StateDb, now: number): CircuitRef[] {
   return db
     .prepare(`SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
-              WHERE circuit_open = 1 AND circuit_retry_at IS NOT NULL AND circuit_retry_at <= ? ORDER BY id`)
+              WHERE circuit_open = 1 AND circuit_retry_at IS NOT NULL AND circuit_retry_at <= ?
+                AND status IN ('created', 'deploying', 'running', 'stopped', 'crashed', 'failed', 'restarting')
+                AND typeof(crash_count) = 'integer' AND crash_count >= 0
+                AND typeof(circuit_open_count) = 'integer' AND circuit_open_count >= 0
+                AND typeof(circuit_retry_at) = 'integer'
+              ORDER BY id`)
     .all(now) as CircuitRef[];
 }
 
@@ -156,7 +169,7 @@ export function closeCircuit(db: StateDb, r: Recovery, now: number): boolean {
     if (changed !== 1 || !row) return false;
     recordDeployment(db, { serviceId: r.serviceId, tenantId: row.tenant_id, image: row.image, status: r.status, trigger: r.trigger, error: r.error, at: now });
     return true;
-  })();
+  }).immediate();
 }
 
 /** Escalation decays: closed circuits keeper last opened at least decaySec ago go back to open count 0. */
@@ -199,5 +212,5 @@ export function failStaleDeploys(db: StateDb, now: number, afterSec: number): nu
       n++;
     }
     return n;
-  })();
+  }).immediate();
 }

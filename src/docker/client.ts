@@ -123,6 +123,27 @@ export function dockerOptions(dockerHost: string | undefined): Docker.DockerOpti
   return { host: url.hostname, port: Number(url.port || 2375), protocol: 'http' };
 }
 
+/**
+ * A container, volume or network id or name goes into the request path: one that Docker could never have
+ * made ('', '../x', 'a b; c') is refused here, with a 400 (never a 404, which would read as "gone"). Found by
+ * test/reliability/bad-input.test.ts: an empty id made the engine answer 301 and the redirect that followed
+ * threw an uncaught getaddrinfo error that would end the worker; '../' reached other endpoints.
+ */
+function pathRef(ref: string): string {
+  if (typeof ref !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(ref)) {
+    throw new DockerError('ref', 400, `docker: refused malformed id or name ${JSON.stringify(String(ref).slice(0, 70))}`);
+  }
+  return ref;
+}
+
+/** An image reference (repo[:tag] or id, slashes allowed) with no empty or dot-dot path segment. */
+function imageRef(ref: string): string {
+  if (typeof ref !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$/.test(ref) || ref.split('/').some((p) => p === '' || p === '..')) {
+    throw new DockerError('ref', 400, `docker: refused malformed image reference ${JSON.stringify(String(ref).slice(0, 70))}`);
+  }
+  return ref;
+}
+
 export class DockerClient {
   private readonly docker: Docker;
   /** API calls made, by operation; reset it between measurements. */
@@ -208,7 +229,7 @@ export class DockerClient {
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerDetails> {
-    const c = await this.call('container.inspect', () => this.docker.getContainer(idOrName).inspect());
+    const c = await this.call('container.inspect', () => this.docker.getContainer(pathRef(idOrName)).inspect());
     return {
       id: c.Id,
       name: c.Name.replace(/^\//, ''),
@@ -260,30 +281,30 @@ export class DockerClient {
   }
 
   async startContainer(id: string): Promise<void> {
-    await this.call('container.start', () => this.docker.getContainer(id).start()).catch(ignoreStatus(304));
+    await this.call('container.start', () => this.docker.getContainer(pathRef(id)).start()).catch(ignoreStatus(304));
   }
 
   /** Stops with a grace period; stopping a stopped container is not an error. */
   async stopContainer(id: string, graceSeconds = 10): Promise<void> {
-    await this.call('container.stop', () => this.docker.getContainer(id).stop({ t: graceSeconds })).catch(
+    await this.call('container.stop', () => this.docker.getContainer(pathRef(id)).stop({ t: graceSeconds })).catch(
       ignoreStatus(304),
     );
   }
 
   async restartContainer(id: string, graceSeconds = 10): Promise<void> {
-    await this.call('container.restart', () => this.docker.getContainer(id).restart({ t: graceSeconds }));
+    await this.call('container.restart', () => this.docker.getContainer(pathRef(id)).restart({ t: graceSeconds }));
   }
 
   async killContainer(id: string, signal = 'SIGKILL'): Promise<void> {
-    await this.call('container.kill', () => this.docker.getContainer(id).kill({ signal }));
+    await this.call('container.kill', () => this.docker.getContainer(pathRef(id)).kill({ signal }));
   }
 
   async removeContainer(id: string, opts: { force?: boolean } = {}): Promise<void> {
-    await this.call('container.remove', () => this.docker.getContainer(id).remove({ force: opts.force ?? false }));
+    await this.call('container.remove', () => this.docker.getContainer(pathRef(id)).remove({ force: opts.force ?? false }));
   }
 
   async renameContainer(id: string, name: string): Promise<void> {
-    await this.call('container.rename', () => this.docker.getContainer(id).rename({ name }));
+    await this.call('container.rename', () => this.docker.getContainer(pathRef(id)).rename({ name }));
   }
 
   /** The last `tail` lines of a container's output, stdout and stderr interleaved as the engine sent them. */
@@ -315,13 +336,13 @@ export class DockerClient {
   }
 
   async inspectVolume(name: string): Promise<VolumeSummary> {
-    const v = await this.call('volume.inspect', () => this.docker.getVolume(name).inspect());
+    const v = await this.call('volume.inspect', () => this.docker.getVolume(pathRef(name)).inspect());
     return { name: v.Name, labels: v.Labels ?? {}, createdAt: toUnixSeconds((v as { CreatedAt?: string }).CreatedAt) };
   }
 
   /** Never forced: the engine refuses (409) to remove a volume that any container uses. */
   async removeVolume(name: string): Promise<void> {
-    await this.call('volume.remove', () => this.docker.getVolume(name).remove({ force: false }));
+    await this.call('volume.remove', () => this.docker.getVolume(pathRef(name)).remove({ force: false }));
   }
 
   // ---- images ----
@@ -338,16 +359,16 @@ export class DockerClient {
   }
 
   async removeImage(ref: string): Promise<void> {
-    await this.call('image.remove', () => this.docker.getImage(ref).remove({ noprune: true }));
+    await this.call('image.remove', () => this.docker.getImage(imageRef(ref)).remove({ noprune: true }));
   }
 
   async tagImage(source: string, repo: string, tag: string): Promise<void> {
-    await this.call('image.tag', () => this.docker.getImage(source).tag({ repo, tag }));
+    await this.call('image.tag', () => this.docker.getImage(imageRef(source)).tag({ repo, tag }));
   }
 
   async imageExists(ref: string): Promise<boolean> {
     try {
-      await this.call('image.inspect', () => this.docker.getImage(ref).inspect());
+      await this.call('image.inspect', () => this.docker.getImage(imageRef(ref)).inspect());
       return true;
     } catch (err) {
       if (err instanceof DockerError && err.isNotFound) return false;
@@ -366,7 +387,7 @@ export class DockerClient {
 
   /** Inspect, not list: only an inspect reports the containers attached to a network (W-G1). */
   async inspectNetwork(idOrName: string): Promise<NetworkDetails> {
-    const n = await this.call('network.inspect', () => this.docker.getNetwork(idOrName).inspect());
+    const n = await this.call('network.inspect', () => this.docker.getNetwork(pathRef(idOrName)).inspect());
     const containers = Object.entries((n.Containers ?? {}) as Record<string, { Name: string }>).map(([id, c]) => ({
       id,
       name: c.Name,
@@ -393,17 +414,17 @@ export class DockerClient {
   }
 
   async connectNetwork(network: string, containerId: string): Promise<void> {
-    await this.call('network.connect', () => this.docker.getNetwork(network).connect({ Container: containerId }));
+    await this.call('network.connect', () => this.docker.getNetwork(pathRef(network)).connect({ Container: containerId }));
   }
 
   async disconnectNetwork(network: string, containerId: string, force = false): Promise<void> {
     await this.call('network.disconnect', () =>
-      this.docker.getNetwork(network).disconnect({ Container: containerId, Force: force }),
+      this.docker.getNetwork(pathRef(network)).disconnect({ Container: containerId, Force: force }),
     );
   }
 
   async removeNetwork(idOrName: string): Promise<void> {
-    await this.call('network.remove', () => this.docker.getNetwork(idOrName).remove());
+    await this.call('network.remove', () => this.docker.getNetwork(pathRef(idOrName)).remove());
   }
 
   // ---- events ----

@@ -3,7 +3,7 @@
  * then one idempotent recovery (a compare-and-set on the circuit's generation). Query `state` at any time.
  * Started by the reconcile tick (parent-close ABANDON) or by `keeper circuit reset` through signal-with-start.
  */
-import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { circuitResetSignal, circuitStateQuery, type CircuitInput, type CircuitState } from '../shared';
 
@@ -16,7 +16,14 @@ const { holdCircuit, recoverCircuit } = proxyActivities<Activities>({
 export async function circuitBreaker({ serviceId }: CircuitInput): Promise<CircuitState> {
   let resetRequested = false;
   let state: CircuitState = { serviceId, generation: 0, retryAt: 0, phase: 'open' };
-  setHandler(circuitResetSignal, () => void (resetRequested = true));
+  // The reason is optional; any other payload (a number, an object) is not a reset anyone meant: logged, ignored.
+  setHandler(circuitResetSignal, (reason?: unknown) => {
+    if (reason !== undefined && reason !== null && typeof reason !== 'string') {
+      log.warn('circuit reset signal ignored: its payload is not a reason string', { serviceId, payloadType: Array.isArray(reason) ? 'array' : typeof reason });
+      return;
+    }
+    resetRequested = true;
+  });
   setHandler(circuitStateQuery, () => state);
 
   const held = await holdCircuit(serviceId);

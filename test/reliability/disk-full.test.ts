@@ -1,0 +1,131 @@
+/**
+ * Fault 6: the state DB's directory is full: a real 8 MiB tmpfs mounted for this test, filled with a real file
+ * until ENOSPC. A tick and a refill run on the dev server against it; then space is freed. (Needs root, as CI is.)
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStateDb, type StateDb } from '../../src/db/open';
+import { DockerClient } from '../../src/docker/client';
+import { taskQueueFor } from '../../src/shared';
+import { poolRefill, reconcileTick } from '../../src/workflows';
+import { EngineFixture, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
+import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
+
+let env: TestWorkflowEnvironment;
+const engine = new EngineFixture();
+const docker = new DockerClient();
+const mnt = tempDir('keeper-rel6-');
+let db: StateDb | undefined;
+
+beforeAll(async () => {
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,mode=0700', 'tmpfs', mnt]);
+  env = await devServerEnv();
+});
+afterAll(async () => {
+  db?.close();
+  execFileSync('umount', [mnt]);
+  fs.rmSync(mnt, { recursive: true, force: true });
+  await engine.cleanup();
+  await env?.teardown();
+});
+
+/** Writes a filler file until the file system refuses (ENOSPC); returns its path. */
+function fill(dir: string): string {
+  const filler = path.join(dir, 'filler');
+  const fd = fs.openSync(filler, 'w');
+  const chunk = Buffer.alloc(64 * 1024, 1);
+  try {
+    for (;;) fs.writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+    // The last few bytes a 64 KiB chunk did not fit.
+    try {
+      for (;;) fs.writeSync(fd, Buffer.alloc(512, 1));
+    } catch {
+      // full to the block
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return filler;
+}
+
+function integrity(file: string): string {
+  const check = new Database(file, { readonly: true });
+  try {
+    return check.pragma('integrity_check', { simple: true }) as string;
+  } finally {
+    check.close();
+  }
+}
+
+describe('fault 6: the DB directory is full', () => {
+  it('a tick fails its writes with a clear error and retries, the DB stays intact, and the same tick completes once space is freed', async () => {
+    const file = path.join(mnt, 'data', 'state.db');
+    db = openStateDb(file);
+    const tenant = addTenant(db);
+    const sid = uniqueId('svc');
+    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'exit 5'], restartPolicy: 'no' });
+    await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
+    addService(db, tenant, { containerId: cid }, sid);
+    const stale = addService(db, tenant, { status: 'deploying', updatedAt: Math.floor(Date.now() / 1000) - 3600 });
+    // An empty WAL, so that the next write must take new space.
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const filler = fill(mnt);
+    const settings = testSettings({ db: file, pooledTemplates: '' });
+    const worker = await keeperWorker(env, { db, docker, settings });
+
+    await worker.runUntil(async () => {
+      const tick = await env.client.workflow.start(reconcileTick, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('tick-rel6-') });
+      const failure = await waitFor('a failed tick activity attempt', async () => {
+        const d = await tick.describe();
+        const p = d.raw.pendingActivities?.find((a) => a.lastFailure?.message);
+        return p && { activity: p.activityType?.name, attempt: p.attempt, message: p.lastFailure!.message! };
+      }, 30_000, 200);
+      console.log('fault 6: while full:', JSON.stringify(failure));
+      expect(failure.message).toMatch(/database or disk is full/i);
+      expect(integrity(file)).toBe('ok');
+      expect(service(db!, sid)).toMatchObject({ status: 'running', crash_count: 0 });
+
+      // Space is freed while the tick is still retrying: it completes with nothing lost and nothing doubled.
+      fs.rmSync(filler);
+      const t0 = Date.now();
+      const summary = await tick.result();
+      console.log(`fault 6: tick completed ${Date.now() - t0} ms after space was freed`);
+      expect(summary).toMatchObject({ crashes: 1, failedDeploys: 1 });
+    });
+    expect(integrity(file)).toBe('ok');
+    expect(service(db, sid)).toMatchObject({ status: 'crashed', crash_count: 1 });
+    expect(deployments(db, sid)).toHaveLength(1);
+    expect(service(db, stale).status).toBe('failed');
+    expect(deployments(db, stale)).toHaveLength(1);
+  }, 90_000);
+
+  it('a refill on a full DB directory fails with SQLite\'s disk-full error, the DB stays intact, and the next refill runs once space is freed', async () => {
+    const file = path.join(mnt, 'data', 'state.db');
+    db ??= openStateDb(file);
+    const settings = testSettings({ db: file, pooledTemplates: '' });
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const filler = fill(mnt);
+    const refill = () => keeperWorker(env, { db: db!, docker, settings }).then((w) =>
+      w.runUntil(env.client.workflow.execute(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('refill-rel6-') })));
+    // Its first activity already writes (finished claims are deleted), so the refill fails before the disk guard runs.
+    const err = await refill().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause as { message: string; cause?: { message: string } };
+    console.log('fault 6: refill while full:', cause.message, '/', cause.cause?.message);
+    expect(cause.cause?.message).toMatch(/database or disk is full/i);
+    expect(integrity(file)).toBe('ok');
+    fs.rmSync(filler);
+    const after = await refill();
+    expect(after).toMatchObject({ blocked: false });
+    expect(after.error).toBeUndefined();
+    expect(integrity(file)).toBe('ok');
+  }, 90_000);
+});

@@ -1,0 +1,90 @@
+/**
+ * Fault 1: the worker is SIGKILLed in the middle of a tick, after the crash is recorded and the circuit row
+ * opened, before the container is stopped and the circuit workflow started. A real worker process, the real
+ * dev server, a real exited container; the kill is the worker's own SIGKILL (worker-child.ts).
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { DockerClient } from '../../src/docker/client';
+import { circuitStateQuery, ids, taskQueueFor } from '../../src/shared';
+import { reconcileTick } from '../../src/workflows';
+import { EngineFixture, freshDb, uniqueId, waitFor } from '../helpers/fixtures';
+import { devServerEnv } from '../helpers/temporal';
+import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
+import { startChildWorker, type ChildWorker } from './helpers';
+
+let env: TestWorkflowEnvironment;
+const engine = new EngineFixture();
+const docker = new DockerClient();
+const workers: ChildWorker[] = [];
+
+beforeAll(async () => {
+  env = await devServerEnv();
+});
+afterAll(async () => {
+  for (const w of workers) await w.kill();
+  await engine.cleanup();
+  await env?.teardown();
+});
+
+describe('fault 1: worker SIGKILLed between recording a crash and opening the circuit', () => {
+  it('after a restart: one count, one deployment row, a consistent circuit (row and workflow), and the tick completes', async () => {
+    const { db, file } = freshDb();
+    const host = uniqueId('host-rel1-');
+    const tenant = addTenant(db);
+    const sid = uniqueId('svc');
+    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'exit 3'], restartPolicy: 'no' });
+    await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
+    addService(db, tenant, { containerId: cid }, sid);
+    const workerEnv = {
+      TEMPORAL_ADDRESS: inject('devServerAddress'), KEEPER_TEST_BUNDLE: inject('workflowBundlePath'),
+      KEEPER_DB: file, KEEPER_HOST_ID: host, KEEPER_CRASH_THRESHOLD: '1', KEEPER_CIRCUIT_BACKOFF: '1h',
+    };
+
+    const doomed = startChildWorker({ ...workerEnv, KEEPER_TEST_KILL_ON_STOP: '1' });
+    workers.push(doomed);
+    await doomed.ready();
+    const tickId = uniqueId('tick-rel1-');
+    const tick = await env.client.workflow.start(reconcileTick, { taskQueue: taskQueueFor(host), workflowId: tickId });
+    expect(await doomed.exited).toBe('SIGKILL');
+
+    // The kill point: crash counted and circuit row open, no circuit workflow yet.
+    expect(service(db, sid)).toMatchObject({ crash_count: 1, circuit_open: 1, circuit_open_count: 1 });
+    expect(deployments(db, sid)).toHaveLength(1);
+    const circuitId = ids.circuit(host, sid);
+    await expect(env.client.workflow.getHandle(circuitId).describe()).rejects.toThrow(/not found/i);
+
+    const restarted = startChildWorker(workerEnv);
+    workers.push(restarted);
+    await restarted.ready();
+    const t0 = Date.now();
+    // The lost activity attempt comes back when its start-to-close timeout (2 min) expires.
+    const summary = await tick.result();
+    const waitedMs = Date.now() - t0;
+    console.log(`fault 1: tick completed ${Math.round(waitedMs / 1000)} s after the restart`, JSON.stringify({ crashes: summary.crashes, opened: summary.opened }));
+
+    // One count: the retried attempt finds the look already swapped and counts nothing; the circuit is re-found.
+    expect(summary).toMatchObject({ crashes: 0, opened: 1 });
+    const row = service(db, sid);
+    expect(row).toMatchObject({ status: 'crashed', crash_count: 1, circuit_open: 1, circuit_open_count: 1 });
+    expect(deployments(db, sid)).toHaveLength(1);
+    const state = await waitFor('circuit workflow holding the circuit', async () => {
+      const s = await env.client.workflow.getHandle(circuitId).query(circuitStateQuery);
+      return s.generation > 0 ? s : undefined; // generation 0: its holdCircuit has not answered yet
+    });
+    expect(state).toEqual({ serviceId: sid, generation: row.circuit_open_count, retryAt: row.circuit_retry_at, phase: 'open' });
+    expect((await env.client.workflow.getHandle(circuitId).describe()).status.name).toBe('RUNNING');
+    expect((await docker.inspectContainer(cid)).status).toBe('exited'); // kept for its logs
+
+    // A later tick counts nothing more and starts no second workflow.
+    const again = await env.client.workflow.execute(reconcileTick, { taskQueue: taskQueueFor(host), workflowId: uniqueId('tick-rel1-') });
+    expect(again.crashes).toBe(0);
+    expect(service(db, sid).crash_count).toBe(1);
+    expect(deployments(db, sid)).toHaveLength(1);
+
+    await env.client.workflow.getHandle(circuitId).terminate('test over');
+    await restarted.kill();
+    db.close();
+  }, 240_000);
+});
