@@ -58,12 +58,14 @@ describe('file modes', () => {
 describe('no shell command from data', () => {
   const all = sources();
 
-  it('src/ never uses a shell: no exec/execSync/execFile, no shell option; one spawn, of the Temporal CLI, with an argument array', () => {
+  it('src/ never uses a shell: no exec/execSync/execFile, no shell option; spawns only of the Temporal CLI and the demo\'s worker, with argument arrays', () => {
     const offenders = all.filter(({ text }) => /\b(execSync|execFileSync|execFile|spawnSync)\s*\(|shell\s*:\s*true/.test(text));
     expect(offenders.map((o) => o.file)).toEqual([]);
     const spawns = all.filter(({ text }) => /from 'node:child_process'|require\('child_process'\)/.test(text)).map((o) => o.file);
-    expect(spawns).toEqual([path.join('temporal', 'dev-server.ts')]);
+    expect(spawns.sort()).toEqual(['demo.ts', path.join('temporal', 'dev-server.ts')]);
     expect(all.find((o) => o.file === path.join('temporal', 'dev-server.ts'))!.text).toMatch(/spawn\(binary, args, \{ stdio/);
+    // The demo runs keeper's own bin with node, from fixed flags and the demo's own temp paths.
+    expect(all.find((o) => o.file === 'demo.ts')!.text).toMatch(/spawn\(process\.execPath, \[BIN, 'worker', \.\.\.flags\]/);
   });
 
   it('Docker is reached only through the adapter (src/docker/client.ts)', () => {
