@@ -7,11 +7,9 @@
  * SQLite's, inside one short transaction that makes no Docker call (W-P5).
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import {
-  claimPoolEntry, EnvironmentExistsError, getEnvironment, insertCreatingEnvironment, markEnvironmentFailed,
+  claimPoolEntry, containersHeldByEnvironments, EnvironmentExistsError, getEnvironment, insertCreatingEnvironment, markEnvironmentFailed,
   markEnvironmentRunning, releaseClaim, setEnvironmentResources, tenantExists,
 } from '../db/environments';
 import { recordLoopResult } from '../db/loop-results';
@@ -21,10 +19,11 @@ import {
 } from '../db/pool';
 import { DockerError, type ContainerSpec, type DockerClient } from '../docker/client';
 import { isNotFound } from '../docker/errors';
-import { hasRoom, planRefill, resolvePooledTemplates } from '../policy/pool';
+import { hasRoom, planRefill, POOL_NETWORK_OPTIONS, poolNetworkIsolates, resolvePooledTemplates } from '../policy/pool';
 import type { DiskVerdict } from '../policy/disk';
 import type { ActivityDeps } from './deps';
 import { assertDiskAllows, type DiskSettings } from './disk';
+import { resolveNetwork } from './networks';
 
 export const POOL_NETWORK = 'ah-pool';
 export const poolVolumeName = (entryId: string) => `ah-pool-${entryId}`;
@@ -55,6 +54,7 @@ function environmentSpec(
     nanoCpus: template.cpu_millicores * 1e6,
     init: true,
     workingDir: '/workspace',
+    confined: { readonlyRootfs: false },
   };
 }
 
@@ -71,52 +71,6 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
   }
 }
 
-/**
- * A lock shared by every keeper process of this host: a directory next to the state DB, made with an atomic
- * mkdir. It is waited for asynchronously (never a SQLite lock held across a Docker call, which would stall
- * the event loop), and a holder that died is overtaken after `staleMs`.
- */
-export async function withHostLock<T>(db: ActivityDeps['db'], key: string, fn: () => Promise<T>, staleMs = 30_000): Promise<T> {
-  const dir = path.join(path.dirname(db.name), '.keeper-locks');
-  fs.mkdirSync(dir, { recursive: true });
-  const lock = path.join(dir, key.replace(/[^A-Za-z0-9_.-]/g, '_'));
-  const deadline = Date.now() + 2 * staleMs;
-  for (;;) {
-    try {
-      fs.mkdirSync(lock);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const age = (() => { try { return Date.now() - fs.statSync(lock).mtimeMs; } catch { return 0; } })();
-      if (age > staleMs) fs.rmSync(lock, { recursive: true, force: true });
-      else if (Date.now() > deadline) throw new Error(`host lock ${lock} still held after ${2 * staleMs} ms`);
-      else await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
-  }
-}
-
-/**
- * The id of network `name`, created (internal, as ah does) when absent. This engine (20.10) does not refuse a
- * second network of the same name, and two would make every later start on that name fail as ambiguous, so
- * creation happens under a host lock. Should duplicates exist anyway (made by something else), everyone uses
- * the one with the smallest id.
- */
-export async function resolveNetwork(db: ActivityDeps['db'], docker: DockerClient, name: string): Promise<string> {
-  const exact = async () => (await docker.listNetworks(name)).filter((n) => n.name === name).map((n) => n.id).sort();
-  const existing = await exact();
-  if (existing.length > 0) return existing[0];
-  return withHostLock(db, `network-${name}`, async () => {
-    const again = await exact();
-    if (again.length > 0) return again[0];
-    return docker.ensureNetwork(name, { internal: true });
-  });
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Refill
 
@@ -130,6 +84,12 @@ export interface PruneReport {
   finishedClaims: number;
   /** Claimed rows no environment references: left alone (they protect their container) and reported. */
   strandedClaims: string[];
+}
+
+export interface PoolDetachReport {
+  /** Claimed containers taken off `ah-pool` (claims leave that to the refill when the network isolates). */
+  detached: string[];
+  failed: { containerId: string; error: string }[];
 }
 
 export interface RefillPlan {
@@ -152,6 +112,8 @@ export interface PoolEntryResult {
 }
 
 export interface PoolRefillResult {
+  /** Absent from results recorded before claims deferred the detach. */
+  detach?: PoolDetachReport;
   prune: PruneReport;
   disk: { level: DiskVerdict['level']; message: string };
   blocked: boolean;
@@ -190,6 +152,32 @@ export function createPoolActivities({ db, docker, settings, metrics }: Activity
       return report;
     },
 
+    /**
+     * Takes claimed containers off `ah-pool`. Level-triggered: every member that an environment row holds goes,
+     * whichever claim left it there; ready members (held by no environment) stay.
+     */
+    async detachClaimedFromPool(): Promise<PoolDetachReport> {
+      const report: PoolDetachReport = { detached: [], failed: [] };
+      let members: string[];
+      let networkId: string;
+      try {
+        const net = await docker.inspectNetwork(POOL_NETWORK);
+        [networkId, members] = [net.id, net.containers.map((c) => c.id)];
+      } catch (err) {
+        if (isNotFound(err)) return report;
+        throw err;
+      }
+      for (const containerId of containersHeldByEnvironments(db, members)) {
+        try {
+          await ignoreNotFound(docker.disconnectNetwork(networkId, containerId, true));
+          report.detached.push(containerId);
+        } catch (err) {
+          report.failed.push({ containerId, error: (err as Error).message });
+        }
+      }
+      return report;
+    },
+
     /** What this refill should create: the pooled templates (from the setting) up to size and max total. */
     async planPoolRefill(): Promise<RefillPlan> {
       const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, listTemplates(db));
@@ -217,7 +205,7 @@ export function createPoolActivities({ db, docker, settings, metrics }: Activity
 
       let containerId: string | undefined;
       try {
-        const poolNet = await resolveNetwork(db, docker, POOL_NETWORK);
+        const poolNet = await resolveNetwork(db, docker, POOL_NETWORK, POOL_NETWORK_OPTIONS);
         await docker.createVolume(volume, { 'ah.managed': 'true', 'ah.type': 'warm-pool', 'ah.pool-entry': req.entryId });
         const spec = environmentSpec(template, { name, network: poolNet, volume, labels: poolLabels(template.id, req.entryId) });
         try {
@@ -286,6 +274,8 @@ export interface ClaimResult {
   network: string;
   leaseExpiresAt: number;
   poolEntry?: string;
+  /** Warm claims: whether the container left `ah-pool` in the claim, or the next refill detaches it. */
+  poolDetach?: 'done' | 'deferred';
   /** Why a claim that found a ready row still went cold. */
   fallbackReason?: string;
 }
@@ -345,12 +335,12 @@ export async function claimEnvironment(
   }
   if (entry) {
     try {
-      await docker.connectNetwork(networkId, entry.container_id);
-      await docker.disconnectNetwork(POOL_NETWORK, entry.container_id, true);
-      await docker.renameContainer(entry.container_id, containerName);
+      const poolDetach = await moveToTenantNetwork(docker, entry.container_id, networkId, containerName);
       const now = nowSeconds();
       markEnvironmentRunning(db, { id: envId, containerId: entry.container_id, volumeName: entry.volume_name, now, leaseSeconds: lease, poolEntryId: entry.id });
-      return { ...base, mode: 'warm', containerId: entry.container_id, volume: entry.volume_name, leaseExpiresAt: now + lease, poolEntry: entry.id };
+      return {
+        ...base, mode: 'warm', containerId: entry.container_id, volume: entry.volume_name, leaseExpiresAt: now + lease, poolEntry: entry.id, poolDetach,
+      };
     } catch (err) {
       fallbackReason = `pool entry ${entry.id} could not be moved: ${err instanceof Error ? err.message : String(err)}`;
       await releaseFailedClaim(db, docker, envId, entry);
@@ -366,6 +356,27 @@ export async function claimEnvironment(
     }
   }
   return { ...(await createCold(db, docker, envId, template, { ...base, networkId }, lease)), fallbackReason };
+}
+
+/**
+ * Joins the claimed container to its tenant network and gives it its environment name. Leaving `ah-pool` is
+ * the slowest engine call of the three; it is left to the next refill (which the claim triggers) when the pool
+ * network isolates its members, and done here otherwise. The pool network is inspected while the connect runs.
+ */
+async function moveToTenantNetwork(
+  docker: DockerClient,
+  containerId: string,
+  tenantNetworkId: string,
+  containerName: string,
+): Promise<'done' | 'deferred'> {
+  const [, poolNet] = await Promise.all([
+    docker.connectNetwork(tenantNetworkId, containerId),
+    docker.inspectNetwork(POOL_NETWORK).catch(() => undefined),
+  ]);
+  await docker.renameContainer(containerId, containerName);
+  if (poolNet && poolNetworkIsolates(poolNet)) return 'deferred';
+  await docker.disconnectNetwork(POOL_NETWORK, containerId, true);
+  return 'done';
 }
 
 /** Removes what a failed warm move took. Only when both are gone does the claimed row go too. */

@@ -13,7 +13,7 @@ import { oneLine } from '../db/open';
 import { isNotFound } from '../docker/errors';
 import type { ActivityDeps } from './deps';
 import { assertDiskAllows } from './disk';
-import { resolveNetwork } from './pool';
+import { resolveNetwork } from './networks';
 
 export interface CreateServiceRequest {
   tenant: string;
@@ -69,6 +69,7 @@ export function createServiceActivities(deps: ActivityDeps) {
           labels: { 'ah.tenant': req.tenant, 'ah.service': id, 'ah.managed': 'true' },
           restartPolicy: 'unless-stopped',
           network,
+          confined: { readonlyRootfs: true },
           healthcheck: req.healthCmd ? { cmd: ['sh', '-c', req.healthCmd], intervalMs: 10_000, timeoutMs: 5_000, retries: 3 } : undefined,
         });
         await docker.startContainer(containerId);

@@ -55,6 +55,8 @@ function describeRefill(r: PoolRefillResult): string {
   if (r.blocked) return `blocked: ${r.disk.message}`;
   const made = r.created.filter((c) => c.outcome === 'created').length;
   const parts = [`${made} created`, `${r.prune.pruned.length} ghost(s) pruned`];
+  if (r.detach?.detached.length) parts.push(`${r.detach.detached.length} claimed container(s) detached from ah-pool`);
+  if (r.detach?.failed.length) parts.push(`${r.detach.failed.length} not detached: ${r.detach.failed[0].error}`);
   if (r.prune.kept.length) parts.push(`${r.prune.kept.length} kept after a transient error`);
   if (r.failed.length) parts.push(`${r.failed.length} failed: ${r.failed[0].error}`);
   if (r.disk.level !== 'ok') parts.push(`disk: ${r.disk.message}`);
@@ -124,6 +126,7 @@ export function registerPoolCommand(program: Command): void {
           `container  ${r.containerName} (${r.containerId.slice(0, 12)}) on ${r.network}`,
           `volume     ${r.volume}`,
           ...(r.fallbackReason ? [`cold because ${r.fallbackReason}`] : []),
+          ...(r.poolDetach === 'deferred' ? ['ah-pool    left by the refill (the pool network isolates its members)'] : []),
           `refill     ${r.refill}`,
         ].join('\n'),
       );

@@ -44,6 +44,15 @@ export function insertCreatingEnvironment(
   }
 }
 
+/** Those of `containerIds` that an environment row holds: claimed pool containers, never ready ones. */
+export function containersHeldByEnvironments(db: StateDb, containerIds: string[]): string[] {
+  if (containerIds.length === 0) return [];
+  return db
+    .prepare(`SELECT DISTINCT container_id FROM environments WHERE container_id IN (SELECT value FROM json_each(?))`)
+    .pluck()
+    .all(JSON.stringify(containerIds)) as string[];
+}
+
 export interface ClaimedEntry {
   id: string;
   container_id: string;

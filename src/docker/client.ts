@@ -54,7 +54,22 @@ export interface ContainerSpec {
   healthcheck?: { cmd: string[]; intervalMs: number; timeoutMs?: number; retries?: number; startPeriodMs?: number };
   init?: boolean;
   workingDir?: string;
+  /** ah's confinement of tenant code (spec §9.3, §9.5); services also get a read-only root filesystem. */
+  confined?: { readonlyRootfs: boolean };
 }
+
+/** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
+const CONFINEMENT = {
+  CapDrop: ['ALL'],
+  SecurityOpt: ['no-new-privileges'],
+  PidsLimit: 256,
+  Tmpfs: {
+    '/tmp': 'rw,noexec,nosuid,size=64m',
+    '/var/run': 'rw,noexec,nosuid,size=16m',
+    '/var/tmp': 'rw,noexec,nosuid,size=16m',
+    '/run': 'rw,noexec,nosuid,size=16m',
+  },
+};
 
 export interface VolumeSummary {
   name: string;
@@ -65,8 +80,11 @@ export interface VolumeSummary {
 export interface NetworkDetails {
   id: string;
   name: string;
+  internal: boolean;
+  /** The driver's options, e.g. `com.docker.network.bridge.enable_icc`. */
+  options: Record<string, string>;
   labels: Record<string, string>;
-  containers: { id: string; name: string }[];
+  containers: { id: string; name: string; ipv4: string }[];
   createdAt: number; // unix seconds; 0 when the engine did not say
 }
 
@@ -274,6 +292,7 @@ export class DockerClient {
           MemorySwap: spec.memoryBytes,
           NanoCpus: spec.nanoCpus,
           Init: spec.init,
+          ...(spec.confined ? { ...CONFINEMENT, ReadonlyRootfs: spec.confined.readonlyRootfs } : {}),
         },
       }),
     );
@@ -388,15 +407,25 @@ export class DockerClient {
   /** Inspect, not list: only an inspect reports the containers attached to a network (W-G1). */
   async inspectNetwork(idOrName: string): Promise<NetworkDetails> {
     const n = await this.call('network.inspect', () => this.docker.getNetwork(pathRef(idOrName)).inspect());
-    const containers = Object.entries((n.Containers ?? {}) as Record<string, { Name: string }>).map(([id, c]) => ({
-      id,
-      name: c.Name,
-    }));
-    return { id: n.Id, name: n.Name, labels: n.Labels ?? {}, containers, createdAt: toUnixSeconds(n.Created) };
+    const containers = Object.entries((n.Containers ?? {}) as Record<string, { Name: string; IPv4Address?: string }>).map(
+      ([id, c]) => ({ id, name: c.Name, ipv4: (c.IPv4Address ?? '').split('/')[0] }),
+    );
+    return {
+      id: n.Id,
+      name: n.Name,
+      internal: n.Internal === true,
+      options: n.Options ?? {},
+      labels: n.Labels ?? {},
+      containers,
+      createdAt: toUnixSeconds(n.Created),
+    };
   }
 
   /** Creates the network unless it exists; returns its id. */
-  async ensureNetwork(name: string, opts: { internal?: boolean; labels?: Record<string, string> } = {}): Promise<string> {
+  async ensureNetwork(
+    name: string,
+    opts: { internal?: boolean; labels?: Record<string, string>; options?: Record<string, string> } = {},
+  ): Promise<string> {
     try {
       return (await this.inspectNetwork(name)).id;
     } catch (err) {
@@ -404,7 +433,14 @@ export class DockerClient {
     }
     try {
       const net = await this.call('network.create', () =>
-        this.docker.createNetwork({ Name: name, Driver: 'bridge', Internal: opts.internal ?? false, Labels: opts.labels, CheckDuplicate: true }),
+        this.docker.createNetwork({
+          Name: name,
+          Driver: 'bridge',
+          Internal: opts.internal ?? false,
+          Labels: opts.labels,
+          Options: opts.options,
+          CheckDuplicate: true,
+        }),
       );
       return net.id;
     } catch (err) {

@@ -67,3 +67,21 @@ export function hasRoom(templateId: string, ready: Record<string, number>, size:
   const total = Object.values(ready).reduce((a, b) => a + b, 0);
   return (ready[templateId] ?? 0) < size && total < maxTotal;
 }
+
+/** Docker's bridge option that, set to "false", drops traffic between the containers of one network. */
+export const BRIDGE_ICC_OPTION = 'com.docker.network.bridge.enable_icc';
+
+/**
+ * The options keeper creates `ah-pool` with (internal, as ah's, is set by the network helper): no traffic
+ * between its members, so a claimed container still attached to it reaches no pool container, nor they it.
+ */
+export const POOL_NETWORK_OPTIONS: Record<string, string> = { [BRIDGE_ICC_OPTION]: 'false' };
+
+/**
+ * Whether a claimed container may stay on the pool network until the next refill detaches it: only when the
+ * network isolates its members (no inter-container traffic, no route out). An `ah-pool` made by ah, or by
+ * anything else, is not trusted, and the claim then detaches at once.
+ */
+export function poolNetworkIsolates(net: { internal: boolean; options: Record<string, string> }): boolean {
+  return net.internal && net.options[BRIDGE_ICC_OPTION] === 'false';
+}

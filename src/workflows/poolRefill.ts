@@ -2,11 +2,11 @@
  * One refill of this host's warm pool, started by the `pool` schedule (and after each claim). Deterministic:
  * the entry ids come from the workflow's seeded uuid4, so a retried activity always names the same entry.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, uuid4 } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { PoolEntryResult, PoolRefillResult } from '../activities/pool';
 
-const { prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = proxyActivities<Activities>({
+const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = proxyActivities<Activities>({
   startToCloseTimeout: '1m',
   scheduleToCloseTimeout: '3m',
   retry: { maximumAttempts: 3, initialInterval: '1s' },
@@ -25,10 +25,12 @@ function failureMessage(err: unknown): string {
 }
 
 export async function poolRefill(): Promise<PoolRefillResult> {
+  // Patched: a run that started on a worker without this step replays without it.
+  const detach = patched('detach-claimed-from-pool') ? await detachClaimedFromPool() : undefined;
   const prune = await prunePoolGhosts();
   const verdict = await checkDiskSpace();
   const disk = { level: verdict.level, message: verdict.message };
-  const result: PoolRefillResult = { prune, disk, blocked: false, plan: null, created: [], failed: [], ready: {} };
+  const result: PoolRefillResult = { detach, prune, disk, blocked: false, plan: null, created: [], failed: [], ready: {} };
 
   if (verdict.level === 'block') {
     result.blocked = true;

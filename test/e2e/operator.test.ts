@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { keeper } from '../helpers/cli';
-import { TEST_IMAGE, WEB_IMAGE, tempDir, uniqueId } from '../helpers/fixtures';
+import { AH_CONFINEMENT, confinementOf, TEST_IMAGE, WEB_IMAGE, tempDir, uniqueId } from '../helpers/fixtures';
 
 const dir = tempDir();
 const db = path.join(dir, 'state.db');
@@ -42,6 +42,7 @@ describe('keeper service and keeper status', () => {
     const c = await docker.inspectContainer(s.containerId);
     expect(c).toMatchObject({ name: `ah-${tenant}-${id}`, status: 'running', labels: { 'ah.tenant': tenant, 'ah.service': id, 'ah.managed': 'true' } });
     expect(c.networks).toEqual([`ah-tenant-${tenant}`]);
+    expect(await confinementOf(s.containerId)).toEqual({ ...AH_CONFINEMENT, readonlyRootfs: true });
     const d = openStateDb(db);
     const deployments = d.prepare('SELECT status, trigger FROM deployments WHERE service_id = ?').all(id);
     d.close();

@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Dockerode from 'dockerode';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient, type ContainerSpec } from '../../src/docker/client';
 import { loadSettings, type RawSettings, type Settings } from '../../src/settings';
@@ -104,3 +105,27 @@ export async function waitFor<T>(
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
 }
+
+/**
+ * The confinement fields of a container's HostConfig, read with dockerode directly: keeper's adapter has no
+ * use for them, only the tests that check tenant containers are confined as ah confines them.
+ */
+export async function confinementOf(containerId: string): Promise<{ capDrop: string[]; securityOpt: string[]; pidsLimit: number; readonlyRootfs: boolean; tmpfs: string[] }> {
+  const h = (await new Dockerode().getContainer(containerId).inspect()).HostConfig as Dockerode.HostConfig & { PidsLimit?: number; Tmpfs?: Record<string, string> };
+  return {
+    capDrop: h.CapDrop ?? [],
+    securityOpt: h.SecurityOpt ?? [],
+    pidsLimit: h.PidsLimit ?? 0,
+    readonlyRootfs: h.ReadonlyRootfs === true,
+    tmpfs: Object.keys(h.Tmpfs ?? {}).sort(),
+  };
+}
+
+/** What ah's confinement (spec §9.3) looks like through confinementOf. */
+export const AH_CONFINEMENT = {
+  capDrop: ['ALL'],
+  securityOpt: ['no-new-privileges'],
+  pidsLimit: 256,
+  tmpfs: ['/run', '/tmp', '/var/run', '/var/tmp'],
+};
+

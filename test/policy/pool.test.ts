@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasRoom, planRefill, resolvePooledTemplates } from '../../src/policy/pool';
+import { BRIDGE_ICC_OPTION, hasRoom, planRefill, POOL_NETWORK_OPTIONS, poolNetworkIsolates, resolvePooledTemplates } from '../../src/policy/pool';
 
 const TEMPLATES = [
   { id: 'tmpl_default', name: 'default' },
@@ -52,5 +52,18 @@ describe('hasRoom', () => {
     expect(hasRoom('a', { a: 1 }, 2, 6)).toBe(true);
     expect(hasRoom('a', { a: 2 }, 2, 6)).toBe(false);
     expect(hasRoom('a', { b: 6 }, 2, 6)).toBe(false);
+  });
+});
+
+describe('poolNetworkIsolates', () => {
+  const icc = (v?: string): Record<string, string> => (v === undefined ? {} : { [BRIDGE_ICC_OPTION]: v });
+  it('trusts only an internal network with inter-container traffic off', () => {
+    expect(poolNetworkIsolates({ internal: true, options: icc('false') })).toBe(true);
+    expect(poolNetworkIsolates({ internal: false, options: icc('false') })).toBe(false);
+    expect(poolNetworkIsolates({ internal: true, options: icc('true') })).toBe(false);
+    expect(poolNetworkIsolates({ internal: true, options: icc() })).toBe(false);
+  });
+  it('is what keeper creates ah-pool with', () => {
+    expect(poolNetworkIsolates({ internal: true, options: POOL_NETWORK_OPTIONS })).toBe(true);
   });
 });

@@ -13,12 +13,13 @@ import { getEnvironment } from '../../src/db/environments';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient, type ContainerSpec } from '../../src/docker/client';
 import { isNotFound } from '../../src/docker/errors';
+import { poolNetworkIsolates } from '../../src/policy/pool';
 import type { RawSettings, Settings } from '../../src/settings';
 import { ids, taskQueueFor } from '../../src/shared';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
-import { testSettings, uniqueId, waitFor } from '../helpers/fixtures';
+import { AH_CONFINEMENT, confinementOf, EngineFixture, testSettings, uniqueId, waitFor, WEB_IMAGE } from '../helpers/fixtures';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
 import { cleanupPoolDb, poolDb, readyByTemplate } from './helpers';
 
@@ -64,14 +65,71 @@ describe('claimEnvironment', () => {
 
     const c = await docker.inspectContainer(cid);
     expect(c.name).toBe(r.containerName);
-    expect(c.networks).toEqual([`ah-tenant-${t.tenant}`]);
+    // keeper's ah-pool isolates its members, so leaving it is the refill's job (detach test below).
+    expect(r.poolDetach).toBe('deferred');
+    expect([...c.networks].sort()).toEqual(['ah-pool', `ah-tenant-${t.tenant}`]);
     expect(c.status).toBe('running');
     expect(c.labels['ah.type']).toBe('warm-pool');
+    expect(await confinementOf(cid)).toEqual({ ...AH_CONFINEMENT, readonlyRootfs: false });
 
     const row = getEnvironment(db, r.envId)!;
     expect(row).toMatchObject({ status: 'running', container_id: cid, volume_name: poolRow.volume_name, template_id: 'default', lease_duration_seconds: 3600 });
     expect(row.lease_expires_at).toBe(r.leaseExpiresAt);
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
+  });
+
+  it("the refill's detach step takes claimed containers off ah-pool and leaves ready ones on it", async () => {
+    const t = poolDb();
+    db = t.db;
+    const settings = settingsFor(t.file, { poolSize: '2' });
+    const filled = await fill(settings, 'tmpl_default', 2);
+    const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'dev1' });
+    const ready = filled.find((id) => id !== r.containerId)!;
+    const acts = createPoolActivities({ db, docker, settings });
+
+    expect(await acts.detachClaimedFromPool()).toEqual({ detached: [r.containerId], failed: [] });
+    expect((await docker.inspectContainer(r.containerId)).networks).toEqual([`ah-tenant-${t.tenant}`]);
+    expect((await docker.inspectContainer(ready)).networks).toEqual(['ah-pool']);
+    expect(await acts.detachClaimedFromPool()).toEqual({ detached: [], failed: [] }); // level-triggered: nothing left
+  });
+
+  it('an ah-pool that does not isolate its members (one made by ah) is left within the claim', async () => {
+    const t = poolDb();
+    db = t.db;
+    await docker.ensureNetwork('ah-pool', { internal: true }); // ah's: inter-container traffic on
+    const [cid] = await fill(settingsFor(t.file));
+    const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'dev1' });
+    expect(r).toMatchObject({ mode: 'warm', containerId: cid, poolDetach: 'done' });
+    expect((await docker.inspectContainer(cid)).networks).toEqual([`ah-tenant-${t.tenant}`]);
+  });
+
+  it("keeper's ah-pool drops traffic between its members; an ordinary network (the probe's control) does not", async () => {
+    const t = poolDb();
+    db = t.db;
+    await fill(settingsFor(t.file)); // makes ah-pool
+    expect(poolNetworkIsolates(await docker.inspectNetwork('ah-pool'))).toBe(true);
+    const engine = new EngineFixture();
+    /** Exit code of an HTTP request from one member of `network` to a web server on another member. */
+    const probe = async (network: string): Promise<number> => {
+      const web = await engine.run({ name: uniqueId('probe-web-'), image: WEB_IMAGE, cmd: undefined, network });
+      // By address, with nc: the static busybox's name lookups (and its wget) crash.
+      const address = (await docker.inspectNetwork(network)).containers.find((c) => c.id === web)!.ipv4;
+      const request = `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${address} 8000 | grep -q '^HTTP/'`;
+      const client = await engine.run({ name: uniqueId('probe-'), cmd: ['sh', '-c', request], network });
+      const exited = await waitFor(`the probe on ${network} to exit`, async () => {
+        const c = await docker.inspectContainer(client);
+        return c.status === 'exited' ? { code: c.exitCode } : undefined;
+      }, 30_000);
+      return exited.code;
+    };
+    try {
+      const control = uniqueId('ah-tenant-probe');
+      await engine.network(control);
+      expect(await probe(control)).toBe(0);
+      expect(await probe('ah-pool')).not.toBe(0);
+    } finally {
+      await engine.cleanup();
+    }
   });
 
   it('cold when the template has no ready container: ah-env-<id> volume, container on the tenant network', async () => {
@@ -85,6 +143,7 @@ describe('claimEnvironment', () => {
     expect(c.networks).toEqual([`ah-tenant-${t.tenant}`]);
     expect(c.labels).toMatchObject({ 'ah.type': 'environment', 'ah.tenant': t.tenant, 'ah.environment': r.envId });
     expect(c.mounts).toEqual([expect.objectContaining({ name: `ah-env-${r.envId}`, destination: '/workspace' })]);
+    expect(await confinementOf(r.containerId)).toEqual({ ...AH_CONFINEMENT, readonlyRootfs: false });
     expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', container_id: r.containerId, volume_name: `ah-env-${r.envId}` });
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
   });
