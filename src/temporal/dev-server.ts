@@ -83,7 +83,14 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   }
   args.push(...(opts.extraArgs ?? []));
 
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // The CLI creates temporal.db (and its journal files) with the umask it inherits: make them private to us.
+  const umask = process.umask(0o077);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  } finally {
+    process.umask(umask);
+  }
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
