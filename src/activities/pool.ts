@@ -359,9 +359,11 @@ export async function claimEnvironment(
 }
 
 /**
- * Joins the claimed container to its tenant network and gives it its environment name. Leaving `ah-pool` is
- * the slowest engine call of the three; it is left to the next refill (which the claim triggers) when the pool
- * network isolates its members, and done here otherwise. The pool network is inspected while the connect runs.
+ * Joins the claimed container to its tenant network and gives it its environment name, concurrently (the
+ * engine overlaps most of the rename with the connect), while the pool network is inspected. Leaving `ah-pool`,
+ * the slowest call, is left to the next refill (which the claim triggers) when the pool network isolates its
+ * members, and done here otherwise. All calls have settled before an error is thrown, so the caller's cleanup
+ * never races one still in flight.
  */
 async function moveToTenantNetwork(
   docker: DockerClient,
@@ -369,12 +371,13 @@ async function moveToTenantNetwork(
   tenantNetworkId: string,
   containerName: string,
 ): Promise<'done' | 'deferred'> {
-  const [, poolNet] = await Promise.all([
+  const [connected, renamed, poolNet] = await Promise.allSettled([
     docker.connectNetwork(tenantNetworkId, containerId),
-    docker.inspectNetwork(POOL_NETWORK).catch(() => undefined),
+    docker.renameContainer(containerId, containerName),
+    docker.inspectNetwork(POOL_NETWORK),
   ]);
-  await docker.renameContainer(containerId, containerName);
-  if (poolNet && poolNetworkIsolates(poolNet)) return 'deferred';
+  for (const step of [connected, renamed]) if (step.status === 'rejected') throw step.reason;
+  if (poolNet.status === 'fulfilled' && poolNetworkIsolates(poolNet.value)) return 'deferred';
   await docker.disconnectNetwork(POOL_NETWORK, containerId, true);
   return 'done';
 }
