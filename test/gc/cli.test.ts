@@ -3,25 +3,17 @@
  * (real engine, real SQLite file) sweeps. The dry run's list must be exactly what the real run then removes.
  */
 import fs from 'node:fs';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
 import { main } from '../../src/cli';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import type { GcSweepResult } from '../../src/workflows/gcSweep';
 import { EngineFixture, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { devServerForFile, keeperWorker } from '../helpers/temporal';
 
-let env: TestWorkflowEnvironment;
 const fx = new EngineFixture();
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await fx.cleanup();
-  await env?.teardown();
-});
+const env = devServerForFile(fx);
 
 /** Runs `keeper <args>` in process; returns its exit code, stdout and stderr. */
 async function keeper(args: string[]): Promise<{ code: number; out: string; err: string }> {
