@@ -3,8 +3,7 @@
  * tick started by the host's schedule on the CLI dev server. Stream drops are injected by a proxy in front
  * of the real socket. Nothing is mocked.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { readEventWatcherState } from '../../src/db/events';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
@@ -13,12 +12,12 @@ import { ids } from '../../src/shared';
 import type { Settings } from '../../src/settings';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
-import { devServerEnv } from '../helpers/temporal';
+import { devServerForFile } from '../helpers/temporal';
 import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
 import { crashContainer } from '../helpers/crash';
 import { startHost, tickAfter, ticksDone, watcherFor, type Host } from './helpers';
 
-let env: TestWorkflowEnvironment;
+const env = devServerForFile();
 let db: StateDb;
 let settings: Settings;
 let tenant: string;
@@ -28,12 +27,6 @@ let proxy: DockerProxy | undefined;
 const engine = new EngineFixture();
 const docker = new DockerClient();
 
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
 afterEach(async () => {
   for (const w of watchers) await w.stop();
   watchers = [];

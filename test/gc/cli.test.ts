@@ -3,40 +3,17 @@
  * (real engine, real SQLite file) sweeps. The dry run's list must be exactly what the real run then removes.
  */
 import fs from 'node:fs';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { main } from '../../src/cli';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import type { GcSweepResult } from '../../src/workflows/gcSweep';
+import { keeperInProcess as keeper } from '../helpers/cli';
 import { EngineFixture, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { devServerForFile, keeperWorker } from '../helpers/temporal';
 
-let env: TestWorkflowEnvironment;
 const fx = new EngineFixture();
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await fx.cleanup();
-  await env?.teardown();
-});
-
-/** Runs `keeper <args>` in process; returns its exit code, stdout and stderr. */
-async function keeper(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((out += String(s)), true));
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
-  try {
-    const code = await main(['node', 'keeper', ...args]);
-    return { code, out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+const env = devServerForFile(fx);
 
 describe('keeper gc', () => {
   it('--dry-run lists exactly what --once then removes, per class, as JSON and as a table', async () => {

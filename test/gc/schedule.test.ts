@@ -2,24 +2,16 @@
  * The `gc` schedule of a host starts gcSweep with no argument (a real sweep, not a dry run) on the host's
  * queue, and the sweep records its summary as the gc loop's last result. Real dev server, engine and DB.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { lastLoopResults } from '../../src/db/loop-results';
 import { DockerClient } from '../../src/docker/client';
 import { ids } from '../../src/shared';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { devServerForFile, keeperWorker } from '../helpers/temporal';
 
-let env: TestWorkflowEnvironment;
 const fx = new EngineFixture();
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await fx.cleanup();
-  await env?.teardown();
-});
+const env = devServerForFile(fx);
 
 it('a triggered gc schedule runs a real sweep on this host and records it', async () => {
   const { db } = freshDb();

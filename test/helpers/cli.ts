@@ -1,6 +1,8 @@
-/** Runs the built `keeper` bin as an operator would, capturing its output and exit code. */
+/** Runs `keeper` as an operator would: the built bin in a child process, or `main` in this one. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { vi } from 'vitest';
+import { main } from '../../src/cli';
 
 export const KEEPER_BIN = path.join(__dirname, '..', '..', 'bin', 'keeper.js');
 
@@ -10,6 +12,7 @@ export interface CliResult {
   stderr: string;
 }
 
+/** Runs the built bin, capturing its output and exit code. */
 export function keeper(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [KEEPER_BIN, ...args], {
@@ -58,4 +61,22 @@ export function startKeeper(args: string[], env: NodeJS.ProcessEnv = {}) {
       throw new Error(`keeper did not print ${pattern} within ${timeoutMs} ms: ${output}`);
     },
   };
+}
+
+/**
+ * Runs `keeper <args>` through `main` in this process, capturing what it writes to stdout and stderr. Unlike the
+ * bin, it needs no build, and a test can run a worker for the command in the same process.
+ */
+export async function keeperInProcess(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((out += String(s)), true));
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
+  try {
+    const code = await main(['node', 'keeper', ...args]);
+    return { code, out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
 }

@@ -1,9 +1,10 @@
 /** Connects tests to the servers that global-setup started, and runs keeper workers against them. */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { ActivityDeps } from '../../src/activities';
 import { createKeeperWorker } from '../../src/worker';
+import type { EngineFixture } from './fixtures';
 
 let runtimeInstalled = false;
 function quietRuntime(): void {
@@ -37,6 +38,40 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
 export async function devServerEnv(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
   return TestWorkflowEnvironment.createFromExistingServer({ address: inject('devServerAddress') });
+}
+
+/**
+ * The shared dev server for every test of the calling file: connected in beforeAll, closed in afterAll after
+ * `engine` (when given) removed what the tests made. The file's own afterAll hooks, registered later, run
+ * before this one (vitest's default 'stack' order), so they still have the connection.
+ */
+export function devServerForFile(engine?: EngineFixture): TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await devServerEnv();
+  });
+  afterAll(async () => {
+    await engine?.cleanup();
+    await env?.teardown();
+  });
+  return forwardTo(() => {
+    if (!env) throw new Error('the dev server is connected in beforeAll: use env inside a test or a hook');
+    return env;
+  });
+}
+
+/**
+ * A stand-in that forwards every property to `target()`, read when used: tests keep `env.client` and
+ * `keeperWorker(env, …)` as they were, although the environment is made only after the file has loaded.
+ */
+function forwardTo<T extends object>(target: () => T): T {
+  return new Proxy({} as T, {
+    get(_stub, key) {
+      const real = target();
+      const value = Reflect.get(real, key, real);
+      return typeof value === 'function' ? value.bind(real) : value;
+    },
+  });
 }
 
 /** A keeper worker for `deps.settings.hostId`, built from the bundle global-setup made once. */

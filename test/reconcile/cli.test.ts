@@ -3,28 +3,17 @@
  * dev server and worker. `reconcile --once` opens a crash loop's circuit; `circuit reset` brings it back.
  */
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { main } from '../../src/cli';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/db/open';
+import { keeperInProcess } from '../helpers/cli';
 import { EngineFixture, tempDir, uniqueId, waitFor } from '../helpers/fixtures';
 import { addService, addTenant, runServiceContainer, service } from './helpers';
 
 const engine = new EngineFixture();
 afterEach(() => engine.cleanup());
 
-async function keeper(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((out += String(s)), true));
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
-  try {
-    const code = await main(['node', 'keeper', ...args]);
-    return { code, out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+/** The commands below pass their arguments one by one. */
+const keeper = (...args: string[]) => keeperInProcess(args);
 
 describe('keeper reconcile / circuit (embedded Temporal)', () => {
   it('reconcile --once opens a crash loop, circuit list shows it, circuit reset brings it back', async () => {

@@ -3,23 +3,16 @@
  * nonsense; three ticks, a sweep (dry run: this is the suite's shared engine) and two refills run over them
  * on the dev server with the real engine. None may fail, and every bad row is reported exactly once.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { taskQueueFor } from '../../src/shared';
 import { gcSweep, poolRefill, reconcileTick } from '../../src/workflows';
 import { freshDb, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { devServerForFile, keeperWorker } from '../helpers/temporal';
 import { expectedProblems, insertBadRows } from './bad-rows';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = devServerForFile();
 
 const SEEDS = [1, 2, 3];
 

@@ -4,22 +4,15 @@
  * Real workflow and activities on the dev server; the service's container id is well-formed but gone (404).
  */
 import crypto from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
 import { circuitStateQuery, ids, taskQueueFor, type CircuitState } from '../../src/shared';
 import { circuitBreaker } from '../../src/workflows';
 import { freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { devServerForFile, keeperWorker } from '../helpers/temporal';
 import { addService, addTenant, deployments, nowSec, service } from '../reconcile/rows';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = devServerForFile();
 
 describe('circuit workflow signals', () => {
   it('a reset with a number, object, array or boolean payload, or an unknown signal, is ignored; a reset without payload closes it', async () => {

@@ -5,29 +5,20 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { taskQueueFor } from '../../src/shared';
 import { reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { devServerForFile, keeperWorker } from '../helpers/temporal';
 import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const LOCK_MS = 5000;
-let env: TestWorkflowEnvironment;
 const engine = new EngineFixture();
+const env = devServerForFile(engine);
 const docker = new DockerClient();
-
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await engine.cleanup();
-  await env?.teardown();
-});
 
 /** A process that takes the write lock, says so, holds it LOCK_MS, commits and exits. */
 function holdWriteLock(file: string) {

@@ -3,29 +3,24 @@
  * opened, before the container is stopped and the circuit workflow started. A real worker process, the real
  * dev server, a real exited container; the kill is the worker's own SIGKILL (worker-child.ts).
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
 import { circuitStateQuery, ids, taskQueueFor } from '../../src/shared';
 import { reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, uniqueId, waitFor } from '../helpers/fixtures';
-import { devServerEnv } from '../helpers/temporal';
+import { devServerForFile } from '../helpers/temporal';
 import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
 import { startChildWorker, type ChildWorker } from './helpers';
 
-let env: TestWorkflowEnvironment;
 const engine = new EngineFixture();
+const env = devServerForFile(engine);
 const docker = new DockerClient();
 const workers: ChildWorker[] = [];
 
-beforeAll(async () => {
-  env = await devServerEnv();
-});
+// Registered after devServerForFile's, so it runs first: the workers go before the engine cleanup and the connection.
 afterAll(async () => {
   for (const w of workers) await w.kill();
-  await engine.cleanup();
-  await env?.teardown();
 });
 
 describe('fault 1: worker SIGKILLed between recording a crash and opening the circuit', () => {
