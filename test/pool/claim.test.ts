@@ -5,8 +5,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { claimEnvironment, createPoolActivities, environmentContainerName, type ClaimResult } from '../../src/activities/pool';
 import { triggerPoolRefillAt } from '../../src/cli/pool';
 import { getEnvironment } from '../../src/db/environments';
@@ -20,22 +19,12 @@ import { ensureSchedules } from '../../src/temporal/schedules';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { AH_CONFINEMENT, confinementOf, EngineFixture, testSettings, uniqueId, waitFor, WEB_IMAGE } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
-import { cleanupPoolDb, poolDb, readyByTemplate } from './helpers';
+import { keeperWorker } from '../helpers/temporal';
+import { poolDb, poolTestFile, readyByTemplate } from './helpers';
 
-let env: TestWorkflowEnvironment;
+const env = poolTestFile();
 let db: StateDb;
 const docker = new DockerClient();
-
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
-afterEach(async () => {
-  if (db?.open) await cleanupPoolDb(db);
-});
 
 function settingsFor(file: string, extra: RawSettings = {}): Settings {
   return testSettings({ db: file, diskWarn: '99', diskBlock: '100', pooledTemplates: 'default', poolSize: '1', ...extra });

@@ -2,44 +2,18 @@
  * `keeper pool …` in-process: the real CLI parser and output, a real SQLite file, the real engine, and the
  * shared dev server with a worker for this host.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import type { PoolStatusReport } from '../../src/cli/pool';
-import { main } from '../../src/cli';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { testSettings } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
-import { cleanupPoolDb, poolDb } from './helpers';
+import { keeperInProcess } from '../helpers/cli';
+import { keeperWorker } from '../helpers/temporal';
+import { poolDb, poolTestFile } from './helpers';
 
-let env: TestWorkflowEnvironment;
+const env = poolTestFile();
 let db: StateDb;
 const docker = new DockerClient();
-
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  if (db?.open) await cleanupPoolDb(db);
-});
-
-async function keeper(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => ((out += String(s)), true));
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => ((err += String(s)), true));
-  try {
-    const code = await main(['node', 'keeper', ...args]);
-    return { code, out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
 
 describe('keeper pool', () => {
   it('refill --once, status, claim and drain', async () => {
@@ -49,29 +23,29 @@ describe('keeper pool', () => {
     const flags = ['--db', t.file, '--host-id', settings.hostId, '--temporal-address', inject('devServerAddress'), '--disk-warn', '99', '--disk-block', '100'];
     const worker = await keeperWorker(env, { db, docker, settings });
 
-    const refill = await worker.runUntil(keeper(['pool', 'refill', '--once', '--json', ...flags]));
+    const refill = await worker.runUntil(keeperInProcess(['pool', 'refill', '--once', '--json', ...flags]));
     expect(refill.err).toBe('');
     expect(refill.code).toBe(0);
     expect(JSON.parse(refill.out)).toMatchObject({ blocked: false, ready: { tmpl_default: 2, tmpl_node: 2, tmpl_python: 2 } });
 
-    const status = await keeper(['pool', 'status', '--json', ...flags]);
+    const status = await keeperInProcess(['pool', 'status', '--json', ...flags]);
     expect(status.code).toBe(0);
     const s = JSON.parse(status.out) as PoolStatusReport;
     expect(Object.fromEntries(s.templates.map((x) => [x.name, x.ready]))).toEqual({ default: 2, node: 2, python: 2, go: 0 });
     expect(s.total).toBe(6);
     expect(s.lastRefill?.result.created).toHaveLength(6);
-    const human = await keeper(['pool', 'status', ...flags]);
+    const human = await keeperInProcess(['pool', 'status', ...flags]);
     expect(human.out).toMatch(/^TEMPLATE\s+ID\s+POOLED\s+READY\ndefault\s+tmpl_default\s+yes\s+2\n/);
     expect(human.out).toContain('go        tmpl_go       no      0');
     expect(human.out).toMatch(/total ready 6 \(size 2 per template, max 6\)\nlast refill \S+: 6 created, 0 ghost\(s\) pruned/);
 
-    const claim = await keeper(['pool', 'claim', '--tenant', t.tenant, '--name', 'cli1', '--template', 'node', '--json', ...flags]);
+    const claim = await keeperInProcess(['pool', 'claim', '--tenant', t.tenant, '--name', 'cli1', '--template', 'node', '--json', ...flags]);
     expect(claim.code).toBe(0);
     const c = JSON.parse(claim.out);
     expect(c).toMatchObject({ mode: 'warm', templateId: 'tmpl_node', volume: expect.stringMatching(/^ah-pool-wp_/), containerName: `ah-env-${t.tenant}-${c.envId}` });
     expect(c.refill).toMatch(/^not triggered \(.*\); the next pool tick refills$/); // no pool schedule on this test host
 
-    const drain = await keeper(['pool', 'drain', '--json', ...flags]);
+    const drain = await keeperInProcess(['pool', 'drain', '--json', ...flags]);
     expect(drain.code).toBe(0);
     expect(JSON.parse(drain.out)).toMatchObject({ rowsDeleted: 5, errors: [] });
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
@@ -84,11 +58,11 @@ describe('keeper pool', () => {
     const t = poolDb();
     db = t.db;
     const flags = ['--db', t.file];
-    const noOnce = await keeper(['pool', 'refill', ...flags]);
+    const noOnce = await keeperInProcess(['pool', 'refill', ...flags]);
     expect(noOnce).toMatchObject({ code: 2, err: 'keeper: pool refill needs --once (the pool schedule refills every --pool-interval)\n' });
-    const noTenant = await keeper(['pool', 'claim', '--tenant', 'nobody', '--name', 'x', ...flags]);
+    const noTenant = await keeperInProcess(['pool', 'claim', '--tenant', 'nobody', '--name', 'x', ...flags]);
     expect(noTenant).toMatchObject({ code: 2, err: 'keeper: tenant "nobody" not found\n' });
-    const badSetting = await keeper(['pool', 'status', '--pool-size', 'many', ...flags]);
+    const badSetting = await keeperInProcess(['pool', 'status', '--pool-size', 'many', ...flags]);
     expect(badSetting.code).toBe(2);
     expect(badSetting.err).toMatch(/^keeper: invalid --pool-size: must be an integer/);
   });

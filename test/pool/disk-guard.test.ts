@@ -4,8 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assertDiskAllows, DiskBlockedError, readDiskGuard } from '../../src/activities/disk';
 import { claimEnvironment } from '../../src/activities/pool';
 import type { StateDb } from '../../src/db/open';
@@ -13,22 +12,12 @@ import { DockerClient } from '../../src/docker/client';
 import { taskQueueFor } from '../../src/shared';
 import { poolRefill } from '../../src/workflows';
 import { testSettings, uniqueId } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
-import { cleanupPoolDb, poolDb } from './helpers';
+import { keeperWorker } from '../helpers/temporal';
+import { poolDb, poolTestFile } from './helpers';
 
-let env: TestWorkflowEnvironment;
+const env = poolTestFile();
 let db: StateDb;
 const docker = new DockerClient();
-
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
-afterEach(async () => {
-  if (db?.open) await cleanupPoolDb(db);
-});
 
 function usedPercentOf(dir: string): number {
   const s = fs.statfsSync(dir);

@@ -3,8 +3,7 @@
  * pool containers and volumes, keeps a claimed container and its ah-pool volume (held through the
  * environment row), keeps that volume even once its container is gone, and still removes a true leftover.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimEnvironment, createPoolActivities } from '../../src/activities/pool';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
@@ -13,22 +12,12 @@ import type { Settings } from '../../src/settings';
 import { taskQueueFor } from '../../src/shared';
 import { gcSweep, type GcSweepResult } from '../../src/workflows/gcSweep';
 import { tempDir, testSettings, uniqueId } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
-import { cleanupPoolDb, poolDb } from './helpers';
+import { keeperWorker } from '../helpers/temporal';
+import { poolDb, poolTestFile } from './helpers';
 
-let env: TestWorkflowEnvironment;
+const env = poolTestFile();
 let db: StateDb;
 const docker = new DockerClient();
-
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
-afterEach(async () => {
-  if (db?.open) await cleanupPoolDb(db);
-});
 
 async function sweep(settings: Settings): Promise<GcSweepResult> {
   const worker = await keeperWorker(env, { db, docker, settings });

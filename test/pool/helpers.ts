@@ -1,11 +1,30 @@
 /** Shared by the pool tests: a state DB whose templates run the test image, a tenant, and full cleanup. */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterEach } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { isNotFound } from '../../src/docker/errors';
 import { freshDb, TEST_IMAGE, uniqueId } from '../helpers/fixtures';
+import { devServerForFile } from '../helpers/temporal';
+
+/** DBs poolDb() opened that the current test has not cleaned up yet. */
+const opened: StateDb[] = [];
+
+/**
+ * The setup of a pool test file: the shared dev server, and after each test every DB poolDb() opened is
+ * cleaned up with all that its rows name on the engine.
+ */
+export function poolTestFile(): TestWorkflowEnvironment {
+  const env = devServerForFile();
+  afterEach(async () => {
+    for (const db of opened.splice(0)) if (db.open) await cleanupPoolDb(db);
+  });
+  return env;
+}
 
 export function poolDb(): { db: StateDb; file: string; tenant: string } {
   const { db, file } = freshDb();
+  opened.push(db);
   db.prepare('UPDATE environment_templates SET base_image = ?').run(TEST_IMAGE);
   const tenant = uniqueId('tn');
   db.prepare(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES (?, ?, ?, 1700000000, 1700000000)`).run(

@@ -2,8 +2,7 @@
  * The refill workflow against the real engine, a real SQLite file and the CLI dev server: sizing, the
  * pooled-templates setting, the containers it makes, idempotent creation and ghost pruning (404 only).
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPoolActivities, poolContainerName, poolVolumeName, type PoolRefillResult } from '../../src/activities/pool';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
@@ -13,22 +12,12 @@ import { taskQueueFor } from '../../src/shared';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { testSettings, TEST_IMAGE, uniqueId } from '../helpers/fixtures';
-import { devServerEnv, keeperWorker } from '../helpers/temporal';
-import { cleanupPoolDb, poolDb, readyByTemplate } from './helpers';
+import { keeperWorker } from '../helpers/temporal';
+import { poolDb, poolTestFile, readyByTemplate } from './helpers';
 
-let env: TestWorkflowEnvironment;
+const env = poolTestFile();
 let db: StateDb;
 const docker = new DockerClient();
-
-beforeAll(async () => {
-  env = await devServerEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
-afterEach(async () => {
-  if (db?.open) await cleanupPoolDb(db);
-});
 
 async function refill(settings: Settings, client = docker): Promise<PoolRefillResult> {
   const worker = await keeperWorker(env, { db, docker: client, settings });
