@@ -3,9 +3,9 @@
  *
  * refill runs the poolRefill workflow once (through TEMPORAL_ADDRESS, or an in-process server). claim, status
  * and drain talk to SQLite and Docker directly: a claim must be fast and must never wait for a worker.
- * After a claim the pool schedule is triggered (overlap BUFFER_ONE, so a refill runs after any running one).
+ * After a claim the pool schedule is triggered (unless paused; BUFFER_ONE, so a refill runs after any running one).
  */
-import { Client, Connection, ScheduleOverlapPolicy } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { ClaimRequestError, claimEnvironment, drainPool, poolStats, type ClaimResult, type PoolRefillResult, type PoolStats } from '../activities/pool';
 import { lastLoopResults, type LoopResult } from '../db/loop-results';
@@ -15,21 +15,22 @@ import { ids } from '../shared';
 import type { Settings } from '../settings';
 import { operatorAddress } from '../temporal/client';
 import { runWorkflowOnce } from '../temporal/run-once';
+import { triggerLoop } from '../temporal/schedules';
 import { jsonOption, print, settingsFrom, table, UsageError, withSettings } from './common';
 
-/** Starts a refill now through this host's pool schedule; BUFFER_ONE queues it behind a running refill. */
-export async function triggerPoolRefill(client: Client, hostId: string): Promise<void> {
-  await client.schedule.getHandle(ids.schedule(hostId, 'pool')).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
-}
-
-/** Best effort: the claim has already succeeded, so a failure here only means the next tick refills. */
+/**
+ * Best effort: the claim has already succeeded, so a failure here only means the next tick refills. A paused
+ * pool schedule (e.g. before a drain) is not triggered.
+ */
 export async function triggerPoolRefillAt(settings: Settings): Promise<string> {
   const address = operatorAddress(settings); // TEMPORAL_ADDRESS, or the embedded server of `npm start`
   let connection: Connection | undefined;
   try {
     connection = await Connection.connect({ address, connectTimeout: '2s' });
-    await triggerPoolRefill(new Client({ connection, namespace: settings.namespace }), settings.hostId);
-    return 'triggered';
+    const client = new Client({ connection, namespace: settings.namespace });
+    return (await triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }))
+      ? 'triggered'
+      : 'not triggered: the pool schedule is paused';
   } catch (err) {
     return `not triggered (${(err as Error).message.split('\n')[0]}); the next pool tick refills`;
   } finally {

@@ -54,15 +54,16 @@ export function registerScheduleCommands(program: Command): void {
       .action(async (loop: LoopName, _opts: unknown, cmd: Command) => {
         const settings = settingsFrom(cmd);
         const { withOperatorClient } = await import('../temporal/client');
+        const { triggerLoop } = await import('../temporal/schedules');
         await withOperatorClient(settings, async (client) => {
           const handle = client.schedule.getHandle(ids.schedule(settings.hostId, loop));
           if (verb === 'pause') await handle.pause('paused with keeper schedules pause');
           else if (verb === 'resume') await handle.unpause('resumed with keeper schedules resume');
-          else await handle.trigger();
+          else await triggerLoop(client, settings.hostId, loop);
         });
         process.stdout.write(`${loop}: ${verb === 'trigger' ? 'triggered' : verb === 'pause' ? 'paused' : 'resumed'}\n`);
       });
   action('pause', 'stop starting runs of a loop until resumed');
   action('resume', 'start runs of a paused loop again');
-  action('trigger', 'start one run of a loop now');
+  action('trigger', 'start one run of a loop now, or right after the one running');
 }

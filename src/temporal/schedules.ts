@@ -60,14 +60,20 @@ export async function ensureSchedules(client: Client, settings: Settings, loops:
 }
 
 /**
- * Asks for one reconcile tick now, through the host's schedule so it stays the one thing that starts ticks
- * (same workflow id prefix, search attributes and timeout). BUFFER_ONE: a request during a running tick
- * yields exactly one follow-up tick, which sees whatever happened during the first.
+ * Starts one run of `loop` now through the host's schedule, so the schedule stays the one thing that starts
+ * runs (same workflow id prefix, search attributes and timeout). BUFFER_ONE, not the schedule's SKIP: a
+ * request during a running run is never dropped; it yields exactly one follow-up run, which sees whatever
+ * happened during the first. With `unlessPaused`, a paused schedule is left alone (a trigger would run even
+ * on a paused one): keeper's own requests must respect an operator's pause; the operator's own do not.
  */
-export async function triggerReconcile(client: Client, hostId: string): Promise<boolean> {
-  const handle = client.schedule.getHandle(ids.schedule(hostId, 'reconcile'));
-  // A trigger runs even on a paused schedule; an operator's pause must hold against events too.
-  if ((await handle.describe()).state.paused) return false;
+export async function triggerLoop(client: Client, hostId: string, loop: LoopName, opts: { unlessPaused?: boolean } = {}): Promise<boolean> {
+  const handle = client.schedule.getHandle(ids.schedule(hostId, loop));
+  if (opts.unlessPaused && (await handle.describe()).state.paused) return false;
   await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
   return true;
+}
+
+/** The event watcher's request for a tick. */
+export function triggerReconcile(client: Client, hostId: string): Promise<boolean> {
+  return triggerLoop(client, hostId, 'reconcile', { unlessPaused: true });
 }

@@ -246,7 +246,7 @@ describe('claims and refills', () => {
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
   });
 
-  it("after a claim, the host's pool schedule is triggered and refills the pool", async () => {
+  it("after a claim, the host's pool schedule is triggered: it refills and detaches the claimed container; paused, it is left alone", async () => {
     const t = poolDb();
     db = t.db;
     const settings = settingsFor(t.file, { poolInterval: '1h', poolSize: '1', temporalAddress: inject('devServerAddress') });
@@ -254,20 +254,30 @@ describe('claims and refills', () => {
     const worker = await keeperWorker(env, { db, docker, settings });
     try {
       await worker.runUntil(async () => {
-        const [cid] = await fill(settings);
+        await fill(settings); // or the schedule's own first refill fills it first
+        const cid = db.prepare(`SELECT container_id FROM warm_pool WHERE status = 'ready'`).pluck().get() as string;
         const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'trig' });
         expect(r).toMatchObject({ mode: 'warm', containerId: cid });
         expect(readyByTemplate(db)).toEqual({});
         expect(await triggerPoolRefillAt(settings)).toBe('triggered');
         await waitFor('the triggered refill to refill the pool', () => readyByTemplate(db).tmpl_default === 1, 30_000);
+        expect((await docker.inspectContainer(cid)).networks).toEqual([`ah-tenant-${t.tenant}`]);
+        const fresh = db.prepare('SELECT container_id FROM warm_pool').pluck().get() as string;
+        expect((await docker.inspectContainer(fresh)).labels['ah.type']).toBe('warm-pool');
+
+        // An operator's pause (e.g. before a drain) holds against claims.
+        const schedule = env.client.schedule.getHandle(ids.schedule(settings.hostId, 'pool'));
+        await schedule.pause('test');
+        const runs = (await schedule.describe()).info.numActionsTaken;
+        expect(await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'trig2' })).toMatchObject({ mode: 'warm' });
+        expect(await triggerPoolRefillAt(settings)).toBe('not triggered: the pool schedule is paused');
+        expect((await schedule.describe()).info.numActionsTaken).toBe(runs);
       });
     } finally {
       await env.client.schedule.getHandle(ids.schedule(settings.hostId, 'pool')).delete().catch((e) => {
         if (!(e instanceof ScheduleNotFoundError)) throw e;
       });
     }
-    const fresh = db.prepare('SELECT container_id FROM warm_pool').pluck().get() as string;
-    expect((await docker.inspectContainer(fresh)).labels['ah.type']).toBe('warm-pool');
   });
 });
 
