@@ -3,6 +3,7 @@
  * is stopped (kept, for its logs); `recoverCircuit` closes it once, by a compare-and-set on its generation.
  */
 import { DockerError } from '../docker/client';
+import { ignoreNotFound } from '../docker/errors';
 import { setLook } from '../db/looks';
 import { closeCircuit, readCircuit, type Recovery } from '../db/services';
 import { createLogger } from '../log';
@@ -63,10 +64,3 @@ export function createCircuitActivities({ db, docker, settings }: ActivityDeps) 
   };
 }
 
-async function ignoreNotFound(p: Promise<void>): Promise<void> {
-  try {
-    await p;
-  } catch (err) {
-    if (!(err instanceof DockerError && err.isNotFound)) throw err;
-  }
-}

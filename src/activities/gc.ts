@@ -12,6 +12,7 @@ import { deleteSnapshotRow, listSnapshotRows, loadGcReferences } from '../db/gc'
 import { recordLoopResult } from '../db/loop-results';
 import { oneLine } from '../db/open';
 import { DockerError, type ContainerUsage } from '../docker/client';
+import { ignoreNotFound } from '../docker/errors';
 import { createLogger, type Logger } from '../log';
 import {
   needsStop,
@@ -237,14 +238,6 @@ function logged(item: GcItem) {
   return { name: item.name, ...(item.id ? { id: item.id } : {}), ageSeconds: item.ageSeconds, reason: item.reason };
 }
 
-async function ignoreNotFound(fn: () => Promise<void>): Promise<void> {
-  try {
-    await fn();
-  } catch (err) {
-    if (err instanceof DockerError && err.isNotFound) return;
-    throw err;
-  }
-}
 
 async function forEachLimit<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
   let next = 0;

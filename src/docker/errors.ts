@@ -34,3 +34,15 @@ export function toDockerError(operation: string, err: unknown): DockerError {
 export function isNotFound(err: unknown): boolean {
   return err instanceof DockerError && err.isNotFound;
 }
+
+/**
+ * Awaits `work` (a promise, or a function that makes one), treating the engine's 404 as done: what was to be
+ * removed, stopped or detached is already gone. Any other error is thrown.
+ */
+export async function ignoreNotFound(work: Promise<unknown> | (() => Promise<unknown>)): Promise<void> {
+  try {
+    await (typeof work === 'function' ? work() : work);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
