@@ -10,7 +10,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { claimEnvironment, createPoolActivities, type ClaimResult } from '../src/activities/pool';
+import { claimEnvironment, type ClaimResult } from '../src/activities/claim';
+import { createPoolActivities } from '../src/activities/pool';
 import { openStateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
 import { loadSettings } from '../src/settings';

@@ -7,7 +7,8 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
-import { ClaimRequestError, claimEnvironment, drainPool, poolStats, type ClaimResult, type PoolRefillResult, type PoolStats } from '../activities/pool';
+import { ClaimRequestError, claimEnvironment, type ClaimResult } from '../activities/claim';
+import { drainPool, poolStats, type PoolRefillResult, type PoolStats } from '../activities/pool';
 import { lastLoopResults, type LoopResult } from '../db/loop-results';
 import { openStateDb } from '../db/open';
 import { DockerClient } from '../docker/client';

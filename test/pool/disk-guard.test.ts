@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertDiskAllows, DiskBlockedError, readDiskGuard } from '../../src/activities/disk';
-import { claimEnvironment } from '../../src/activities/pool';
+import { claimEnvironment } from '../../src/activities/claim';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { taskQueueFor } from '../../src/shared';

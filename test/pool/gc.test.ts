@@ -4,7 +4,8 @@
  * environment row), keeps that volume even once its container is gone, and still removes a true leftover.
  */
 import { describe, expect, it } from 'vitest';
-import { claimEnvironment, createPoolActivities } from '../../src/activities/pool';
+import { claimEnvironment } from '../../src/activities/claim';
+import { createPoolActivities } from '../../src/activities/pool';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { isNotFound } from '../../src/docker/errors';
