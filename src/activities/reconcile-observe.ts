@@ -82,6 +82,8 @@ export async function observeHost(db: StateDb, docker: DockerClient, policy: Cra
 }
 
 const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+/** Unix seconds SQLite holds as an integer: what a timer and the expiry query can use. */
+const isSeconds = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 /** Rows keeper cannot trust are reported and skipped; they never abort the tick, and are never repaired. */
 function saneService(s: ServiceRow, problems: Problem[]): boolean {
@@ -92,6 +94,11 @@ function saneService(s: ServiceRow, problems: Problem[]): boolean {
   if (!isCount(s.crashCount) || !isCount(s.circuitOpenCount)) {
     const show = (v: unknown) => JSON.stringify(v).slice(0, 40);
     return problems.push({ subject, problem: `count not a non-negative integer (crash_count=${show(s.crashCount)}, circuit_open_count=${show(s.circuitOpenCount)})` }), false;
+  }
+  // An open circuit needs a whole number of seconds to wait for: with NULL, text or a fraction no timer is set
+  // and the tick's expiry never matches it, so it would stay open until an operator resets it.
+  if (s.circuitOpen === 1 && !isSeconds(s.circuitRetryAt)) {
+    return problems.push({ subject, problem: `open circuit with circuit_retry_at=${JSON.stringify(s.circuitRetryAt).slice(0, 40)}, not a time: reset it with keeper circuit reset` }), false;
   }
   if (!WATCHED.has(s.status) || s.circuitOpen !== 0) return false;
   if (!validContainerId(s.containerId)) {

@@ -109,9 +109,10 @@ const validCid = (v: unknown) => typeof v === 'string' && /^[0-9a-f]{12,64}$/.te
 export function expectedProblems(file: string): Set<string> {
   const db = new Database(file, { readonly: true });
   const out = new Set<string>();
-  for (const s of db.prepare('SELECT id, status, container_id, crash_count, circuit_open, circuit_open_count FROM services').all() as Record<string, unknown>[]) {
+  for (const s of db.prepare('SELECT id, status, container_id, crash_count, circuit_open, circuit_open_count, circuit_retry_at FROM services').all() as Record<string, unknown>[]) {
     const bad = !KNOWN.has(s.status as string)
       || !isCount(s.crash_count) || !isCount(s.circuit_open_count)
+      || (s.circuit_open === 1 && !(Number.isSafeInteger(s.circuit_retry_at) && (s.circuit_retry_at as number) >= 0))
       || (['running', 'crashed'].includes(s.status as string) && s.circuit_open === 0 && !validCid(s.container_id));
     if (bad) out.add(`service:${s.id}`);
   }
