@@ -17,25 +17,8 @@ import type { Logger } from '../../src/log';
 import { planContainers, planNetworks, planVolumes, TRAEFIK_CONTAINER, type ContainerObs, type NetworkObs } from '../../src/policy/gc';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
 import * as w from './world';
+import { rng, type Rng } from '../helpers/rng';
 
-/** mulberry32: a tiny seeded PRNG, so a failing seed can be replayed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (n: number) => Math.floor(next() * n),
-    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)],
-    chance: (p: number) => next() < p,
-  };
-}
-type Rng = ReturnType<typeof rng>;
 
 const CONTAINER_KINDS = ['service', 'database', 'environment', 'kanban', 'warm-pool', 'unlabelled', 'registry', 'managed-only'] as const;
 const AH_KINDS = new Set(['service', 'database', 'environment', 'kanban', 'warm-pool']);

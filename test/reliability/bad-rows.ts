@@ -6,27 +6,13 @@
  */
 import crypto from 'node:crypto';
 import Database from 'better-sqlite3';
-
-export function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
-  const hex = (n: number) => Array.from({ length: n }, () => '0123456789abcdef'[Math.floor(next() * 16)]).join('');
-  return { next, pick, hex };
-}
+import { rng, type Rng } from '../helpers/rng';
 
 const NOW = Math.floor(Date.now() / 1000);
 const LONG = 'x'.repeat(100_000);
 const FAR_FUTURE = 32_503_680_000; // year 3000
 
-type R = ReturnType<typeof rng>;
-const containerIds = (r: R) => [null, '', 'zzz', LONG, r.hex(64), r.hex(12), -1, 3.5, 'DEADBEEFDEADBEEF', `${r.hex(12)}; rm -rf /`, r.hex(12).toUpperCase()];
+const containerIds = (r: Rng) => [null, '', 'zzz', LONG, r.hex(64), r.hex(12), -1, 3.5, 'DEADBEEFDEADBEEF', `${r.hex(12)}; rm -rf /`, r.hex(12).toUpperCase()];
 const times = [null, -1, 0, NOW - 3600, NOW + 3600, FAR_FUTURE, 'soon', 1e300, 2.5];
 const counts = [0, -1, 'abc', 1e18, null, 2.5, 999_999];
 const flags = [0, 1, -1, 7, 'yes', null];

@@ -15,7 +15,7 @@ import { freshDb, tempDir, testSettings, TEST_IMAGE, uniqueId, waitFor } from '.
 import { extraEngine } from '../helpers/engines';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
 import { addService, addTenant, service } from '../reconcile/rows';
-import { rng } from './bad-rows';
+import { rng } from '../helpers/rng';
 
 const ENGINE = 'rel-outage'; // shared with dockerd-outage.test.ts: both need an engine nobody else sweeps
 const MIN_AGE_S = 15;
