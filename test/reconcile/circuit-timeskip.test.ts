@@ -12,7 +12,7 @@ import type { Settings } from '../../src/settings';
 import { circuitBreaker, reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { keeperWorker, timeSkippingEnv } from '../helpers/temporal';
-import { activities, addService, addTenant, deployments, nowSec, runServiceContainer, service } from './helpers';
+import { activities, addService, addServiceWithExitedContainer, addTenant, deployments, nowSec, runServiceContainer, service } from './helpers';
 
 let env: TestWorkflowEnvironment;
 let db: StateDb;
@@ -118,10 +118,7 @@ describe('circuitBreaker (time-skipping)', () => {
 
   it("escalates to 4 h at the third opening: a tick opens it and starts the circuit workflow, which waits 4 h, then recovers", async () => {
     setup('restart');
-    const sid = uniqueId('svc');
-    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'exit 2'], restartPolicy: 'no' });
-    await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
-    addService(db, tenant, { containerId: cid, crashCount: 4, crashWindowStart: nowSec() - 100, circuitOpenCount: 2 }, sid);
+    const { sid } = await addServiceWithExitedContainer(engine, db, tenant, { crashCount: 4, crashWindowStart: nowSec() - 100, circuitOpenCount: 2 }, 2);
 
     // One worker for the tick and the circuit workflow it starts: the Java test server never hands a workflow
     // task on to another worker once the one that ran it has gone (its sticky queue is not timed out).

@@ -1,7 +1,7 @@
 /** Service rows and their real containers, the way ah lays them out (ah-spec §8, §9). No vitest imports: scripts use it too. */
 import type { StateDb } from '../../src/db/open';
 import type { ContainerSpec } from '../../src/docker/client';
-import { uniqueId, type EngineFixture } from '../helpers/fixtures';
+import { uniqueId, waitFor, type EngineFixture } from '../helpers/fixtures';
 
 export const nowSec = () => Math.floor(Date.now() / 1000);
 
@@ -54,5 +54,19 @@ export async function runServiceContainer(
     network: 'none',
     ...spec,
   }, start);
+}
+
+/**
+ * A service row over a container that ran `exit <code>` with no restart policy and has exited: what the next
+ * tick counts as one crash. Returns the service and container ids.
+ */
+export async function addServiceWithExitedContainer(
+  engine: EngineFixture, db: StateDb, tenantId: string, fields: ServiceFields = {}, code = 3,
+): Promise<{ sid: string; cid: string }> {
+  const sid = uniqueId('svc');
+  const cid = await runServiceContainer(engine, tenantId, sid, { cmd: ['sh', '-c', `exit ${code}`], restartPolicy: 'no' });
+  await waitFor('container to exit', async () => (await engine.docker.inspectContainer(cid)).status === 'exited');
+  addService(db, tenantId, { containerId: cid, ...fields }, sid);
+  return { sid, cid };
 }
 

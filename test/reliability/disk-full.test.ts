@@ -15,7 +15,7 @@ import { taskQueueFor } from '../../src/shared';
 import { poolRefill, reconcileTick } from '../../src/workflows';
 import { EngineFixture, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
-import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
+import { addService, addServiceWithExitedContainer, addTenant, deployments, service } from '../reconcile/rows';
 
 let env: TestWorkflowEnvironment;
 const engine = new EngineFixture();
@@ -70,10 +70,7 @@ describe('fault 6: the DB directory is full', () => {
     const file = path.join(mnt, 'data', 'state.db');
     db = openStateDb(file);
     const tenant = addTenant(db);
-    const sid = uniqueId('svc');
-    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'exit 5'], restartPolicy: 'no' });
-    await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
-    addService(db, tenant, { containerId: cid }, sid);
+    const { sid } = await addServiceWithExitedContainer(engine, db, tenant, {}, 5);
     const stale = addService(db, tenant, { status: 'deploying', updatedAt: Math.floor(Date.now() / 1000) - 3600 });
     // An empty WAL, so that the next write must take new space.
     db.pragma('wal_checkpoint(TRUNCATE)');

@@ -12,7 +12,7 @@ import { taskQueueFor } from '../../src/shared';
 import { reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
-import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
+import { addService, addServiceWithExitedContainer, addTenant, deployments, service } from '../reconcile/rows';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const LOCK_MS = 5000;
@@ -36,10 +36,7 @@ function holdWriteLock(file: string) {
 async function crashedService() {
   const { db, file } = freshDb();
   const tenant = addTenant(db);
-  const sid = uniqueId('svc');
-  const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'exit 4'], restartPolicy: 'no' });
-  await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
-  addService(db, tenant, { containerId: cid }, sid);
+  const { sid } = await addServiceWithExitedContainer(engine, db, tenant, {}, 4);
   // A deploy stuck for an hour: the DB-only step that the lock blocks first.
   const stale = addService(db, tenant, { status: 'deploying', updatedAt: Math.floor(Date.now() / 1000) - 3600 });
   db.close();

@@ -9,15 +9,13 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { lastLoopResults } from '../../src/db/loop-results';
-import { DockerClient } from '../../src/docker/client';
 import { circuitStateQuery, ids, type CircuitState } from '../../src/shared';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { EngineFixture, freshDb, tempDir, uniqueId, waitFor } from '../helpers/fixtures';
-import { addService, addTenant, deployments, nowSec, runServiceContainer, service } from '../reconcile/rows';
+import { addServiceWithExitedContainer, addTenant, deployments, nowSec, service } from '../reconcile/rows';
 import { startChildWorker, type ChildWorker } from './helpers';
 
 const engine = new EngineFixture();
-const docker = new DockerClient();
 const workers: ChildWorker[] = [];
 let server: DevServer | undefined;
 let connection: Connection | undefined;
@@ -39,10 +37,7 @@ describe('fault 3: Temporal dev server killed and restarted while a circuit is o
     const { db, file } = freshDb();
     const host = uniqueId('host-rel3-');
     const tenant = addTenant(db);
-    const sid = uniqueId('svc');
-    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'exit 3'], restartPolicy: 'no' });
-    await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
-    addService(db, tenant, { containerId: cid }, sid);
+    const { sid } = await addServiceWithExitedContainer(engine, db, tenant, {}, 3);
     const workerEnv = {
       TEMPORAL_ADDRESS: server.address, KEEPER_TEST_BUNDLE: inject('workflowBundlePath'), KEEPER_TEST_SCHEDULES: '1',
       KEEPER_DB: file, KEEPER_HOST_ID: host, KEEPER_CRASH_THRESHOLD: '1', KEEPER_CIRCUIT_BACKOFF: '20s', KEEPER_RECOVERY: 'stop',

@@ -10,7 +10,7 @@ import { circuitStateQuery, ids, taskQueueFor } from '../../src/shared';
 import { reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile } from '../helpers/temporal';
-import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
+import { addServiceWithExitedContainer, addTenant, deployments, service } from '../reconcile/rows';
 import { startChildWorker, type ChildWorker } from './helpers';
 
 const engine = new EngineFixture();
@@ -28,10 +28,7 @@ describe('fault 1: worker SIGKILLed between recording a crash and opening the ci
     const { db, file } = freshDb();
     const host = uniqueId('host-rel1-');
     const tenant = addTenant(db);
-    const sid = uniqueId('svc');
-    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'exit 3'], restartPolicy: 'no' });
-    await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
-    addService(db, tenant, { containerId: cid }, sid);
+    const { sid, cid } = await addServiceWithExitedContainer(engine, db, tenant, {}, 3);
     const workerEnv = {
       TEMPORAL_ADDRESS: inject('devServerAddress'), KEEPER_TEST_BUNDLE: inject('workflowBundlePath'),
       KEEPER_DB: file, KEEPER_HOST_ID: host, KEEPER_CRASH_THRESHOLD: '1', KEEPER_CIRCUIT_BACKOFF: '1h',
