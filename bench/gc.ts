@@ -8,7 +8,7 @@
  * orphans, plan only) and "real" (all orphans removed). Figures are medians over the rounds.
  *
  * A sweep removes every old, unreferenced ah resource of the engine, so this refuses to run unless
- * DOCKER_HOST names an engine explicitly (use an isolated one: scripts/start-extra-dockerd.sh bench).
+ * DOCKER_HOST names an engine explicitly (use an isolated one: scripts/extra-dockerd.sh start bench).
  *   usage: DOCKER_HOST=unix:///run/keeper-dockerd-gc/docker.sock npm run bench:gc [-- --rounds 3 --sizes 20,100,400]
  */
 import fs from 'node:fs';

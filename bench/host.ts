@@ -33,7 +33,7 @@ export interface BenchHost {
 /** Benchmarks create and crash containers: they run only on an engine named explicitly (an isolated one). */
 export function requireExplicitEngine(usage: string): void {
   if (process.env.DOCKER_HOST) return;
-  process.stderr.write(`DOCKER_HOST is not set. Use an isolated engine (bash scripts/start-extra-dockerd.sh bench):\n  ${usage}\n`);
+  process.stderr.write(`DOCKER_HOST is not set. Use an isolated engine (bash scripts/extra-dockerd.sh start bench; stop it with: bash scripts/extra-dockerd.sh stop bench):\n  ${usage}\n`);
   process.exit(2);
 }
 

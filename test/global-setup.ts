@@ -1,6 +1,10 @@
 /**
  * Starts what the whole suite shares, once: the workflow bundle, a Temporal CLI dev server and the Java
  * time-skipping test server. The JVM gets as long as it needs here; the SDK's own launcher would give it 5 s.
+ *
+ * It also guards the host: setup records the host's state and tags this run's processes; teardown stops
+ * everything the run started (servers, extra engines), then fails the run if the host's interfaces, routes,
+ * iptables, the main engine's networks, containers or volumes changed, or if a process of the run survives.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,12 +16,16 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { freePort, startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { WORKFLOWS_PATH } from '../src/temporal/bundle';
+import { engineOwner, engineOwners, stopEnginesOf } from './helpers/engines';
+import { captureHostState, diffHostState, processesOfRun, RUN_TAG_VARIABLE, type HostState } from './helpers/host-state';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     workflowBundlePath: string;
     devServerAddress: string;
     timeSkippingAddress: string;
+    /** This run's tag: in the environment of every process it starts, and in the names of its extra engines. */
+    runTag: string;
   }
 }
 
@@ -26,8 +34,14 @@ export const TEST_SERVER_WRAPPER = path.join(ROOT, '.tools', 'bin', 'temporal-te
 
 let devServer: DevServer | undefined;
 let testServer: ReturnType<typeof spawn> | undefined;
+let hostBefore: HostState | undefined;
+const runTag = `r${process.pid}`;
 
 export async function setup(project: TestProject): Promise<void> {
+  reapEnginesOfDeadRuns();
+  hostBefore = await captureHostState();
+  process.env[RUN_TAG_VARIABLE] = runTag;
+  project.provide('runTag', runTag);
   const artifacts = path.join(ROOT, 'test', '.artifacts');
   fs.mkdirSync(artifacts, { recursive: true });
   const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
@@ -48,6 +62,43 @@ export async function setup(project: TestProject): Promise<void> {
 export async function teardown(): Promise<void> {
   testServer?.kill('SIGKILL');
   await devServer?.stop();
+  stopEnginesOf(engineOwner(runTag));
+  const survivors = await settledProcesses();
+  if (!hostBefore) return;
+  const changes = diffHostState(hostBefore, await captureHostState());
+  const problems = [...changes, ...survivors.map((p) => `processes: still running ${p.pid} ${p.args.slice(0, 160)}`)];
+  if (problems.length > 0) {
+    // vitest reports an error thrown here but still exits 0: the exit code is set explicitly.
+    console.error(`HOST SAFETY: the suite did not leave the host as it found it:\n  ${problems.join('\n  ')}`);
+    process.exitCode = 1;
+  }
+}
+
+/** The run's processes, given a bounded time to exit after their owners were stopped. */
+async function settledProcesses() {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const left = processesOfRun(runTag);
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Engines left by a run that was killed before its teardown (owner keeper-test-r<pid>, that pid gone). */
+function reapEnginesOfDeadRuns(): void {
+  for (const owner of engineOwners()) {
+    const pid = /^keeper-test-r(\d+)$/.exec(owner)?.[1];
+    if (pid && !isAlive(Number(pid))) stopEnginesOf(owner);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Two hosts, one Temporal server: each host's worker has its own id, state DB and Docker engine (the second
- * a separate dockerd started here). Workflows and schedules of one host must run on its queue only, and
+ * a separate dockerd in a network namespace of its own). Workflows and schedules of one host must run on its queue only, and
  * its activities must touch only its own engine and DB.
  */
 import path from 'node:path';
@@ -40,7 +40,7 @@ describe('two hosts on one Temporal server', () => {
 
   beforeAll(async () => {
     env = await devServerEnv();
-    hosts.push(await startHost(undefined), await startHost(extraEngine('hostb')));
+    hosts.push(await startHost(undefined), await startHost(extraEngine('hostb').dockerHost));
   });
 
   afterAll(async () => {

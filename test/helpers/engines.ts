@@ -1,10 +1,47 @@
-/** A second, independent Docker engine for tests that need two hosts (own socket, data root and bridge). */
+/**
+ * Extra Docker engines for tests that need a host of their own (multi-host, outages, GC isolation, gVisor).
+ * Each runs in a network namespace of its own (scripts/extra-dockerd.sh), so it can never see or change the
+ * host's interfaces, routes or iptables. Names carry this run's tag, so concurrent runs never share an engine;
+ * global teardown stops every engine the run started, even when a test failed. No vitest imports: global setup
+ * loads this module.
+ */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { RUN_TAG_VARIABLE } from './host-state';
 
-const SCRIPT = path.join(__dirname, '..', '..', 'scripts', 'start-extra-dockerd.sh');
+export const EXTRA_DOCKERD = path.join(__dirname, '..', '..', 'scripts', 'extra-dockerd.sh');
 
-/** Starts (or finds) the engine named `name` and returns its DOCKER_HOST. */
-export function extraEngine(name: string): string {
-  return execFileSync('bash', [SCRIPT, name], { encoding: 'utf8', timeout: 120_000 }).trim().split('\n').pop()!;
+export interface ExtraEngine {
+  name: string;
+  dockerHost: string;
+  /** dockerd's pid file: fault tests signal the daemon through it. */
+  pidFile: string;
+}
+
+/** The owner recorded with the engines of run `tag`; global teardown stops the engines of its owner. */
+export const engineOwner = (tag: string) => `keeper-test-${tag}`;
+
+/** Starts (or finds running) this run's engine `base`, optionally with a daemon.json (e.g. runtimes). */
+export function extraEngine(base: string, opts: { daemonConfig?: string } = {}): ExtraEngine {
+  const tag = process.env[RUN_TAG_VARIABLE];
+  if (!tag) throw new Error(`${RUN_TAG_VARIABLE} is not set: extra engines are started by tests, under global setup`);
+  const name = `${base}-${tag}`;
+  const args = [EXTRA_DOCKERD, 'start', name, ...(opts.daemonConfig ? [opts.daemonConfig] : [])];
+  const out = execFileSync('bash', args, {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, KEEPER_ENGINE_OWNER: engineOwner(tag) },
+  });
+  return { name, dockerHost: out.trim().split('\n').pop()!, pidFile: `/run/keeper-dockerd-${name}/docker.pid` };
+}
+
+/** Stops every engine of `owner` and removes their namespaces, data roots and run directories. */
+export function stopEnginesOf(owner: string): void {
+  execFileSync('bash', [EXTRA_DOCKERD, 'stop-owned', owner], { stdio: 'inherit', timeout: 300_000 });
+}
+
+/** The owners of the extra engines on this machine, as the script lists them. */
+export function engineOwners(): string[] {
+  const listed = execFileSync('bash', [EXTRA_DOCKERD, 'list'], { encoding: 'utf8' });
+  return [...new Set(listed.split('\n').filter(Boolean).map((l) => l.split(' ')[1] ?? ''))];
 }

@@ -40,12 +40,9 @@ export class EngineFixture {
   private volumes = new Set<string>();
   private networks = new Set<string>();
 
-  /**
-   * Creates (and starts) a container. It has no network unless the spec names one: nothing in the tests needs
-   * the default bridge, and an engine whose docker0 went away must not fail tests that do not use it.
-   */
+  /** Creates (and starts) a container, on the engine's default bridge unless the spec names a network. */
   async run(spec: Partial<ContainerSpec> & { name: string }, start = true): Promise<string> {
-    const id = await this.docker.createContainer({ image: TEST_IMAGE, cmd: ['sleep', '3600'], network: 'none', ...spec });
+    const id = await this.docker.createContainer({ image: TEST_IMAGE, cmd: ['sleep', '3600'], ...spec });
     this.containers.add(id);
     if (start) await this.docker.startContainer(id);
     return id;

@@ -1,6 +1,6 @@
 /**
  * Fault 2: dockerd stopped for 60 s while services run, then started again. On an engine of this test's own
- * (scripts/start-extra-dockerd.sh), never the suite's main engine. The loops run from their real schedules on
+ * (scripts/extra-dockerd.sh, in a network namespace of its own), never the suite's main engine. The loops run from their real schedules on
  * the dev server with a worker in this process; nothing is mocked, and nothing is done by hand after the restart.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,16 +14,15 @@ import { DockerClient } from '../../src/docker/client';
 import { ids, LOOPS } from '../../src/shared';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { freshDb, tempDir, testSettings, TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
-import { extraEngine } from '../helpers/engines';
+import { extraEngine, type ExtraEngine } from '../helpers/engines';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
 import { addService, addTenant, deployments, nowSec, service } from '../reconcile/rows';
 
 const ENGINE = 'rel-outage';
-const PID_FILE = `/run/keeper-dockerd-${ENGINE}/docker.pid`;
 const OUTAGE_MS = 60_000;
 
 let env: TestWorkflowEnvironment;
-let dockerHost: string;
+let engine: ExtraEngine;
 let docker: DockerClient;
 let worker: Worker | undefined;
 let running: Promise<void> | undefined;
@@ -33,7 +32,7 @@ const made = { containers: [] as string[], volumes: [] as string[] };
 
 function dockerdPid(): number | undefined {
   try {
-    const pid = Number(fs.readFileSync(PID_FILE, 'utf8').trim());
+    const pid = Number(fs.readFileSync(engine.pidFile, 'utf8').trim());
     process.kill(pid, 0);
     return pid;
   } catch {
@@ -42,8 +41,8 @@ function dockerdPid(): number | undefined {
 }
 
 beforeAll(async () => {
-  dockerHost = extraEngine(ENGINE);
-  docker = new DockerClient(dockerHost);
+  engine = extraEngine(ENGINE);
+  docker = new DockerClient(engine.dockerHost);
   env = await devServerEnv();
 });
 afterAll(async () => {
@@ -159,6 +158,6 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
     expect(liveRow.crash_count).toBe(countedAtDown); // the daemon's restart of it (restart policy) is not counted
     expect(countedAtDown).toBeLessThanOrEqual(1);
     expect(made.containers.length).toBe(2);
-    expect(execFileSync('docker', ['-H', dockerHost, 'ps', '-aq', '--filter', `name=${u}`], { encoding: 'utf8' }).trim().split('\n')).toHaveLength(2);
+    expect(execFileSync('docker', ['-H', engine.dockerHost, 'ps', '-aq', '--filter', `name=${u}`], { encoding: 'utf8' }).trim().split('\n')).toHaveLength(2);
   }, 300_000);
 });

@@ -28,7 +28,7 @@ const u = uniqueId('s');
 let tenants: string[] = [];
 
 beforeAll(async () => {
-  docker = new DockerClient(extraEngine(ENGINE));
+  docker = new DockerClient(extraEngine(ENGINE).dockerHost);
   env = await devServerEnv();
 });
 afterAll(async () => {
