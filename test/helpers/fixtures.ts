@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Dockerode from 'dockerode';
 import { openStateDb, type StateDb } from '../../src/db/open';
-import { DockerClient, type ContainerSpec } from '../../src/docker/client';
+import { DockerClient, dockerOptions, type ContainerSpec } from '../../src/docker/client';
 import { loadSettings, type RawSettings, type Settings } from '../../src/settings';
 
 export const TEST_IMAGE = 'keeper-test/busybox:latest';
@@ -108,7 +108,7 @@ export async function waitFor<T>(
  * use for them, only the tests that check tenant containers are confined as ah confines them.
  */
 export async function confinementOf(containerId: string): Promise<{ capDrop: string[]; securityOpt: string[]; pidsLimit: number; readonlyRootfs: boolean; tmpfs: string[] }> {
-  const h = (await new Dockerode().getContainer(containerId).inspect()).HostConfig as Dockerode.HostConfig & { PidsLimit?: number; Tmpfs?: Record<string, string> };
+  const h = (await new Dockerode(dockerOptions(process.env.DOCKER_HOST)).getContainer(containerId).inspect()).HostConfig as Dockerode.HostConfig & { PidsLimit?: number; Tmpfs?: Record<string, string> };
   return {
     capDrop: h.CapDrop ?? [],
     securityOpt: h.SecurityOpt ?? [],
