@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     await waitUntil(() => watcher.stats.connects > 0, 10_000, 'the watcher to follow');
     await measure(host, engine, events, 10_000);
     await host.stopWatcher();
-    await measure(host, engine, tickOnly, 3 * host.settings.reconcileInterval, host.settings.reconcileInterval);
+    await measure(host, engine, tickOnly, 3 * host.settings.reconcileIntervalMs, host.settings.reconcileIntervalMs);
   } finally {
     await engine.cleanup();
     await host.stop();
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   const t = stats(tickOnly);
   const ms = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
   const lines = [
-    `crash → committed in SQLite (kill of a service container's main process; debounce ${host.settings.eventDebounce} ms; `
+    `crash → committed in SQLite (kill of a service container's main process; debounce ${host.settings.eventDebounceMs} ms; `
       + `load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`,
     '',
     row(['mode', 'kills', 'median', 'p95', 'max']),

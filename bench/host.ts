@@ -59,7 +59,7 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb): Promi
     db: stateDb, docker, client, settings, worker,
     startWatcher() {
       watcher = new EventWatcher({
-        db: stateDb, docker: new DockerClient(), hostId: settings.hostId, log: silent, debounceMs: settings.eventDebounce,
+        db: stateDb, docker: new DockerClient(), hostId: settings.hostId, log: silent, debounceMs: settings.eventDebounceMs,
         requestTick: () => triggerReconcile(client, settings.hostId),
       });
       watcher.start();

@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   }
   const lines = [
     `one reconcile tick with N running service containers (medians of ${ticks} ticks; RSS and CPU over ${arg('window', '60s')} `
-      + `at the ${host.settings.reconcileInterval / 1000} s interval, watcher on; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`,
+      + `at the ${host.settings.reconcileIntervalMs / 1000} s interval, watcher on; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`,
     '',
     '| N | Docker API calls | SQLite statements | history events | wall time | worker RSS | CPU s/min | ah per-service loop (W-1): 2 + 3·S + D + E |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',

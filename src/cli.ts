@@ -2,7 +2,6 @@
  * The `keeper` command. Exit codes: 0 ok, 1 failure, 2 usage (a bad argument or setting). Errors are one line.
  */
 import { Command, CommanderError } from 'commander';
-import { StateDbError } from './db/open';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
 import { registerCircuitCommand } from './cli/circuit';
@@ -18,7 +17,8 @@ export function buildProgram(): Command {
   const program = new Command('keeper')
     .description("keeper: a Docker host's reconciler, garbage collector and warm pool as durable Temporal workflows")
     .exitOverride()
-    .showHelpAfterError('(run keeper --help for usage)');
+    // One line, keeper's prefix instead of commander's "error:"; commander names the flag or variable and the value.
+    .configureOutput({ outputError: (text, write) => write(`keeper: ${text.replace(/^error: /, '').split('\n')[0]}\n`) });
 
   withSettings(program.command('worker'))
     .description("run this host's worker (npm start): embedded Temporal unless TEMPORAL_ADDRESS is set")
@@ -46,12 +46,9 @@ export async function main(argv = process.argv): Promise<number> {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
-    const usage = err instanceof SettingsError || err instanceof UsageError;
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`keeper: ${message.split('\n')[0]}\n`);
-    if (usage) return EXIT_USAGE;
-    if (err instanceof StateDbError) return EXIT_FAILURE;
-    return EXIT_FAILURE;
+    return err instanceof SettingsError || err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
 

@@ -1,11 +1,15 @@
 /**
- * keeper's settings: every constant the loops use, each a flag `--name` and a variable `KEEPER_NAME`.
+ * keeper's settings: every constant the loops use, each a flag `--name` and a variable (`KEEPER_NAME`, or
+ * Temporal's own name where Temporal's tools read it too).
  *
- * This is the one place where defaults live. Values are parsed and validated once, at start; a bad value
- * throws a SettingsError whose message is one line naming the setting, so that keeper never runs on a
- * half-understood configuration.
+ * SETTINGS is the one schema: commander turns each entry into an option with its variable (`Option.env`),
+ * default and parser, so the precedence (flag, then variable, then default) and the one-line errors are
+ * commander's. Cross-setting rules are checked after parsing. README's configuration table is generated from
+ * SETTINGS. keeper never runs on a half-understood configuration: a bad value stops it at start.
  */
 import os from 'node:os';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import ms, { type StringValue } from 'ms';
 
 export class SettingsError extends Error {
   override name = 'SettingsError';
@@ -17,223 +21,218 @@ export type LogFormat = 'json' | 'pretty';
 export interface Settings {
   db: string;
   hostId: string;
+  /** Unset: the TEMPORAL_* variables or a temporal.toml profile decide, else keeper runs an embedded server. */
   temporalAddress: string | undefined;
-  namespace: string;
-  reconcileInterval: number; // all durations are milliseconds
-  eventDebounce: number;
-  crashWindow: number;
+  /** Unset: TEMPORAL_NAMESPACE or the profile's namespace, else `default`. */
+  namespace: string | undefined;
+  temporalProfile: string | undefined;
+  reconcileIntervalMs: number;
+  eventDebounceMs: number;
+  crashWindowMs: number;
   crashThreshold: number;
-  circuitBackoff: number[];
+  circuitBackoffMs: number[];
   recovery: RecoveryMode;
-  escalationDecay: number;
-  staleDeployAfter: number;
-  staleEnvCreateAfter: number;
-  gcInterval: number;
-  gcFirstDelay: number;
-  gcMinAge: number;
+  escalationDecayMs: number;
+  staleDeployAfterMs: number;
+  staleEnvCreateAfterMs: number;
+  gcIntervalMs: number;
+  gcFirstDelayMs: number;
+  gcMinAgeMs: number;
   buildDir: string;
-  buildDirMaxAge: number;
+  buildDirMaxAgeMs: number;
   snapshotMaxPerService: number;
-  snapshotMaxAge: number;
-  poolInterval: number;
+  snapshotMaxAgeMs: number;
+  poolIntervalMs: number;
   poolSize: number;
   poolMaxTotal: number;
   pooledTemplates: string[];
-  diskWarn: number;
-  diskBlock: number;
+  diskWarnPercent: number;
+  diskBlockPercent: number;
   diskPaths: string[];
   metricsPort: number;
   logFormat: LogFormat;
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** Parses `500ms`, `30s`, `10m`, `4h` or `30d` (a sum such as `1h30m` too) into milliseconds. */
-export function parseDuration(text: string): number {
-  const trimmed = text.trim();
-  const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== trimmed) {
-    throw new Error(`"${text}" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)`);
-  }
-  return parts.reduce((ms, [, n, unit]) => ms + Number(n) * UNITS[unit], 0);
-}
-
-/** Formats milliseconds the way an operator writes them: 30s, 10m, 4h, 30d, 1h30m. */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  let rest = ms;
-  let out = '';
-  for (const unit of ['d', 'h', 'm', 's', 'ms']) {
-    const size = UNITS[unit];
-    if (rest >= size) {
-      out += `${Math.floor(rest / size)}${unit}`;
-      rest %= size;
-    }
-  }
-  return out;
-}
-
 type Parser<T> = (raw: string) => T;
 
-const positiveDuration: Parser<number> = (raw) => {
-  const ms = parseDuration(raw);
-  if (ms <= 0) throw new Error(`must be a positive duration, got "${raw}"`);
-  return ms;
+const invalid = (message: string): never => {
+  throw new InvalidArgumentError(message);
 };
 
-const durationAllowingZero: Parser<number> = (raw) => parseDuration(raw);
+/** `500ms`, `30s`, `10m`, `4h` or `30d` in milliseconds; a unit is required, so `10` is not silently 10 ms. */
+export function parseDuration(text: string): number {
+  const trimmed = text.trim();
+  const value = /^\d+(\.\d+)?(ms|s|m|h|d)$/.test(trimmed) ? ms(trimmed as StringValue) : NaN;
+  return Number.isFinite(value) ? value : invalid(`"${text}" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)`);
+}
+
+const positiveDuration: Parser<number> = (raw) => {
+  const value = parseDuration(raw);
+  return value > 0 ? value : invalid(`must be a positive duration, got "${raw}"`);
+};
 
 function integer(min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> {
   return (raw) => {
-    if (!/^-?\d+$/.test(raw.trim())) throw new Error(`must be an integer, got "${raw}"`);
+    if (!/^-?\d+$/.test(raw.trim())) return invalid(`must be an integer, got "${raw}"`);
     const n = Number(raw);
-    if (n < min || n > max) throw new Error(`must be between ${min} and ${max}, got ${n}`);
-    return n;
+    return n >= min && n <= max ? n : invalid(`must be between ${min} and ${max}, got ${n}`);
   };
 }
 
 function oneOf<T extends string>(...values: T[]): Parser<T> {
-  return (raw) => {
-    if (!(values as string[]).includes(raw)) throw new Error(`must be one of ${values.join(', ')}, got "${raw}"`);
-    return raw as T;
-  };
+  return (raw) => ((values as string[]).includes(raw) ? (raw as T) : invalid(`must be one of ${values.join(', ')}, got "${raw}"`));
 }
 
-const nonEmpty: Parser<string> = (raw) => {
-  if (raw.trim() === '') throw new Error('must not be empty');
-  return raw;
-};
+const nonEmpty: Parser<string> = (raw) => (raw.trim() === '' ? invalid('must not be empty') : raw);
+const optional: Parser<string | undefined> = (raw) => (raw.trim() === '' ? undefined : raw);
 
-const hostId: Parser<string> = (raw) => {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(raw)) {
-    throw new Error(`must be 1-63 letters, digits, '.', '_' or '-', got "${raw}"`);
-  }
-  return raw;
-};
+const hostId: Parser<string> = (raw) =>
+  /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(raw) ? raw : invalid(`must be 1-63 letters, digits, '.', '_' or '-', got "${raw}"`);
 
-const backoffList: Parser<number[]> = (raw) => {
-  const steps = raw.split(',').map((s) => positiveDuration(s));
-  if (steps.length === 0) throw new Error('needs at least one duration');
-  return steps;
-};
-
-function list(item: Parser<string> = nonEmpty): Parser<string[]> {
+function list<T>(item: Parser<T>): Parser<T[]> {
   return (raw) => (raw.trim() === '' ? [] : raw.split(',').map((s) => item(s.trim())));
 }
 
+const backoffList: Parser<number[]> = (raw) => (raw.trim() === '' ? invalid('needs at least one duration') : list(positiveDuration)(raw));
+
 const percent: Parser<number> = (raw) => {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || n > 100) {
-    throw new Error(`must be a percentage between 0 and 100, got "${raw}"`);
-  }
-  return n;
+  return raw.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100 ? n : invalid(`must be a percentage between 0 and 100, got "${raw}"`);
 };
 
-interface SettingSpec<K extends keyof Settings = keyof Settings> {
+export interface SettingSpec<K extends keyof Settings = keyof Settings> {
   key: K;
   flag: string;
+  /** The variable that sets it when the flag is absent. */
   env: string;
   /** The default as an operator would type it; undefined means unset. */
   default: string | (() => string) | undefined;
+  /** What the README's table says of the default when it is not a plain value. */
+  defaultText?: string;
   parse: Parser<Settings[K]>;
   help: string;
 }
 
 function spec<K extends keyof Settings>(
-  key: K,
-  flag: string,
-  defaultValue: SettingSpec<K>['default'],
-  parse: Parser<Settings[K]>,
-  help: string,
-  env = 'KEEPER_' + flag.toUpperCase().replace(/-/g, '_'),
+  key: K, flag: string, defaultValue: SettingSpec<K>['default'], parse: Parser<Settings[K]>, help: string,
+  extra: Partial<Pick<SettingSpec<K>, 'env' | 'defaultText'>> = {},
 ): SettingSpec<K> {
-  return { key, flag, env, default: defaultValue, parse, help };
+  return { key, flag, env: 'KEEPER_' + flag.toUpperCase().replace(/-/g, '_'), default: defaultValue, parse, help, ...extra };
 }
 
-/** The Settings table of DESIGN.md, in its order. README's config table is generated from this list. */
+/** Every setting, in the order of the README's table. */
 export const SETTINGS: SettingSpec[] = [
   spec('db', 'db', 'data/state.db', nonEmpty, 'SQLite state DB (the ah schema); created if absent'),
-  spec('hostId', 'host-id', () => os.hostname(), hostId, 'this Docker host; task queue keeper-<host-id>'),
-  spec('temporalAddress', 'temporal-address', undefined, (raw) => (raw === '' ? undefined : raw),
-    'Temporal frontend host:port; unset runs an embedded dev server', 'TEMPORAL_ADDRESS'),
-  spec('namespace', 'namespace', 'default', nonEmpty, 'Temporal namespace'),
-  spec('reconcileInterval', 'reconcile-interval', '30s', positiveDuration, 'how often the reconcile schedule ticks'),
-  spec('eventDebounce', 'event-debounce', '250ms', positiveDuration,
+  spec('hostId', 'host-id', () => os.hostname(), hostId, 'this Docker host; task queue keeper-<host-id>', { defaultText: 'hostname' }),
+  spec('temporalAddress', 'temporal-address', undefined, optional,
+    "Temporal frontend host:port; wins over the profile's; unset with no profile address: an embedded dev server",
+    { env: 'TEMPORAL_ADDRESS' }),
+  spec('namespace', 'namespace', undefined, optional, 'Temporal namespace; wins over TEMPORAL_NAMESPACE and the profile',
+    { defaultText: 'default' }),
+  spec('temporalProfile', 'temporal-profile', undefined, optional,
+    'profile of temporal.toml (TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml) to connect with',
+    { env: 'TEMPORAL_PROFILE', defaultText: 'default, if the file has one' }),
+  spec('reconcileIntervalMs', 'reconcile-interval', '30s', positiveDuration, 'how often the reconcile schedule ticks'),
+  spec('eventDebounceMs', 'event-debounce', '250ms', positiveDuration,
     'Docker events within this long of a requested tick make one more tick, not one each'),
-  spec('crashWindow', 'crash-window', '600s', positiveDuration, 'crashes are counted inside this window'),
+  spec('crashWindowMs', 'crash-window', '600s', positiveDuration, 'crashes are counted inside this window'),
   spec('crashThreshold', 'crash-threshold', '5', integer(1, 1000), 'crashes in the window that open the circuit'),
-  spec('circuitBackoff', 'circuit-backoff', '30m,1h,4h', backoffList,
-    'circuit retry delay by opening: 1st, 2nd, 3rd and later'),
+  spec('circuitBackoffMs', 'circuit-backoff', '30m,1h,4h', backoffList, 'circuit retry delay by opening: 1st, 2nd, 3rd and later'),
   spec('recovery', 'recovery', 'restart', oneOf<RecoveryMode>('restart', 'stop'),
     'at retry time: restart the kept container, or leave the service stopped'),
-  spec('escalationDecay', 'escalation-decay', '24h', positiveDuration,
+  spec('escalationDecayMs', 'escalation-decay', '24h', positiveDuration,
     'circuit_open_count returns to 0 after this long without an opening'),
-  spec('staleDeployAfter', 'stale-deploy-after', '10m', positiveDuration, '`deploying` longer than this becomes `failed`'),
-  spec('staleEnvCreateAfter', 'stale-env-create-after', '5m', positiveDuration,
+  spec('staleDeployAfterMs', 'stale-deploy-after', '10m', positiveDuration, '`deploying` longer than this becomes `failed`'),
+  spec('staleEnvCreateAfterMs', 'stale-env-create-after', '5m', positiveDuration,
     'environment `creating` longer than this becomes `failed`'),
-  spec('gcInterval', 'gc-interval', '5m', positiveDuration, 'how often the gc schedule sweeps'),
-  spec('gcFirstDelay', 'gc-first-delay', '2m', positiveDuration, 'no sweep before this long after the worker starts'),
-  spec('gcMinAge', 'gc-min-age', '10m', durationAllowingZero,
+  spec('gcIntervalMs', 'gc-interval', '5m', positiveDuration, 'how often the gc schedule sweeps'),
+  spec('gcFirstDelayMs', 'gc-first-delay', '2m', positiveDuration, 'no sweep before this long after the worker starts'),
+  spec('gcMinAgeMs', 'gc-min-age', '10m', parseDuration,
     'containers and volumes younger than this are never collected (0s turns the guard off)'),
   spec('buildDir', 'build-dir', 'data/builds', nonEmpty, 'build directories older than --build-dir-max-age are removed'),
-  spec('buildDirMaxAge', 'build-dir-max-age', '1h', positiveDuration, 'age after which a build directory is removed'),
+  spec('buildDirMaxAgeMs', 'build-dir-max-age', '1h', positiveDuration, 'age after which a build directory is removed'),
   spec('snapshotMaxPerService', 'snapshot-max-per-service', '10', integer(0),
     'snapshots kept per service, newest first (0 turns the count rule off)'),
-  spec('snapshotMaxAge', 'snapshot-max-age', '30d', positiveDuration, 'snapshots older than this are removed'),
-  spec('poolInterval', 'pool-interval', '60s', positiveDuration, 'how often the pool schedule refills'),
+  spec('snapshotMaxAgeMs', 'snapshot-max-age', '30d', positiveDuration, 'snapshots older than this are removed'),
+  spec('poolIntervalMs', 'pool-interval', '60s', positiveDuration, 'how often the pool schedule refills'),
   spec('poolSize', 'pool-size', '2', integer(0, 100), 'ready containers per pooled template'),
   spec('poolMaxTotal', 'pool-max-total', '6', integer(0, 1000), 'ready containers over all templates'),
-  spec('pooledTemplates', 'pooled-templates', 'default,node,python', list(),
-    'templates (id or name) kept warm, in priority order'),
-  spec('diskWarn', 'disk-warn', '80', percent, 'disk usage percent that logs a warning'),
-  spec('diskBlock', 'disk-block', '90', percent, 'disk usage percent that blocks pool refill and deploys'),
-  spec('diskPaths', 'disk-paths', '', list(), "extra paths to guard, besides the DB's directory and Docker's root"),
+  spec('pooledTemplates', 'pooled-templates', 'default,node,python', list(nonEmpty), 'templates (id or name) kept warm, in priority order'),
+  spec('diskWarnPercent', 'disk-warn', '80', percent, 'disk usage percent that logs a warning'),
+  spec('diskBlockPercent', 'disk-block', '90', percent, 'disk usage percent that blocks pool refill and deploys'),
+  spec('diskPaths', 'disk-paths', '', list(nonEmpty), "extra paths to guard, besides the DB's directory and Docker's root",
+    { defaultText: '(none)' }),
   spec('metricsPort', 'metrics-port', '9464', integer(0, 65535), 'Prometheus metrics port (0 turns metrics off)'),
   spec('logFormat', 'log-format', 'json', oneOf<LogFormat>('json', 'pretty'), 'log lines as JSON or for people'),
 ];
 
-export type RawSettings = Partial<Record<keyof Settings, string>>;
+/** The name commander gives a flag's value: `--crash-window` → `crashWindow`. */
+export const optionName = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/**
- * Resolves every setting from, in order of precedence: explicit values (flags), the environment, the default.
- * Throws SettingsError naming the first bad setting; cross-setting rules are checked last.
- */
-export function loadSettings(explicit: RawSettings = {}, env: NodeJS.ProcessEnv = process.env): Settings {
+/** Values as an operator types them, by option name (`{ crashWindow: '10m' }`), for `loadSettings`. */
+export type RawSettings = Partial<Record<string, string>>;
+
+const defaultOf = (s: SettingSpec) => (typeof s.default === 'function' ? s.default() : s.default);
+
+/** Adds every setting to `cmd` as a hidden option with its variable and parser, so each command takes them all. */
+export function withSettings(cmd: Command): Command {
+  for (const s of SETTINGS) {
+    const option = new Option(`--${s.flag} <value>`, s.help).env(s.env).argParser((raw: string) => s.parse(raw));
+    cmd.addOption(option.hideHelp());
+  }
+  return cmd;
+}
+
+/** The settings of a parsed command: its options, else the parsed defaults; then the cross-setting rules. */
+export function settingsFrom(cmd: Command): Settings {
+  const values = cmd.opts() as Record<string, unknown>;
   const out: Partial<Record<keyof Settings, unknown>> = {};
   for (const s of SETTINGS) {
-    const fromFlag = explicit[s.key];
-    const fromEnv = env[s.env];
-    const raw = fromFlag ?? fromEnv ?? (typeof s.default === 'function' ? s.default() : s.default);
-    const source = fromFlag !== undefined ? `--${s.flag}` : fromEnv !== undefined ? s.env : `default of --${s.flag}`;
-    if (raw === undefined) {
-      out[s.key] = undefined;
-      continue;
-    }
-    try {
-      out[s.key] = s.parse(raw);
-    } catch (err) {
-      throw new SettingsError(`invalid ${source}: ${(err as Error).message}`);
-    }
+    const given = values[optionName(s.flag)];
+    const raw = defaultOf(s);
+    out[s.key] = given !== undefined ? given : raw === undefined ? undefined : parseDefault(s, raw);
   }
-  const settings = out as Settings;
-  if (settings.diskWarn > settings.diskBlock) {
-    throw new SettingsError(
-      `invalid --disk-warn: ${settings.diskWarn} is above --disk-block ${settings.diskBlock}`,
-    );
+  return checked(out as Settings);
+}
+
+function parseDefault(s: SettingSpec, raw: string): unknown {
+  try {
+    return s.parse(raw);
+  } catch (err) {
+    throw new SettingsError(`invalid default of --${s.flag}: ${(err as Error).message}`);
+  }
+}
+
+function checked(settings: Settings): Settings {
+  if (settings.diskWarnPercent > settings.diskBlockPercent) {
+    throw new SettingsError(`invalid --disk-warn: ${settings.diskWarnPercent} is above --disk-block ${settings.diskBlockPercent}`);
   }
   return settings;
+}
+
+/**
+ * Settings from values as typed (`{ crashWindow: '10m' }`) and an environment, through the same commander
+ * options the CLI uses: tests, child processes and the demo load them this way.
+ */
+export function loadSettings(given: RawSettings = {}, env: NodeJS.ProcessEnv = process.env): Settings {
+  const argv = Object.entries(given).flatMap(([name, value]) => {
+    const s = SETTINGS.find((x) => optionName(x.flag) === name);
+    if (!s) throw new SettingsError(`unknown setting ${name}`);
+    return value === undefined ? [] : [`--${s.flag}=${value}`];
+  });
+  const cmd = withSettings(new Command('keeper')).exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  const saved = process.env;
+  process.env = env; // commander reads the options' variables from process.env
+  try {
+    cmd.parse(argv, { from: 'user' });
+  } catch (err) {
+    throw new SettingsError((err as Error).message.replace(/^error: /, '').split('\n')[0]);
+  } finally {
+    process.env = saved;
+  }
+  return settingsFrom(cmd);
 }
 
 /** Where `npm start` serves its embedded Temporal dev server and UI; operator commands look for it there. */
 export const EMBEDDED_TEMPORAL_PORT = 7233;
 export const EMBEDDED_UI_PORT = 8233;
-
-/**
- * Reconnect backoff of the Docker event watcher: the first retry, doubled per failure up to the ceiling.
- * After this many failures in a row the stream counts as unavailable (the periodic tick carries on alone).
- */
-export const EVENT_RECONNECT_MIN_MS = 250;
-export const EVENT_RECONNECT_MAX_MS = 15_000;
-export const EVENT_UNAVAILABLE_AFTER_FAILURES = 3;
-/** How long the engine may take to open the event stream before the attempt counts as failed. */
-export const EVENT_CONNECT_TIMEOUT_MS = 10_000;

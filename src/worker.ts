@@ -53,7 +53,7 @@ export async function connectTemporal(settings: Settings): Promise<TemporalEndpo
   if (settings.temporalAddress) return { address: settings.temporalAddress, uiUrl: undefined, embedded: undefined };
   const server = await startDevServer({
     dbFile: path.join(path.dirname(path.resolve(settings.db)), 'temporal.db'),
-    namespace: settings.namespace,
+    namespace: settings.namespace ?? 'default',
     port: EMBEDDED_TEMPORAL_PORT,
     uiPort: EMBEDDED_UI_PORT,
   });
@@ -76,10 +76,10 @@ export async function runWorker(settings: Settings): Promise<void> {
     const metrics = createKeeperMetrics(Runtime.instance().metricMeter.withTags({ keeper_host: settings.hostId }));
     const docker = new DockerClient();
     docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
-    const worker = await createKeeperWorker({ connection, namespace: settings.namespace, deps: { db, docker, settings, metrics } });
+    const worker = await createKeeperWorker({ connection, namespace: settings.namespace ?? 'default', deps: { db, docker, settings, metrics } });
     await ensureSchedules(client, settings);
     watcher = new EventWatcher({
-      db, docker, hostId: settings.hostId, log: log.child({ loop: 'events' }), debounceMs: settings.eventDebounce,
+      db, docker, hostId: settings.hostId, log: log.child({ loop: 'events' }), debounceMs: settings.eventDebounceMs,
       requestTick: () => triggerReconcile(client, settings.hostId),
     });
     watcher.start();

@@ -11,7 +11,7 @@ import type { Settings } from '../settings';
 import type { ActivityDeps } from './deps';
 
 /** What the guard needs of the settings. */
-export type DiskSettings = Pick<Settings, 'db' | 'diskPaths' | 'diskWarn' | 'diskBlock'>;
+export type DiskSettings = Pick<Settings, 'db' | 'diskPaths' | 'diskWarnPercent' | 'diskBlockPercent'>;
 type GuardDeps = { docker: DockerClient; settings: DiskSettings };
 
 export interface GuardedPath {
@@ -70,7 +70,7 @@ export async function dockerRootDir(docker: DockerClient): Promise<{ dir: string
 /** The whole guard: paths, usage, verdict. */
 export async function readDiskGuard(deps: GuardDeps): Promise<DiskVerdict> {
   const paths = guardedPaths(deps.settings, await dockerRootDir(deps.docker));
-  return judgeDisk(readDiskUsage(paths), deps.settings.diskWarn, deps.settings.diskBlock);
+  return judgeDisk(readDiskUsage(paths), deps.settings.diskWarnPercent, deps.settings.diskBlockPercent);
 }
 
 export class DiskBlockedError extends Error {

@@ -68,7 +68,7 @@ const REMOVAL_CONCURRENCY = 4;
 const STOP_GRACE_SECONDS = 10;
 
 export function createGcActivities({ db, docker, settings }: ActivityDeps, log: Logger = createLogger(settings.logFormat, { host: settings.hostId, loop: 'gc' })) {
-  const guard = (): AgeGuard => ({ now: Math.floor(Date.now() / 1000), minAgeSeconds: Math.floor(settings.gcMinAge / 1000) });
+  const guard = (): AgeGuard => ({ now: Math.floor(Date.now() / 1000), minAgeSeconds: Math.floor(settings.gcMinAgeMs / 1000) });
 
   /** The observe step of a class: any throw here means the class is skipped this sweep. */
   async function observed<T>(cls: GcClass, dryRun: boolean, observe: () => Promise<T> | T): Promise<T | GcClassResult> {
@@ -188,7 +188,7 @@ export function createGcActivities({ db, docker, settings }: ActivityDeps, log: 
     async removeOldBuildDirs(input: GcClassInput): Promise<GcClassResult> {
       const seen = await observed('buildDirs', input.dryRun, () => observeBuildDirs(settings.buildDir));
       if ('class' in seen) return seen;
-      const rule = { nowMs: Date.now(), maxAgeMs: settings.buildDirMaxAge, realBase: seen.realBase, sep: path.sep };
+      const rule = { nowMs: Date.now(), maxAgeMs: settings.buildDirMaxAgeMs, realBase: seen.realBase, sep: path.sep };
       const plan = planBuildDirs(seen.entries, rule);
       return carryOut('buildDirs', input.dryRun, plan, seen.skipped, async (e) => {
         // Checked again right before removal: an entry swapped for a symlink since the plan is left alone.
@@ -211,7 +211,7 @@ export function createGcActivities({ db, docker, settings }: ActivityDeps, log: 
       const rule = {
         now: Math.floor(Date.now() / 1000),
         maxPerService: settings.snapshotMaxPerService,
-        maxAgeSeconds: Math.floor(settings.snapshotMaxAge / 1000),
+        maxAgeSeconds: Math.floor(settings.snapshotMaxAgeMs / 1000),
       };
       const plan = planSnapshots(seen.rows, runningRefs, rule);
       return carryOut('snapshots', input.dryRun, plan, [], async (s) => {

@@ -64,8 +64,8 @@ export function createReconcileActivities({ db, docker, settings, metrics }: Act
       const now = nowSec();
       const result = {
         hostId: settings.hostId,
-        failedDeploys: failStaleDeploys(db, now, settings.staleDeployAfter / 1000),
-        failedEnvCreates: failStaleEnvironmentCreates(db, now, settings.staleEnvCreateAfter / 1000),
+        failedDeploys: failStaleDeploys(db, now, settings.staleDeployAfterMs / 1000),
+        failedEnvCreates: failStaleEnvironmentCreates(db, now, settings.staleEnvCreateAfterMs / 1000),
         expiredLeases: expireLeases(db, now),
         decayed: decayEscalations(db, now, policy.decaySec),
         expiredCircuits: expiredCircuits(db, now),

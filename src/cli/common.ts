@@ -1,30 +1,14 @@
 /** What every keeper command shares: the settings flags, output as table or JSON, and exit codes. */
-import { Command, Option } from 'commander';
-import { loadSettings, SETTINGS, type RawSettings, type Settings } from '../settings';
+import { Option } from 'commander';
 
-export const EXIT_OK = 0;
+export { settingsFrom, withSettings } from '../settings';
+
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
 /** A failure the operator caused (bad argument, bad setting): exit code 2. */
 export class UsageError extends Error {
   override name = 'UsageError';
-}
-
-/** Adds every setting as a flag, so each command accepts the same configuration. */
-export function withSettings(cmd: Command): Command {
-  for (const s of SETTINGS) {
-    const def = typeof s.default === 'function' ? 'hostname' : s.default;
-    cmd.addOption(new Option(`--${s.flag} <value>`, `${s.help} [${s.env}${def ? `, default ${def}` : ''}]`).hideHelp());
-  }
-  return cmd;
-}
-
-export function settingsFrom(cmd: Command): Settings {
-  const opts = cmd.opts() as Record<string, string | undefined>;
-  const raw: RawSettings = {};
-  for (const s of SETTINGS) if (opts[s.key] !== undefined) raw[s.key] = opts[s.key];
-  return loadSettings(raw);
 }
 
 export function jsonOption(): Option {

@@ -1,11 +1,14 @@
-/** The README's configuration reference, generated from the settings module so the two never disagree. */
-import { SETTINGS } from '../settings';
+/** The README's configuration reference, generated from the settings schema so the two never disagree. */
+import { SETTINGS, type SettingSpec } from '../settings';
+
+function defaultText(s: SettingSpec): string {
+  if (s.defaultText !== undefined) return s.defaultText;
+  if (s.default === undefined) return 'unset';
+  return s.default === '' ? '(none)' : String(s.default);
+}
 
 export function configTable(): string {
-  const rows = SETTINGS.map((s) => {
-    const def = typeof s.default === 'function' ? 'hostname' : s.default === undefined ? 'unset' : s.default === '' ? '(none)' : s.default;
-    return `| \`--${s.flag}\` | \`${s.env}\` | \`${def}\` | ${s.help.replace(/</g, "&lt;")} |`;
-  });
+  const rows = SETTINGS.map((s) => `| \`--${s.flag}\` | \`${s.env}\` | \`${defaultText(s)}\` | ${s.help.replace(/</g, '&lt;')} |`);
   return ['| flag | variable | default | what it does |', '|---|---|---|---|', ...rows].join('\n');
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { GcClassResult } from '../activities/gc';
-import { formatDuration } from '../settings';
+import ms from 'ms';
 import { runWorkflowOnce } from '../temporal/run-once';
 import type { GcSweepResult } from '../workflows/gcSweep';
 import { jsonOption, print, settingsFrom, table, UsageError, withSettings } from './common';
@@ -44,7 +44,7 @@ export function formatSweep(r: GcSweepResult): string {
   ]);
   const summary = table(['class', r.dryRun ? 'to remove' : 'removed', 'failed', 'skipped', 'kept', 'error'], rows);
   const items = r.classes.flatMap((c) => [
-    ...(r.dryRun ? c.planned : c.removed).map((i) => [c.class, r.dryRun ? 'remove' : 'removed', i.name, formatDuration(i.ageSeconds * 1000), i.reason]),
+    ...(r.dryRun ? c.planned : c.removed).map((i) => [c.class, r.dryRun ? 'remove' : 'removed', i.name, ms(i.ageSeconds * 1000), i.reason]),
     ...c.failed.map((f) => [c.class, 'failed', f.name, '', f.error]),
     ...c.skipped.map((f) => [c.class, 'skipped', f.name, '', f.error]),
   ]);

@@ -28,7 +28,7 @@ export async function readStatus(cmd: Command) {
     return {
       host: settings.hostId,
       now,
-      services: serviceStatuses(db, now, settings.crashWindow / 1000),
+      services: serviceStatuses(db, now, settings.crashWindowMs / 1000),
       databases: countsByStatus(db, 'databases'),
       environments: countsByStatus(db, 'environments'),
       pool: poolStats(db, settings),

@@ -12,9 +12,18 @@ import type { DockerClient, DockerEvent } from '../docker/client';
 import { advanceEventCursor, readEventWatcherState, writeWatcherState, type WatcherState } from '../db/events';
 import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
-import { EVENT_CONNECT_TIMEOUT_MS, EVENT_RECONNECT_MAX_MS, EVENT_RECONNECT_MIN_MS, EVENT_UNAVAILABLE_AFTER_FAILURES } from '../settings';
 
 export { readEventWatcherState, type EventWatcherState } from '../db/events';
+
+/**
+ * Reconnect backoff: the first retry, doubled per failure up to the ceiling. After this many failures in a row
+ * the stream counts as unavailable (the periodic tick carries on alone).
+ */
+export const EVENT_RECONNECT_MIN_MS = 250;
+export const EVENT_RECONNECT_MAX_MS = 15_000;
+export const EVENT_UNAVAILABLE_AFTER_FAILURES = 3;
+/** How long the engine may take to open the event stream before the attempt counts as failed. */
+export const EVENT_CONNECT_TIMEOUT_MS = 10_000;
 
 /** The container events that can change what a tick finds. health_status matches every `health_status: …`. */
 export const WATCHED_ACTIONS = ['die', 'start', 'health_status', 'oom', 'destroy'];

@@ -13,13 +13,13 @@ export interface CrashPolicy {
   decaySec: number;
 }
 
-export function crashPolicy(s: Pick<Settings, 'crashWindow' | 'crashThreshold' | 'circuitBackoff' | 'escalationDecay'>): CrashPolicy {
+export function crashPolicy(s: Pick<Settings, 'crashWindowMs' | 'crashThreshold' | 'circuitBackoffMs' | 'escalationDecayMs'>): CrashPolicy {
   const sec = (ms: number) => Math.round(ms / 1000);
   return {
-    windowSec: sec(s.crashWindow),
+    windowSec: sec(s.crashWindowMs),
     threshold: s.crashThreshold,
-    backoffSec: s.circuitBackoff.map(sec),
-    decaySec: sec(s.escalationDecay),
+    backoffSec: s.circuitBackoffMs.map(sec),
+    decaySec: sec(s.escalationDecayMs),
   };
 }
 

@@ -41,7 +41,7 @@ export async function withTemporal<T>(settings: Settings, fn: (client: Client) =
       const { createKeeperWorker } = await import('../worker');
       const worker = await createKeeperWorker({
         connection: native,
-        namespace: settings.namespace,
+        namespace: settings.namespace ?? 'default',
         deps: { db, docker: new DockerClient(), settings },
         shutdownGraceTime: '5s',
       });

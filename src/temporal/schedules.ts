@@ -17,16 +17,16 @@ export const LOOP_WORKFLOWS: Record<LoopName, string> = {
 
 export function scheduleOptions(loop: LoopName, settings: Settings, now = new Date()): ScheduleOptions {
   const every: Record<LoopName, number> = {
-    reconcile: settings.reconcileInterval,
-    gc: settings.gcInterval,
-    pool: settings.poolInterval,
+    reconcile: settings.reconcileIntervalMs,
+    gc: settings.gcIntervalMs,
+    pool: settings.poolIntervalMs,
   };
   return {
     scheduleId: ids.schedule(settings.hostId, loop),
     spec: {
       intervals: [{ every: every[loop] }],
       // GC's first sweep waits, so that a restarted host has settled before anything is removed.
-      startAt: loop === 'gc' ? new Date(now.getTime() + settings.gcFirstDelay) : undefined,
+      startAt: loop === 'gc' ? new Date(now.getTime() + settings.gcFirstDelayMs) : undefined,
     },
     action: {
       type: 'startWorkflow',

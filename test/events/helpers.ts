@@ -48,7 +48,7 @@ export function watcherFor(
     hostId: settings.hostId,
     log: createLogger('json', {}, (line) => logs.push(line) > 0),
     requestTick: () => triggerReconcile(env.client, settings.hostId),
-    debounceMs: settings.eventDebounce,
+    debounceMs: settings.eventDebounceMs,
     reconnect: { minMs: 100, maxMs: 1000, unavailableAfter: 3 },
   });
 }

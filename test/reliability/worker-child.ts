@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: settings.temporalAddress! });
   const worker = await createKeeperWorker({
     connection,
-    namespace: settings.namespace,
+    namespace: settings.namespace ?? 'default',
     deps: { db, docker, settings },
     workflowBundle: { codePath: process.env.KEEPER_TEST_BUNDLE! },
     shutdownGraceTime: '1s',
