@@ -14,7 +14,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createGcActivities, type GcClassResult } from '../src/activities/gc';
+import { createGcActivities } from '../src/activities/gc';
+import type { GcClassResult } from '../src/host/gc/sweep';
+import { testDeps } from '../test/helpers/fixtures';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
 import type { Logger } from '../src/log';
@@ -37,7 +39,7 @@ interface Sample {
 
 async function sweep(docker: DockerClient, db: StateDb, dir: string, dryRun: boolean): Promise<Sample> {
   const settings = loadSettings({ db: path.join(dir, 'state.db'), hostId: 'bench', gcMinAge: '0s', buildDir: path.join(dir, 'builds') }, {});
-  const gc = createGcActivities({ db, docker, settings }, silent);
+  const gc = createGcActivities(testDeps({ db, docker, settings, log: silent }));
   docker.resetCalls();
   const t0 = performance.now();
   const containers = await gc.removeOrphanContainers({ dryRun });

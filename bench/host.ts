@@ -10,14 +10,14 @@ import { execFileSync } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { openStateDb, type StateDb } from '../src/db/open';
-import { DockerClient } from '../src/docker/client';
-import { EventWatcher } from '../src/events/watcher';
-import { createLogger } from '../src/log';
+import type { DockerClient } from '../src/docker/client';
+import type { EventWatcher } from '../src/events/watcher';
+import { createKeeperHost } from '../src/keeper-host';
+import { silentLogger } from '../src/log';
 import { loadSettings, type RawSettings, type Settings } from '../src/settings';
 import { startDevServer } from '../src/temporal/dev-server';
 import { installRuntime } from '../src/temporal/runtime';
-import { ensureSchedules, triggerReconcile } from '../src/temporal/schedules';
-import { createKeeperWorker } from '../src/worker';
+import { ensureSchedules } from '../src/temporal/schedules';
 
 export interface BenchHost {
   db: StateDb;
@@ -47,21 +47,15 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb): Promi
   const server = await startDevServer();
   const connection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: 'default' });
-  const docker = new DockerClient();
-  const worker = await createKeeperWorker({
-    connection, namespace: 'default', deps: { db: stateDb, docker, settings }, shutdownGraceTime: '2s', workflowBundle: bundleOutOfProcess(dir),
-  });
+  const host = createKeeperHost(settings, { db: stateDb, log: silentLogger });
+  const worker = await host.createWorker({ connection, namespace: 'default', shutdownGraceTime: '2s', workflowBundle: bundleOutOfProcess(dir) });
   await ensureSchedules(client, settings, ['reconcile']);
   const running = worker.run();
   let watcher: EventWatcher | undefined;
-  const silent = createLogger('json', {}, () => true);
   return {
-    db: stateDb, docker, client, settings, worker,
+    db: stateDb, docker: host.deps.docker, client, settings, worker,
     startWatcher() {
-      watcher = new EventWatcher({
-        db: stateDb, docker: new DockerClient(), hostId: settings.hostId, log: silent, debounceMs: settings.eventDebounceMs,
-        requestTick: () => triggerReconcile(client, settings.hostId),
-      });
+      watcher = host.eventWatcher(client);
       watcher.start();
       return watcher;
     },

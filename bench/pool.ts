@@ -10,7 +10,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { claimEnvironment, type ClaimResult } from '../src/activities/claim';
+import { claimEnvironment, type ClaimResult } from '../src/host/pool/claim';
+import { testDeps } from '../test/helpers/fixtures';
 import { createPoolActivities } from '../src/activities/pool';
 import { openStateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   db.prepare('UPDATE environment_templates SET base_image = ?').run(IMAGE);
   db.prepare(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES (?, ?, ?, 1, 1)`).run(tenant, tenant, `${tenant}@bench`);
   const settings = loadSettings({ db: file, hostId: 'bench', poolSize: '1', poolMaxTotal: '1', pooledTemplates: 'default' }, {});
-  const acts = createPoolActivities({ db, docker, settings });
+  const acts = createPoolActivities(testDeps({ db, docker, settings }));
   const results: ClaimResult[] = [];
   const timings: Record<'warm' | 'cold', number[]> = { warm: [], cold: [] };
   const calls: Record<'warm' | 'cold', number> = { warm: 0, cold: 0 };

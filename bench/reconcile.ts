@@ -14,9 +14,11 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { openStateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
 import { loadSettings } from '../src/settings';
-import { taskQueueFor } from '../src/shared';
+import { taskQueueFor } from '../src/ids';
 import { startDevServer } from '../src/temporal/dev-server';
-import { createKeeperWorker } from '../src/worker';
+import { createKeeperHost } from '../src/keeper-host';
+import { silentLogger } from '../src/log';
+import { reconcileTick } from '../src/workflows/reconcileTick';
 
 const IMAGE = 'keeper-test/busybox:latest';
 const STEADY_TICKS = 7;
@@ -74,13 +76,13 @@ async function benchOne(n: number, client: Client, native: NativeConnection): Pr
       await docker.startContainer(id);
       insert.run(sid, tenant, sid, IMAGE, id);
     });
-    const worker = await createKeeperWorker({ connection: native, namespace: 'default', deps: { db, docker, settings }, shutdownGraceTime: '1s' });
+    const worker = await createKeeperHost(settings, { db, docker, log: silentLogger }).createWorker({ connection: native, namespace: 'default', shutdownGraceTime: '1s' });
     let seq = 0;
     const tick = async (): Promise<TickCost> => {
       docker.resetCalls();
       const workflowId = `${hostId}-tick-${seq++}`;
       const t0 = performance.now();
-      await client.workflow.execute('reconcileTick', { taskQueue: taskQueueFor(hostId), workflowId });
+      await client.workflow.execute(reconcileTick, { taskQueue: taskQueueFor(hostId), workflowId });
       const ms = performance.now() - t0;
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
       return {

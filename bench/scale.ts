@@ -17,7 +17,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
-import { ids, taskQueueFor } from '../src/shared';
+import { ids, taskQueueFor } from '../src/ids';
 import { parseDuration } from '../src/settings';
 import { addService, addTenant } from '../test/reconcile/rows';
 import { uniqueId } from '../test/helpers/fixtures';

@@ -8,11 +8,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createServiceActivities } from './activities/services';
 import { openStateDb, type StateDb } from './db/open';
-import { DockerClient } from './docker/client';
-import { ids } from './shared';
+import { readCircuit } from './db/services';
+import { hostDeps } from './host/deps';
+import { createService, removeService } from './host/services';
+import { ids } from './ids';
+import { tenantNetworkName } from './names';
 import { EMBEDDED_UI_PORT, loadSettings } from './settings';
+import { isoSeconds } from './time';
 
 const WEB_IMAGE = 'keeper-test/web:latest';
 const CRASHLOOP_IMAGE = 'keeper-test/crashloop:latest';
@@ -20,27 +23,17 @@ const BIN = path.join(__dirname, '..', 'bin', 'keeper.js');
 
 const say = (msg: string) => process.stdout.write(`[demo ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-interface Row {
-  status: string;
-  crash_count: number;
-  circuit_open: number;
-  circuit_retry_at: number | null;
-  circuit_open_count: number;
-}
-
 async function main(): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-demo-'));
   const hostId = `demo-${process.pid}`;
   const dbFile = path.join(dir, 'state.db');
   const flags = ['--db', dbFile, '--host-id', hostId, '--reconcile-interval', '5s', '--circuit-backoff', '1m,2m,4m', '--metrics-port', '0', '--log-format', 'pretty'];
   const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m' }, {});
-  const docker = new DockerClient();
-  for (const image of [WEB_IMAGE, CRASHLOOP_IMAGE]) {
-    if (!(await docker.imageExists(image))) throw new Error(`image ${image} is missing: run scripts/provision-test-image.sh`);
-  }
-
   const db = openStateDb(dbFile);
-  const services = createServiceActivities({ db, docker, settings });
+  const deps = hostDeps(settings, { db });
+  for (const image of [WEB_IMAGE, CRASHLOOP_IMAGE]) {
+    if (!(await deps.docker.imageExists(image))) throw new Error(`image ${image} is missing: run scripts/provision-test-image.sh`);
+  }
   const log = fs.openSync(path.join(dir, 'worker.log'), 'a');
   say(`starting a keeper worker for host ${hostId} (state in ${dir}, worker log in ${dir}/worker.log)`);
   const worker = spawn(process.execPath, [BIN, 'worker', ...flags], { stdio: ['ignore', log, log], env: { ...process.env, TEMPORAL_ADDRESS: '' } });
@@ -52,8 +45,8 @@ async function main(): Promise<number> {
     cleaning = true;
     say('cleaning up: stopping the worker, removing the demo containers and files');
     worker.kill('SIGTERM');
-    for (const id of created) await services.removeService(id).catch(() => undefined);
-    await docker.removeNetwork('ah-tenant-demo').catch(() => undefined);
+    for (const id of created) await removeService(deps, id).catch(() => undefined);
+    await deps.docker.removeNetwork(tenantNetworkName('demo')).catch(() => undefined);
     db.close();
     await new Promise((r) => (worker.exitCode === null ? worker.once('exit', r) : r(null)));
     fs.rmSync(dir, { recursive: true, force: true });
@@ -66,8 +59,8 @@ async function main(): Promise<number> {
   try {
     await waitForWorker(dir);
     say(`the worker is up; the Temporal UI is at http://127.0.0.1:${EMBEDDED_UI_PORT}`);
-    const web = await services.createService({ tenant: 'demo', name: 'web', image: WEB_IMAGE });
-    const flaky = await services.createService({ tenant: 'demo', name: 'flaky', image: CRASHLOOP_IMAGE });
+    const web = await createService(deps, { tenant: 'demo', name: 'web', image: WEB_IMAGE });
+    const flaky = await createService(deps, { tenant: 'demo', name: 'flaky', image: CRASHLOOP_IMAGE });
     created.push(web.id, flaky.id);
     say(`created service web (${web.id.slice(0, 8)}…, healthy) and flaky (${flaky.id.slice(0, 8)}…, exits every 2 s; Docker restarts it)`);
     say('keeper ticks every 5 s here (30 s by default) and counts every death, including the ones Docker already restarted');
@@ -91,7 +84,7 @@ async function waitForWorker(dir: string): Promise<void> {
 
 /** Reads the flaky service's row twice a second and says what changed, until its circuit has recovered once. */
 async function narrate(db: StateDb, hostId: string, serviceId: string, hostFlags: string): Promise<void> {
-  const read = () => db.prepare('SELECT status, crash_count, circuit_open, circuit_retry_at, circuit_open_count FROM services WHERE id = ?').get(serviceId) as Row;
+  const read = () => readCircuit(db, serviceId)!;
   const uiLink = `http://127.0.0.1:${EMBEDDED_UI_PORT}/namespaces/default/workflows?query=${encodeURIComponent(`ServiceId="${serviceId}"`)}`;
   let last = read();
   let wasOpen = false;
@@ -99,17 +92,17 @@ async function narrate(db: StateDb, hostId: string, serviceId: string, hostFlags
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 500));
     const now = read();
-    if (now.crash_count !== last.crash_count && now.crash_count > 0) say(`flaky: ${now.crash_count} crash(es) counted in the window (threshold 5)`);
-    if (now.circuit_open === 1 && !wasOpen) {
+    if (now.crashCount !== last.crashCount && now.crashCount > 0) say(`flaky: ${now.crashCount} crash(es) counted in the window (threshold 5)`);
+    if (now.open && !wasOpen) {
       wasOpen = true;
-      const retry = new Date((now.circuit_retry_at ?? 0) * 1000).toISOString().slice(11, 19);
-      say(`flaky: circuit OPEN (opening #${now.circuit_open_count}); the container is stopped but kept, so its logs survive`);
+      const retry = isoSeconds(now.retryAt).slice(11, 19);
+      say(`flaky: circuit OPEN (opening #${now.generation}); the container is stopped but kept, so its logs survive`);
       say(`flaky: a durable timer will retry at ${retry} UTC; workflow ${ids.circuit(hostId, serviceId)}`);
       say(`look at it in the UI: ${uiLink} (open the run, see the timer in its history)`);
       say(`or close it now: npx keeper circuit reset ${serviceId} ${hostFlags}`);
       if (process.env.KEEPER_DEMO_EXIT_AFTER === 'open') return;
     }
-    if (now.circuit_open === 0 && wasOpen) {
+    if (!now.open && wasOpen) {
       say(`flaky: circuit closed; status ${now.status}, crash count reset; it is back on probation (half-open)`);
       return;
     }

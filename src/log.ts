@@ -1,8 +1,8 @@
 /**
- * keeper's log lines: JSON by default (one object a line, with the host), or plain text for people. A line
- * written from inside an activity also names its workflow run and activity, so it leads to the run in the UI.
+ * keeper's log lines: JSON (one object a line) or plain text for people. A logger is made once, by the
+ * composition root, and injected; its `context` adds fields known only when a line is written (in a worker:
+ * the ids of the activity whose code is running, so a line leads to its run in the UI).
  */
-import { Context } from '@temporalio/activity';
 import type { LogFormat } from './settings';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
@@ -16,43 +16,38 @@ export interface Logger {
   child(fields: Fields): Logger;
 }
 
-/** The ids of the activity whose code is running (none outside one): Temporal keeps them per async context. */
-export function activityLogFields(): Fields {
-  let info: Context['info'];
-  try {
-    info = Context.current().info;
-  } catch {
-    return {};
-  }
-  return {
-    ...(info.workflowExecution ? { workflowId: info.workflowExecution.workflowId, runId: info.workflowExecution.runId } : {}),
-    workflowType: info.workflowType,
-    activityId: info.activityId,
-    activityType: info.activityType,
-    attempt: info.attempt,
-  };
+export interface LoggerOptions {
+  format: LogFormat;
+  /** Fields on every line, e.g. the host. */
+  fields?: Fields;
+  /** Where a finished line goes; stderr by default. */
+  write?: (line: string) => void;
+  /** Fields read when a line is written. */
+  context?: () => Fields;
+  /** Debug lines are written only when set (KEEPER_DEBUG in the composition root). */
+  debug?: boolean;
 }
 
-export function createLogger(
-  format: LogFormat,
-  base: Fields = {},
-  write: (line: string) => void = (line) => process.stderr.write(line + '\n'),
-): Logger {
+export function createLogger(opts: LoggerOptions): Logger {
+  const write = opts.write ?? ((line: string) => void process.stderr.write(line + '\n'));
   const emit = (level: Level, msg: string, fields: Fields = {}) => {
-    if (level === 'debug' && !process.env.KEEPER_DEBUG) return;
-    const all = { ...base, ...activityLogFields(), ...fields };
-    if (format === 'json') {
-      write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...all }));
-    } else {
-      const extra = Object.entries(all).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
-      write(`${new Date().toISOString().slice(11, 19)} ${level.toUpperCase().padEnd(5)} ${msg} ${extra.join(' ')}`.trimEnd());
-    }
+    if (level === 'debug' && !opts.debug) return;
+    const all = { ...opts.fields, ...opts.context?.(), ...fields };
+    write(opts.format === 'json' ? JSON.stringify({ time: new Date().toISOString(), level, msg, ...all }) : prettyLine(level, msg, all));
   };
   return {
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger(format, { ...base, ...fields }, write),
+    child: (fields) => createLogger({ ...opts, fields: { ...opts.fields, ...fields } }),
   };
 }
+
+function prettyLine(level: Level, msg: string, fields: Fields): string {
+  const extra = Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  return `${new Date().toISOString().slice(11, 19)} ${level.toUpperCase().padEnd(5)} ${msg} ${extra.join(' ')}`.trimEnd();
+}
+
+/** A logger that writes nothing: benchmarks and tests that assert on results, not lines. */
+export const silentLogger: Logger = createLogger({ format: 'json', write: () => undefined });

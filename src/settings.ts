@@ -188,7 +188,8 @@ export function settingsFrom(cmd: Command): Settings {
   const values = cmd.opts() as Record<string, unknown>;
   const out: Partial<Record<keyof Settings, unknown>> = {};
   for (const s of SETTINGS) {
-    const given = values[optionName(s.flag)];
+    // commander stores '' when a parser returns undefined (an empty TEMPORAL_ADDRESS, say): that means unset.
+    const given = values[optionName(s.flag)] === '' ? undefined : values[optionName(s.flag)];
     const raw = defaultOf(s);
     out[s.key] = given !== undefined ? given : raw === undefined ? undefined : parseDefault(s, raw);
   }

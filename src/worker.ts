@@ -1,120 +1,105 @@
 /**
- * The keeper worker for one Docker host: it polls `keeper-<host>` with every workflow and this host's
- * activities, ensures the host's schedules, and shuts down gracefully on SIGINT/SIGTERM.
+ * `keeper worker` (npm start): this host's worker. It polls `keeper-<host>` with every workflow and this host's
+ * activities, ensures the host's schedules, follows Docker's events, and shuts down gracefully on SIGINT or
+ * SIGTERM. It connects as Temporal's own tools do (src/temporal/connection.ts); with no address configured
+ * anywhere it runs an embedded dev server, persistent next to the state DB.
  */
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from './activities';
+import { Client, type Connection } from '@temporalio/client';
+import { Runtime, type NativeConnection } from '@temporalio/worker';
 import { openStateDb } from './db/open';
-import { DockerClient } from './docker/client';
-import { EventWatcher } from './events/watcher';
-import { createLogger } from './log';
-import { createKeeperMetrics, loopMetricsInterceptor } from './metrics';
-import { ids, LOOPS, taskQueueFor } from './shared';
+import type { EventWatcher } from './events/watcher';
+import { ids, LOOPS, taskQueueFor } from './ids';
+import { createKeeperHost, SHUTDOWN_GRACE, workerLogger } from './keeper-host';
+import type { Logger } from './log';
+import { createKeeperMetrics } from './metrics';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './settings';
-import { prebuiltBundle, WORKFLOWS_PATH } from './temporal/bundle';
+import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from './temporal/connection';
 import { startDevServer, type DevServer } from './temporal/dev-server';
+import { connectNative } from './temporal/native';
 import { installRuntime } from './temporal/runtime';
-import { ensureSchedules, triggerReconcile } from './temporal/schedules';
 
-export const SHUTDOWN_GRACE = '30s';
-
-export interface KeeperWorkerOptions {
-  connection: NativeConnection;
-  namespace: string;
-  deps: ActivityDeps;
-  /** A pre-built bundle (tests build it once); otherwise dist's bundle, or the sources. */
-  workflowBundle?: WorkerOptions['workflowBundle'];
-  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
-}
-
-export async function createKeeperWorker(opts: KeeperWorkerOptions): Promise<Worker> {
-  const bundle = opts.workflowBundle ?? prebuiltBundle();
-  return Worker.create({
-    connection: opts.connection,
-    namespace: opts.namespace,
-    taskQueue: taskQueueFor(opts.deps.settings.hostId),
-    activities: createActivities(opts.deps),
-    interceptors: opts.deps.metrics ? { activity: [loopMetricsInterceptor(opts.deps.metrics, opts.deps.db)] } : undefined,
-    ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
-    shutdownGraceTime: opts.shutdownGraceTime ?? SHUTDOWN_GRACE,
-  });
-}
-
-export interface TemporalEndpoint {
-  address: string;
+interface TemporalSession {
+  target: TemporalTarget & { address: string };
+  native: NativeConnection;
+  connection: Connection;
   uiUrl: string | undefined;
   embedded: DevServer | undefined;
+  close(): Promise<void>;
 }
 
-/** TEMPORAL_ADDRESS when set; otherwise the embedded dev server, persistent next to the state DB. */
-export async function connectTemporal(settings: Settings): Promise<TemporalEndpoint> {
-  if (settings.temporalAddress) return { address: settings.temporalAddress, uiUrl: undefined, embedded: undefined };
-  const server = await startDevServer({
+/** The configured Temporal, or the embedded dev server when no address is configured anywhere. */
+async function openTemporal(settings: Settings): Promise<TemporalSession> {
+  const configured = resolveTemporalTarget(settings);
+  const embedded = configured.address ? undefined : await startDevServer({
     dbFile: path.join(path.dirname(path.resolve(settings.db)), 'temporal.db'),
-    namespace: settings.namespace ?? 'default',
-    port: EMBEDDED_TEMPORAL_PORT,
-    uiPort: EMBEDDED_UI_PORT,
+    namespace: configured.namespace, port: EMBEDDED_TEMPORAL_PORT, uiPort: EMBEDDED_UI_PORT,
   });
-  return { address: server.address, uiUrl: server.uiUrl, embedded: server };
+  const target = { ...configured, address: configured.address ?? embedded!.address };
+  try {
+    const connection = await connectClient(target);
+    const native = await connectNative(target).catch(async (err) => (await connection.close(), Promise.reject(err)));
+    const close = async () => {
+      await connection.close();
+      await native.close();
+      await embedded?.stop();
+    };
+    return { target, native, connection, uiUrl: embedded?.uiUrl, embedded, close };
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
 }
 
-/** `keeper worker` (npm start): runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
+/** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(settings: Settings): Promise<void> {
-  const log = createLogger(settings.logFormat, { host: settings.hostId });
+  const log = workerLogger(settings);
   installRuntime(log, { metricsPort: settings.metricsPort, hostId: settings.hostId });
-  const db = openStateDb(settings.db);
-  const temporal = await connectTemporal(settings).catch((err) => {
-    db.close();
-    throw err;
-  });
-  const connection = await NativeConnection.connect({ address: temporal.address });
-  const client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: settings.namespace });
+  const db = openStateDb(settings.db); // a bad DB fails before any server is started
+  const temporal = await openTemporal(settings).catch((err) => (db.close(), Promise.reject(err)));
+  const metrics = settings.metricsPort ? createKeeperMetrics(Runtime.instance().metricMeter) : undefined;
+  const host = createKeeperHost(settings, { db, log, metrics });
+  const client = new Client({ connection: temporal.connection, namespace: temporal.target.namespace });
   let watcher: EventWatcher | undefined;
   try {
-    const metrics = createKeeperMetrics(Runtime.instance().metricMeter.withTags({ keeper_host: settings.hostId }));
-    const docker = new DockerClient();
-    docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
-    const worker = await createKeeperWorker({ connection, namespace: settings.namespace ?? 'default', deps: { db, docker, settings, metrics } });
-    await ensureSchedules(client, settings);
-    watcher = new EventWatcher({
-      db, docker, hostId: settings.hostId, log: log.child({ loop: 'events' }), debounceMs: settings.eventDebounceMs,
-      requestTick: () => triggerReconcile(client, settings.hostId),
-    });
+    const worker = await host.createWorker({ connection: temporal.native, namespace: temporal.target.namespace });
+    await host.ensureSchedules(client);
+    watcher = host.eventWatcher(client);
     watcher.start();
-    const stop = (signal: string) => {
-      log.info('shutting down: running activities get a grace time', { signal, grace: SHUTDOWN_GRACE });
-      worker.shutdown();
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    stopOnSignals(log, () => worker.shutdown());
     process.stdout.write(await banner(client, settings, temporal));
-    log.info('keeper worker started', { taskQueue: taskQueueFor(settings.hostId), temporal: temporal.address, ui: temporal.uiUrl });
+    log.info('keeper worker started', { taskQueue: taskQueueFor(settings.hostId), temporal: describeTarget(temporal.target), ui: temporal.uiUrl });
     await worker.run();
   } finally {
     await watcher?.stop();
-    await client.connection.close();
-    await connection.close();
-    await temporal.embedded?.stop();
+    await temporal.close();
     db.close();
     log.info('keeper worker stopped');
   }
 }
 
-async function banner(client: Client, settings: Settings, temporal: TemporalEndpoint): Promise<string> {
+function stopOnSignals(log: Logger, stop: () => void): void {
+  const onSignal = (signal: string) => {
+    log.info('shutting down: running activities get a grace time', { signal, grace: SHUTDOWN_GRACE });
+    stop();
+  };
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+}
+
+async function banner(client: Client, settings: Settings, temporal: TemporalSession): Promise<string> {
+  const query = encodeURIComponent(`KeeperHost="${settings.hostId}"`);
   const lines = [
     'keeper is running',
     `  host        ${settings.hostId} (task queue ${taskQueueFor(settings.hostId)})`,
     `  state DB    ${path.resolve(settings.db)}`,
-    `  temporal    ${temporal.address}, namespace ${settings.namespace}${temporal.embedded ? ' (embedded dev server)' : ''}`,
-    `  UI          ${temporal.uiUrl ? `${temporal.uiUrl}/namespaces/${settings.namespace}/workflows?query=${encodeURIComponent(`KeeperHost="${settings.hostId}"`)}` : 'your Temporal UI'}`,
+    `  temporal    ${describeTarget(temporal.target)}${temporal.embedded ? ' (embedded dev server)' : ''}`,
+    `  UI          ${temporal.uiUrl ? `${temporal.uiUrl}/namespaces/${temporal.target.namespace}/workflows?query=${query}` : 'your Temporal UI'}`,
     '  schedules',
   ];
   for (const loop of LOOPS) {
     const d = await client.schedule.getHandle(ids.schedule(settings.hostId, loop)).describe();
-    const next = d.info.nextActionTimes[0]?.toISOString() ?? '-';
-    lines.push(`    ${loop.padEnd(10)} ${d.state.paused ? 'paused' : 'next run ' + next}`);
+    lines.push(`    ${loop.padEnd(10)} ${d.state.paused ? 'paused' : 'next run ' + (d.info.nextActionTimes[0]?.toISOString() ?? '-')}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -16,10 +16,10 @@ describe('keeper', () => {
   it('exits 2 with one line naming a bad setting, given as a flag or a variable', async () => {
     const flag = await keeper(['health', '--crash-threshold', 'lots']);
     expect(flag.code).toBe(2);
-    expect(flag.stderr).toBe('keeper: invalid --crash-threshold: must be an integer, got "lots"\n');
+    expect(flag.stderr).toBe(`keeper: option '--crash-threshold <value>' argument 'lots' is invalid. must be an integer, got "lots"\n`);
     const env = await keeper(['health'], { KEEPER_GC_MIN_AGE: 'ten' });
     expect(env.code).toBe(2);
-    expect(env.stderr).toBe('keeper: invalid KEEPER_GC_MIN_AGE: "ten" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)\n');
+    expect(env.stderr).toBe(`keeper: option '--gc-min-age <value>' value 'ten' from env 'KEEPER_GC_MIN_AGE' is invalid. "ten" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)\n`);
   });
 
   it('exits 2 on an unknown command or option', async () => {

@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
-import { ids, taskQueueFor } from '../src/shared';
+import { ids, taskQueueFor } from '../src/ids';
 import { hostHealth } from '../src/workflows';
 import { tempDir, testSettings } from './helpers/fixtures';
 import { devServerEnv, keeperWorker, timeSkippingEnv } from './helpers/temporal';

@@ -1,22 +1,19 @@
 /**
- * All of keeper's activities, built for one host. Workflows import only the *type* of this factory's result
- * (`proxyActivities<Activities>`), so no side-effecting code ever enters the workflow bundle.
+ * All of keeper's activities, built for one host: thin adapters over the host operations in src/host/. Workflows
+ * import only the *type* of this factory's result (`proxyActivities<Activities>`), so no side-effecting code ever
+ * enters the workflow bundle.
  */
-import type { ActivityDeps } from './deps';
+import type { HostDeps } from '../host/deps';
 import { createCircuitActivities } from './circuit';
-import { createDiskActivities } from './disk';
 import { createGcActivities } from './gc';
 import { createHealthActivities } from './health';
 import { createPoolActivities } from './pool';
 import { createReconcileActivities } from './reconcile';
 
-export type { ActivityDeps } from './deps';
-
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(deps: HostDeps) {
   return {
     ...createHealthActivities(deps),
     ...createPoolActivities(deps),
-    ...createDiskActivities(deps),
     ...createGcActivities(deps),
     ...createReconcileActivities(deps),
     ...createCircuitActivities(deps),

@@ -1,5 +1,9 @@
-/** What every keeper command shares: the settings flags, output as table or JSON, and exit codes. */
+/** What every keeper command shares: the settings flags, this host's deps, output as table or JSON, exit codes. */
 import { Option } from 'commander';
+import { openStateDb } from '../db/open';
+import { hostDeps, type HostDeps } from '../host/deps';
+import type { Settings } from '../settings';
+import type { OneShot } from '../temporal/run-once';
 
 export { settingsFrom, withSettings } from '../settings';
 
@@ -11,11 +15,24 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/**
+ * Runs `fn` with this host's state DB and engine, no Temporal needed; the DB is closed after. Commands that
+ * only read refuse to create a DB that is not there (`create: false`).
+ */
+export async function withHost<T>(settings: Settings, fn: (deps: HostDeps) => Promise<T> | T, opts: { create?: boolean } = {}): Promise<T> {
+  const db = openStateDb(settings.db, { create: opts.create ?? false });
+  try {
+    return await fn(hostDeps(settings, { db }));
+  } finally {
+    db.close();
+  }
+}
+
 export function jsonOption(): Option {
   return new Option('--json', 'print JSON instead of a table');
 }
 
-export function print(data: unknown, asJson: boolean, human: (d: any) => string): void {
+export function print<T>(data: T, asJson: boolean, human: (d: T) => string): void {
   process.stdout.write(asJson ? JSON.stringify(data, null, 2) + '\n' : human(data) + '\n');
 }
 
@@ -24,4 +41,20 @@ export function table(headers: string[], rows: (string | number)[][]): string {
   const cells = [headers, ...rows.map((r) => r.map(String))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+}
+
+/** A one-shot run's result as JSON: the result's own fields, and how it ran under `run`. */
+export function printOneShot<T extends object>(run: OneShot<T>, asJson: boolean, human: (result: T) => string): void {
+  const { result, ...how } = run;
+  print({ ...result, run: how }, asJson, () => [human(result), ...describeOneShot(run)].join('\n'));
+}
+
+/** How a one-shot run went beyond its result: who ran it, what it finished, what it handed on. */
+export function describeOneShot(run: OneShot<unknown>): string[] {
+  const lines = [`ran by      ${run.ranBy === 'host worker' ? "this host's worker" : `this command's own worker (${run.why})`} on ${run.server}`];
+  for (const f of run.drained?.finished ?? []) lines.push(`finished    ${f.type} ${f.workflowId} (${f.status.toLowerCase()})`);
+  for (const h of run.drained?.handedOn ?? []) {
+    lines.push(`handed on   ${h.type} ${h.workflowId}: waits on its timer; its row keeps the time and the next worker of this host takes it over`);
+  }
+  return lines;
 }

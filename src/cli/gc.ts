@@ -4,11 +4,12 @@
  * class could not be swept or a removal failed (the output says which), 2 for bad usage.
  */
 import type { Command } from 'commander';
-import type { GcClassResult } from '../activities/gc';
+import type { GcClassResult } from '../host/gc/sweep';
 import ms from 'ms';
+import { ids } from '../ids';
 import { runWorkflowOnce } from '../temporal/run-once';
-import type { GcSweepResult } from '../workflows/gcSweep';
-import { jsonOption, print, settingsFrom, table, UsageError, withSettings } from './common';
+import { gcSweep, type GcSweepResult } from '../workflows/gcSweep';
+import { jsonOption, printOneShot, settingsFrom, table, UsageError, withSettings } from './common';
 
 export function registerGcCommand(program: Command): void {
   withSettings(program.command('gc'))
@@ -20,10 +21,10 @@ export function registerGcCommand(program: Command): void {
       if (!opts.once && !opts.dryRun) throw new UsageError('gc needs --once or --dry-run (the worker sweeps on its own schedule)');
       const settings = settingsFrom(cmd);
       const dryRun = !!opts.dryRun;
-      const workflowId = `keeper-${settings.hostId}-gc-${dryRun ? 'dry-run' : 'once'}`;
-      const result = await runWorkflowOnce<GcSweepResult>(settings, 'gcSweep', workflowId, [{ dryRun }]);
-      print(result, !!opts.json, formatSweep);
-      const { failed, classErrors } = result.totals;
+      const workflowId = ids.once(settings.hostId, dryRun ? 'gc-dry-run' : 'gc', Date.now());
+      const run = await runWorkflowOnce(settings, gcSweep, workflowId, [{ dryRun }]);
+      printOneShot(run, !!opts.json, formatSweep);
+      const { failed, classErrors } = run.result.totals;
       if (failed > 0 || classErrors > 0) {
         throw new Error(`gc: ${failed} removal(s) failed and ${classErrors} class(es) could not be swept; see above`);
       }

@@ -1,7 +1,9 @@
+/** `keeper health [--json]`: the host health workflow, this host's engine and DB read through Temporal. */
 import type { Command } from 'commander';
-import { ids } from '../shared';
-import type { HostHealth } from '../workflows/hostHealth';
-import { jsonOption, print, settingsFrom, withSettings } from './common';
+import { ids } from '../ids';
+import { runWorkflowOnce } from '../temporal/run-once';
+import { hostHealth, type HostHealth } from '../workflows/hostHealth';
+import { jsonOption, printOneShot, settingsFrom, withSettings } from './common';
 
 export function registerHealthCommand(program: Command): void {
   withSettings(program.command('health'))
@@ -9,9 +11,8 @@ export function registerHealthCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const { runWorkflowOnce } = await import('../temporal/run-once');
-      const health = await runWorkflowOnce<HostHealth>(settings, 'hostHealth', ids.health(settings.hostId));
-      print(health, !!opts.json, (h: HostHealth) =>
+      const run = await runWorkflowOnce(settings, hostHealth, ids.health(settings.hostId), []);
+      printOneShot(run, !!opts.json, (h: HostHealth) =>
         [
           `task queue  ${h.taskQueue}`,
           `docker      ${h.engine.reachable ? `${h.engine.serverVersion} (API ${h.engine.apiVersion}), ${h.engine.containersRunning} running, root ${h.engine.dockerRootDir}` : `unreachable: ${h.engine.error}`}`,

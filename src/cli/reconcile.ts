@@ -1,8 +1,9 @@
 /** `keeper reconcile --once [--json]`: one reconcile tick, run as a workflow, and its summary. */
 import type { Command } from 'commander';
-import type { TickSummary } from '../activities/reconcile';
+import { ids } from '../ids';
 import { runWorkflowOnce } from '../temporal/run-once';
-import { jsonOption, print, settingsFrom, UsageError, withSettings } from './common';
+import { reconcileTick, type TickSummary } from '../workflows/reconcileTick';
+import { jsonOption, printOneShot, settingsFrom, UsageError, withSettings } from './common';
 
 export function registerReconcileCommand(program: Command): void {
   withSettings(program.command('reconcile'))
@@ -12,9 +13,8 @@ export function registerReconcileCommand(program: Command): void {
     .action(async (opts: { once?: boolean; json?: boolean }, cmd: Command) => {
       if (!opts.once) throw new UsageError('reconcile needs --once (the reconcile schedule runs the periodic ticks)');
       const settings = settingsFrom(cmd);
-      const workflowId = `keeper-${settings.hostId}-reconcile-once-${Date.now()}`;
-      const summary = await runWorkflowOnce<TickSummary>(settings, 'reconcileTick', workflowId);
-      print(summary, !!opts.json, formatSummary);
+      const run = await runWorkflowOnce(settings, reconcileTick, ids.once(settings.hostId, 'reconcile', Date.now()), []);
+      printOneShot(run, !!opts.json, formatSummary);
     });
 }
 

@@ -1,6 +1,6 @@
 /** `keeper schedules list|pause|resume|trigger <loop>`: the operator side of this host's three schedules. */
 import { Argument, type Command } from 'commander';
-import { ids, LOOPS, type LoopName } from '../shared';
+import { ids, LOOPS, type LoopName } from '../ids';
 import { jsonOption, print, settingsFrom, table, withSettings } from './common';
 
 export interface ScheduleRow {

@@ -1,20 +1,8 @@
 /** `keeper service create|start|stop|restart|rm|logs`: a small lifecycle so a standalone host has services to keep. */
 import { Option, type Command } from 'commander';
 import type { ServiceRecord } from '../db/service-lifecycle';
-import type { Settings } from '../settings';
-import { jsonOption, print, settingsFrom, table, UsageError, withSettings } from './common';
-
-async function withServices<T>(settings: Settings, fn: (s: ReturnType<typeof import('../activities/services').createServiceActivities>) => Promise<T>): Promise<T> {
-  const [{ openStateDb }, { DockerClient }, { createServiceActivities }] = await Promise.all([
-    import('../db/open'), import('../docker/client'), import('../activities/services'),
-  ]);
-  const db = openStateDb(settings.db);
-  try {
-    return await fn(createServiceActivities({ db, docker: new DockerClient(), settings }));
-  } finally {
-    db.close();
-  }
-}
+import { createService, removeService, restartService, serviceLogs, startService, stopService } from '../host/services';
+import { jsonOption, print, settingsFrom, table, UsageError, withHost, withSettings } from './common';
 
 function parseEnv(pairs: string[]): Record<string, string> {
   const env: Record<string, string> = {};
@@ -51,7 +39,8 @@ export function registerServiceCommands(program: Command): void {
       const port = opts.port === undefined ? undefined : Number(opts.port);
       if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) throw new UsageError(`invalid --port "${opts.port}": use 1-65535`);
       const env = parseEnv(opts.env ?? []);
-      const s = await withServices(settings, (svc) => svc.createService({ tenant: opts.tenant, name: opts.name, image: opts.image, port, env, healthCmd: opts.healthCmd }));
+      const request = { tenant: opts.tenant, name: opts.name, image: opts.image, port, env, healthCmd: opts.healthCmd };
+      const s = await withHost(settings, (deps) => createService(deps, request), { create: true });
       print(s, !!opts.json, render);
     });
 
@@ -61,10 +50,10 @@ export function registerServiceCommands(program: Command): void {
       .addOption(jsonOption())
       .action(async (id: string, opts: { json?: boolean }, cmd: Command) => {
         const settings = settingsFrom(cmd);
-        const s = await withServices(settings, async (svc) => {
-          if (verb === 'rm') return void (await svc.removeService(id));
-          return verb === 'start' ? svc.startService(id) : verb === 'stop' ? svc.stopService(id) : svc.restartService(id);
-        });
+        const s = await withHost(settings, async (deps) => {
+          if (verb === 'rm') return void (await removeService(deps, id));
+          return verb === 'start' ? startService(deps, id) : verb === 'stop' ? stopService(deps, id) : restartService(deps, id);
+        }, { create: true });
         if (s) print(s, !!opts.json, render);
         else process.stdout.write(`${id}: removed\n`);
       });
@@ -79,6 +68,6 @@ export function registerServiceCommands(program: Command): void {
     .action(async (id: string, opts: { tail: string }, cmd: Command) => {
       const tail = Number(opts.tail);
       if (!Number.isInteger(tail) || tail < 1) throw new UsageError(`invalid --tail "${opts.tail}": use a positive integer`);
-      process.stdout.write(await withServices(settingsFrom(cmd), (svc) => svc.serviceLogs(id, tail)));
+      process.stdout.write(await withHost(settingsFrom(cmd), (deps) => serviceLogs(deps, id, tail), { create: true }));
     });
 }

@@ -1,59 +1,20 @@
-/**
- * `keeper status`: one look at this host from its state DB and engine, with no Temporal needed. Services with
- * their crash and circuit state, databases and environments, the pool, disk usage, and each loop's last result.
- */
+/** `keeper status [--json]`: see src/host/status.ts for what it reads. */
 import type { Command } from 'commander';
-import { jsonOption, print, settingsFrom, table, withSettings } from './common';
+import { readStatus, type HostStatus } from '../host/status';
+import { isoSeconds } from '../time';
+import { jsonOption, print, settingsFrom, table, withHost, withSettings } from './common';
 
-function ago(unixSeconds: number, now: number): string {
-  const s = Math.round(now - unixSeconds);
+function ago(unixSec: number, nowSec: number): string {
+  const s = Math.round(nowSec - unixSec);
   return s < 0 ? `in ${-s}s` : `${s}s ago`;
 }
 
-function when(unixSeconds: number | null, now: number): string {
-  if (!unixSeconds) return '-';
-  return `${new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z')} (${ago(unixSeconds, now)})`;
+function when(unixSec: number | null, nowSec: number): string {
+  return unixSec ? `${isoSeconds(unixSec)} (${ago(unixSec, nowSec)})` : '-';
 }
 
-export async function readStatus(cmd: Command) {
-  const settings = settingsFrom(cmd);
-  const [{ openStateDb }, { serviceStatuses, countsByStatus }, { lastLoopResults }, { poolStats }, { readDiskGuard }, { DockerClient }, { readEventWatcherState }] =
-    await Promise.all([
-      import('../db/open'), import('../db/status'), import('../db/loop-results'), import('../activities/pool'),
-      import('../activities/disk'), import('../docker/client'), import('../db/events'),
-    ]);
-  const db = openStateDb(settings.db, { create: false });
-  try {
-    const now = Math.floor(Date.now() / 1000);
-    return {
-      host: settings.hostId,
-      now,
-      services: serviceStatuses(db, now, settings.crashWindowMs / 1000),
-      databases: countsByStatus(db, 'databases'),
-      environments: countsByStatus(db, 'environments'),
-      pool: poolStats(db, settings),
-      disk: await readDiskGuard({ docker: new DockerClient(), settings }),
-      loops: lastLoopResults(db),
-      events: describeWatcher(readEventWatcherState(db, settings.hostId)),
-    };
-  } finally {
-    db.close();
-  }
-}
 
-/** What the event watcher is doing, in an operator's words; the periodic tick runs whatever it says. */
-function describeWatcher(w: { state: string; lastError: string; stateSince: number } | undefined) {
-  if (!w) return { state: 'not started', detail: 'no worker has run on this host yet: crashes are seen by the periodic tick' };
-  const detail =
-    w.state === 'following' ? 'crashes are seen within about a second'
-      : w.state === 'stopped' ? 'the worker is stopped'
-        : `falling back to the periodic tick (${w.lastError || 'no error recorded'})`;
-  return { state: w.state, since: w.stateSince, detail };
-}
-
-type Status = Awaited<ReturnType<typeof readStatus>>;
-
-function render(s: Status): string {
+function render(s: HostStatus): string {
   const counts = (c: Record<string, number>) => Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   const out = [`host ${s.host}`, '', 'services'];
   out.push(
@@ -84,6 +45,6 @@ export function registerStatusCommand(program: Command): void {
     .description('services, circuits, databases, environments, pool, disk and the last run of each loop')
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      print(await readStatus(cmd), !!opts.json, render);
+      print(await withHost(settingsFrom(cmd), readStatus), !!opts.json, render);
     });
 }

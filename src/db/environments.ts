@@ -8,14 +8,14 @@ import type { StateDb } from './open';
 
 export interface EnvironmentRow {
   id: string;
-  tenant_id: string;
+  tenantId: string;
   name: string;
-  template_id: string;
+  templateId: string;
   status: string;
-  container_id: string;
-  volume_name: string;
-  lease_expires_at: number | null;
-  lease_duration_seconds: number;
+  containerId: string;
+  volumeName: string;
+  leaseExpiresAt: number | null;
+  leaseDurationSeconds: number;
 }
 
 export class EnvironmentExistsError extends Error {
@@ -55,8 +55,8 @@ export function containersHeldByEnvironments(db: StateDb, containerIds: string[]
 
 export interface ClaimedEntry {
   id: string;
-  container_id: string;
-  volume_name: string;
+  containerId: string;
+  volumeName: string;
 }
 
 /**
@@ -69,13 +69,13 @@ export function claimPoolEntry(db: StateDb, envId: string, templateId: string, n
     `UPDATE warm_pool SET status = 'claimed'
       WHERE id = (SELECT id FROM warm_pool WHERE template_id = ? AND status = 'ready' ORDER BY created_at, id LIMIT 1)
         AND status = 'ready'
-      RETURNING id, container_id, volume_name`,
+      RETURNING id, container_id AS containerId, volume_name AS volumeName`,
   );
   const hold = db.prepare(`UPDATE environments SET container_id = ?, volume_name = ?, updated_at = ? WHERE id = ?`);
   return db
     .transaction(() => {
       const entry = claim.get(templateId) as ClaimedEntry | undefined;
-      if (entry) hold.run(entry.container_id, entry.volume_name, now, envId);
+      if (entry) hold.run(entry.containerId, entry.volumeName, now, envId);
       return entry;
     })
     .immediate();
@@ -110,7 +110,8 @@ export function markEnvironmentFailed(db: StateDb, id: string, now: number): voi
 export function getEnvironment(db: StateDb, id: string): EnvironmentRow | undefined {
   return db
     .prepare(
-      `SELECT id, tenant_id, name, template_id, status, container_id, volume_name, lease_expires_at, lease_duration_seconds
+      `SELECT id, tenant_id AS tenantId, name, template_id AS templateId, status, container_id AS containerId,
+         volume_name AS volumeName, lease_expires_at AS leaseExpiresAt, lease_duration_seconds AS leaseDurationSeconds
          FROM environments WHERE id = ?`,
     )
     .get(id) as EnvironmentRow | undefined;

@@ -29,3 +29,8 @@ export function lastLoopResults(db: StateDb): LoopResult[] {
     result: JSON.parse(r.result_json) as unknown,
   }));
 }
+
+/** The last result of one loop, or null before its first run. */
+export function lastLoopResult<T>(db: StateDb, loop: string): LoopResult<T> | null {
+  return (lastLoopResults(db).find((r) => r.loop === loop) as LoopResult<T> | undefined) ?? null;
+}

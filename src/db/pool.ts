@@ -8,22 +8,24 @@ import type { StateDb } from './open';
 export interface TemplateRow {
   id: string;
   name: string;
-  base_image: string;
-  memory_mb: number;
-  cpu_millicores: number;
-  egress_policy: string;
+  baseImage: string;
+  memoryMb: number;
+  cpuMillicores: number;
+  egressPolicy: string;
 }
 
 export interface PoolRow {
   id: string;
-  template_id: string;
-  container_id: string;
-  volume_name: string;
+  templateId: string;
+  containerId: string;
+  volumeName: string;
   status: string;
-  created_at: number;
+  createdAt: number;
 }
 
-const TEMPLATE_COLUMNS = 'id, name, base_image, memory_mb, cpu_millicores, egress_policy';
+const TEMPLATE_COLUMNS = `id, name, base_image AS baseImage, memory_mb AS memoryMb, cpu_millicores AS cpuMillicores,
+  egress_policy AS egressPolicy`;
+const POOL_COLUMNS = 'id, template_id AS templateId, container_id AS containerId, volume_name AS volumeName, status, created_at AS createdAt';
 
 export function listTemplates(db: StateDb): TemplateRow[] {
   return db.prepare(`SELECT ${TEMPLATE_COLUMNS} FROM environment_templates ORDER BY rowid`).all() as TemplateRow[];
@@ -40,13 +42,13 @@ export function findTemplate(db: StateDb, idOrName: string): TemplateRow | undef
 /** Ready rows per template id; templates without ready rows are absent. */
 export function readyCounts(db: StateDb): Record<string, number> {
   const rows = db
-    .prepare(`SELECT template_id, COUNT(*) AS n FROM warm_pool WHERE status = 'ready' GROUP BY template_id`)
-    .all() as { template_id: string; n: number }[];
-  return Object.fromEntries(rows.map((r) => [r.template_id, r.n]));
+    .prepare(`SELECT template_id AS templateId, COUNT(*) AS n FROM warm_pool WHERE status = 'ready' GROUP BY template_id`)
+    .all() as { templateId: string; n: number }[];
+  return Object.fromEntries(rows.map((r) => [r.templateId, r.n]));
 }
 
 export function poolRows(db: StateDb, status?: 'ready' | 'claimed'): PoolRow[] {
-  const sql = 'SELECT id, template_id, container_id, volume_name, status, created_at FROM warm_pool';
+  const sql = `SELECT ${POOL_COLUMNS} FROM warm_pool`;
   return (status
     ? db.prepare(`${sql} WHERE status = ? ORDER BY created_at, id`).all(status)
     : db.prepare(`${sql} ORDER BY created_at, id`).all()) as PoolRow[];
@@ -95,14 +97,14 @@ export function deleteFinishedClaims(db: StateDb): number {
     .run().changes;
 }
 
-/** Container ids and volume names that some environment row holds: never pool leftovers. */
-export function environmentReferences(db: StateDb): { containers: Set<string>; volumes: Set<string> } {
-  const rows = db.prepare(`SELECT container_id, volume_name FROM environments`).all() as {
-    container_id: string | null;
-    volume_name: string | null;
-  }[];
+/** Container ids and volume names that some environment row or claimed pool row holds: never pool leftovers. */
+export function heldPoolResources(db: StateDb): { containers: Set<string>; volumes: Set<string> } {
+  const rows = db
+    .prepare(`SELECT container_id AS containerId, volume_name AS volumeName FROM environments
+              UNION ALL SELECT container_id, volume_name FROM warm_pool WHERE status = 'claimed'`)
+    .all() as { containerId: string | null; volumeName: string | null }[];
   return {
-    containers: new Set(rows.map((r) => r.container_id ?? '').filter(Boolean)),
-    volumes: new Set(rows.map((r) => r.volume_name ?? '').filter(Boolean)),
+    containers: new Set(rows.map((r) => r.containerId ?? '').filter(Boolean)),
+    volumes: new Set(rows.map((r) => r.volumeName ?? '').filter(Boolean)),
   };
 }

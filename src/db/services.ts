@@ -8,19 +8,14 @@
  * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
 import { countCrashes, openingAt, reachesThreshold, type ContainerLook, type CrashPolicy } from '../policy/crash';
+import type { ServiceRowFields } from '../policy/rows';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
 import { swapLook } from './looks';
 import type { StateDb } from './open';
 
-export interface ServiceRow {
-  id: string;
+/** A service row as the reconciler reads it: the fields its rules check (policy/rows.ts), and the tenant. */
+export interface ServiceRow extends ServiceRowFields {
   tenantId: string;
-  status: string;
-  containerId: string | null;
-  crashCount: number;
-  circuitOpen: number;
-  circuitOpenCount: number;
-  circuitRetryAt: number | null;
 }
 
 export function readServices(db: StateDb): ServiceRow[] {

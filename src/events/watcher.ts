@@ -12,6 +12,7 @@ import type { DockerClient, DockerEvent } from '../docker/client';
 import { advanceEventCursor, readEventWatcherState, writeWatcherState, type WatcherState } from '../db/events';
 import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
+import { unixSeconds, type Clock } from '../time';
 
 export { readEventWatcherState, type EventWatcherState } from '../db/events';
 
@@ -39,6 +40,8 @@ export interface EventWatcherOptions {
   requestTick: () => Promise<boolean | void>;
   debounceMs: number;
   reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
+  /** For the times it records; the system's when unset. */
+  clock?: Clock;
 }
 
 export interface WatcherStats {
@@ -69,7 +72,6 @@ export function reconnectDelay(failures: number, minMs: number, maxMs: number): 
   return Math.min(maxMs, minMs * 2 ** Math.max(0, failures - 1));
 }
 
-const nowSec = () => Math.floor(Date.now() / 1000);
 
 export class EventWatcher {
   readonly stats: WatcherStats = { events: 0, relevant: 0, replayed: 0, ticksRequested: 0, declined: 0, connects: 0 };
@@ -207,7 +209,7 @@ export class EventWatcher {
         return;
       }
       this.stats.ticksRequested++;
-      if (upTo !== null) advanceEventCursor(this.o.db, this.o.hostId, upTo, nowSec());
+      if (upTo !== null) advanceEventCursor(this.o.db, this.o.hostId, upTo, unixSeconds(this.o.clock));
     } catch (err) {
       this.o.log.warn('could not ask for a reconcile tick; the periodic tick will see the change', { error: (err as Error).message });
     }
@@ -216,7 +218,7 @@ export class EventWatcher {
   private setState(state: WatcherState, error: string): void {
     this.state = state;
     try {
-      writeWatcherState(this.o.db, this.o.hostId, state, error, nowSec());
+      writeWatcherState(this.o.db, this.o.hostId, state, error, unixSeconds(this.o.clock));
     } catch (err) {
       // A locked or closed DB must not stop the watcher; the state shows again at the next change.
       this.o.log.warn('could not record the event watcher state', { state, error: (err as Error).message });

@@ -12,8 +12,9 @@
  * - then the age guard, for containers, volumes, networks and images alike; an unknown age counts as young.
  */
 
+import { POOL_VOLUME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER, VOLUME_PREFIXES } from '../names';
+
 export type GcClass = 'containers' | 'volumes' | 'networks' | 'images' | 'buildDirs' | 'snapshots';
-export const GC_CLASSES: GcClass[] = ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots'];
 
 /** Why a resource is kept. Results count these, so an operator sees why nothing happened. */
 export type KeepReason =
@@ -52,10 +53,7 @@ export interface AgeGuard {
   minAgeSeconds: number;
 }
 
-export const VOLUME_PREFIXES = ['ah-db-', 'ah-env-', 'ah-kanban-', 'ah-pool-'] as const;
 export const CONTAINER_TYPES = ['database', 'environment', 'kanban', 'warm-pool'] as const;
-export const TENANT_NETWORK_PREFIX = 'ah-tenant-';
-export const TRAEFIK_CONTAINER = 'paas-traefik';
 
 /** What every table of the state DB references, loaded in one query per sweep class. */
 export interface References {
@@ -63,10 +61,6 @@ export interface References {
   volumeNames: Set<string>;
   /** services.image of every service row. */
   serviceImages: Set<string>;
-}
-
-export function emptyReferences(): References {
-  return { containerIds: new Set(), volumeNames: new Set(), serviceImages: new Set() };
 }
 
 /**
@@ -166,7 +160,7 @@ export function judgeVolume(v: VolumeObs, refs: References, inUse: Set<string>, 
   if (young) return { remove: false, keep: young };
   return {
     remove: true,
-    reason: v.name.startsWith('ah-pool-')
+    reason: v.name.startsWith(POOL_VOLUME_PREFIX)
       ? 'warm-pool leftover: no pool or environment row references it'
       : 'orphan volume: no row of any table references it',
   };

@@ -1,27 +1,30 @@
-/** Clients for operator commands: TEMPORAL_ADDRESS, or the embedded server that `npm start` runs. */
-import { Client, Connection } from '@temporalio/client';
+/**
+ * Clients for operator commands: the configured Temporal (flag, TEMPORAL_* variables or a profile), else the
+ * embedded server that `npm start` runs on this machine.
+ */
+import { Client } from '@temporalio/client';
 import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
+import { connectClient, resolveTemporalTarget, TemporalConnectError, type TemporalTarget } from './connection';
 
-export function operatorAddress(settings: Settings): string {
-  return settings.temporalAddress ?? `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`;
-}
+export type ResolvedTarget = TemporalTarget & { address: string };
 
-export class TemporalUnreachableError extends Error {
-  override name = 'TemporalUnreachableError';
+/** The configured target; with no address anywhere, `npm start`'s embedded server on this machine. */
+export function operatorTarget(settings: Settings): ResolvedTarget & { embedded: boolean } {
+  const target = resolveTemporalTarget(settings);
+  return target.address
+    ? { ...target, address: target.address, embedded: false }
+    : { ...target, address: `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`, embedded: true };
 }
 
 /** Runs `fn` with a client, closing the connection after; one clear line when no server answers. */
-export async function withOperatorClient<T>(settings: Settings, fn: (client: Client) => Promise<T>): Promise<T> {
-  const address = operatorAddress(settings);
-  let connection: Connection;
+export async function withOperatorClient<T>(settings: Settings, fn: (client: Client) => Promise<T>, connectTimeoutMs = 3000): Promise<T> {
+  const target = operatorTarget(settings);
+  const connection = await connectClient(target, connectTimeoutMs).catch((err: Error) => {
+    if (!target.embedded) throw err;
+    throw new TemporalConnectError(`no Temporal server answers at ${target.address}: is \`npm start\` running? (or set TEMPORAL_ADDRESS)`);
+  });
   try {
-    connection = await Connection.connect({ address, connectTimeout: 3000 });
-  } catch {
-    const hint = settings.temporalAddress ? 'check TEMPORAL_ADDRESS' : 'is `npm start` running? (or set TEMPORAL_ADDRESS)';
-    throw new TemporalUnreachableError(`no Temporal server answers at ${address}: ${hint}`);
-  }
-  try {
-    return await fn(new Client({ connection, namespace: settings.namespace }));
+    return await fn(new Client({ connection, namespace: target.namespace }));
   } finally {
     await connection.close();
   }

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { cliTypeName, KEEPER_SEARCH_ATTRIBUTES } from '../search-attributes';
 
 export interface DevServerOptions {
   binary?: string;
@@ -16,7 +17,8 @@ export interface DevServerOptions {
   port?: number; // a free port when unset
   uiPort?: number; // headless when unset
   namespace?: string;
-  searchAttributes?: Record<string, 'Keyword' | 'Text' | 'Int' | 'Datetime' | 'Bool' | 'Double'>;
+  /** Name → the CLI's type name; keeper's own when unset. */
+  searchAttributes?: Record<string, string>;
   extraArgs?: string[];
   startTimeoutMs?: number;
 }
@@ -27,8 +29,6 @@ export interface DevServer {
   process: ChildProcess;
   stop(): Promise<void>;
 }
-
-export const KEEPER_SEARCH_ATTRIBUTES = { KeeperHost: 'Keyword', ServiceId: 'Keyword' } as const;
 
 /** The provisioned CLI (scripts/provision-temporal-cli.sh), or KEEPER_TEMPORAL_CLI, or `temporal` on PATH. */
 export function resolveTemporalCli(): string {
@@ -78,7 +78,8 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   }
   if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
   else args.push('--headless');
-  for (const [name, type] of Object.entries(opts.searchAttributes ?? KEEPER_SEARCH_ATTRIBUTES)) {
+  const attributes = opts.searchAttributes ?? Object.fromEntries(KEEPER_SEARCH_ATTRIBUTES.map((k) => [k.name, cliTypeName(k)]));
+  for (const [name, type] of Object.entries(attributes)) {
     args.push('--search-attribute', `${name}=${type}`);
   }
   args.push(...(opts.extraArgs ?? []));

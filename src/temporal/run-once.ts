@@ -1,79 +1,133 @@
 /**
- * Temporal for one CLI command. With TEMPORAL_ADDRESS set it goes through that server and this host's running
- * worker. Without it, it uses the embedded server of a running `npm start` on this machine when one answers
- * (so a reset reaches the circuit workflow that holds the timer); otherwise it brings up an in-memory dev
- * server and an in-process worker for the duration of the call, so `keeper reconcile --once` or
- * `keeper circuit reset` work on a machine with nothing running.
+ * Temporal for one one-shot command (`reconcile --once`, `gc --once`, `pool refill --once`, `health`,
+ * `circuit reset`). It never waits on a task queue that no worker polls:
+ * - on the configured server (or the embedded one of a running `npm start`), it runs through this host's
+ *   worker when one polls `keeper-<host>`, and otherwise through a worker of its own, in this process;
+ * - with no server anywhere, it brings up an in-memory dev server and a worker of its own.
+ * A worker of its own drains the work the command started before the command returns: a circuit handed to its
+ * workflow is recovered, not merely scheduled; what is left waiting on a timer is reported as handed on.
  */
 import net from 'node:net';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { Client, type WorkflowStartOptions } from '@temporalio/client';
+import type { Workflow, WorkflowResultType } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { openStateDb } from '../db/open';
-import { DockerClient } from '../docker/client';
-import { KeeperHost, taskQueueFor } from '../shared';
+import { taskQueueFor } from '../ids';
+import { createKeeperHost } from '../keeper-host';
+import { hostAttributes } from '../search-attributes';
 import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
+import { drainOwnWork, type Drained } from './drain';
+import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from './connection';
 import { startDevServer } from './dev-server';
+import { connectNative } from './native';
 import { installRuntime } from './runtime';
 
-/** Runs `fn` with a client on this host's Temporal; a worker for the host polls while it runs. */
-export async function withTemporal<T>(settings: Settings, fn: (client: Client) => Promise<T>): Promise<T> {
-  const running = settings.temporalAddress ?? (await embeddedServerAnswering());
-  if (running) {
-    const connection = await Connection.connect({ address: running });
-    try {
-      return await fn(new Client({ connection, namespace: settings.namespace }));
-    } finally {
-      await connection.close();
-    }
-  }
+export interface OneShot<T> {
+  result: T;
+  /** Where it ran: the host's worker, or a worker of the command's own (then with what it drained). */
+  ranBy: 'host worker' | 'this command';
+  /** Why the command ran a worker of its own. */
+  why?: string;
+  /** The server, as an operator would name it. */
+  server: string;
+  drained?: Drained;
+}
 
-  // The DB first: a bad path must fail before any server is started.
+type Target = TemporalTarget & { address: string };
+
+/** Runs `fn` with a client on this host's Temporal while some worker polls the host's task queue. */
+export async function runOnHost<T>(settings: Settings, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
+  const configured = resolveTemporalTarget(settings);
+  const address = configured.address ?? (await embeddedServerAnswering());
+  if (!address) return runOnOwnServer(settings, configured.namespace, fn);
+  const target = { ...configured, address };
+  const connection = await connectClient(target);
+  try {
+    const client = new Client({ connection, namespace: target.namespace });
+    const server = describeTarget(target);
+    if (await hasPoller(client, taskQueueFor(settings.hostId))) return { result: await fn(client), ranBy: 'host worker', server };
+    const why = `no worker polls ${taskQueueFor(settings.hostId)}`;
+    return { ...(await runWithOwnWorker(settings, target, client, fn)), why, server };
+  } finally {
+    await connection.close();
+  }
+}
+
+/** How long a command looks for a poller: a worker that has just started shows up at its first long poll. */
+export const POLLER_LOOKUP_MS = 1_000;
+
+/** Whether any worker polls the queue's workflow tasks (DescribeTaskQueue), looked up for up to `withinMs`. */
+export async function hasPoller(client: Client, taskQueue: string, withinMs = POLLER_LOOKUP_MS): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const response = await client.workflowService.describeTaskQueue({
+      namespace: client.options.namespace,
+      taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    if ((response.pollers ?? []).length > 0) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+type OwnRun<T> = Pick<OneShot<T>, 'result' | 'ranBy' | 'drained'>;
+
+async function runWithOwnWorker<T>(settings: Settings, target: Target, client: Client, fn: (client: Client) => Promise<T>): Promise<OwnRun<T>> {
+  // The DB first: a bad path must fail before any worker is started.
   const db = openStateDb(settings.db);
   installRuntime(undefined);
-  const server = await startDevServer({ namespace: settings.namespace }).catch((err) => {
-    db.close();
-    throw err;
-  });
+  const host = createKeeperHost(settings, { db });
+  const native = await connectNative(target);
   try {
-    const native = await NativeConnection.connect({ address: server.address });
-    const connection = await Connection.connect({ address: server.address });
+    const worker = await host.createWorker({ connection: native, namespace: target.namespace, shutdownGraceTime: '5s' });
+    const startedAt = new Date();
+    return await worker.runUntil(async () => {
+      const result = await fn(client);
+      return { result, ranBy: 'this command' as const, drained: await drainOwnWork(client, taskQueueFor(settings.hostId), startedAt) };
+    });
+  } finally {
+    await native.close();
+    db.close();
+  }
+}
+
+async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
+  openStateDb(settings.db).close(); // a bad path must fail before any server is started
+  installRuntime(undefined);
+  const server = await startDevServer({ namespace });
+  try {
+    const target: Target = { address: server.address, namespace, tls: undefined, apiKey: undefined, metadata: undefined, auth: 'none', profile: undefined };
+    const connection = await connectClient(target);
     try {
-      const { createKeeperWorker } = await import('../worker');
-      const worker = await createKeeperWorker({
-        connection: native,
-        namespace: settings.namespace ?? 'default',
-        deps: { db, docker: new DockerClient(), settings },
-        shutdownGraceTime: '5s',
-      });
-      return await worker.runUntil(fn(new Client({ connection, namespace: settings.namespace })));
+      const run = await runWithOwnWorker(settings, target, new Client({ connection, namespace }), fn);
+      return { ...run, why: 'no Temporal server is configured or running here', server: 'an in-memory dev server, gone when the command exits' };
     } finally {
       await connection.close();
-      await native.close();
     }
   } finally {
-    db.close();
     await server.stop();
   }
 }
 
-/** The address of `npm start`'s embedded server when it answers on this machine. */
-async function embeddedServerAnswering(): Promise<string | undefined> {
-  const address = `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`;
-  const probe = await new Promise<boolean>((resolve) => {
-    const socket = net.connect(EMBEDDED_TEMPORAL_PORT, '127.0.0.1', () => (socket.end(), resolve(true)));
-    socket.on('error', () => resolve(false));
-  });
-  return probe ? address : undefined;
-}
-
-export async function runWorkflowOnce<T>(settings: Settings, workflowType: string, workflowId: string, args: unknown[] = []): Promise<T> {
-  return withTemporal(settings, (client) =>
-    client.workflow.execute(workflowType, {
+/** Starts `workflow` as this host's one-shot run `workflowId` and waits for its result (see runOnHost). */
+export async function runWorkflowOnce<W extends Workflow>(settings: Settings, workflow: W, workflowId: string, args: Parameters<W>): Promise<OneShot<WorkflowResultType<W>>> {
+  return runOnHost(settings, (client) =>
+    client.workflow.execute(workflow, {
       taskQueue: taskQueueFor(settings.hostId),
       workflowId,
       args,
       workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: [{ key: KeeperHost, value: settings.hostId }],
-    }) as Promise<T>,
+      typedSearchAttributes: hostAttributes(settings.hostId),
+    } as unknown as WorkflowStartOptions<W>),
   );
+}
+
+/** The address of `npm start`'s embedded server when it answers on this machine. */
+async function embeddedServerAnswering(): Promise<string | undefined> {
+  const answers = await new Promise<boolean>((resolve) => {
+    const socket = net.connect(EMBEDDED_TEMPORAL_PORT, '127.0.0.1', () => (socket.end(), resolve(true)));
+    socket.on('error', () => resolve(false));
+  });
+  return answers ? `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}` : undefined;
 }

@@ -16,6 +16,7 @@ export function installRuntime(log: Logger | undefined, opts: { metricsPort?: nu
     if (log) log[level === 'error' ? 'error' : 'warn'](entry.message, fields);
     else process.stderr.write(`temporal ${entry.level as LogLevel}: ${entry.message}\n`);
   });
+  if (runtimeExists()) return; // made already (a test's, or a host's in this process): its options stand
   Runtime.install({
     logger: sdkLogger,
     telemetryOptions: {
@@ -26,4 +27,9 @@ export function installRuntime(log: Logger | undefined, opts: { metricsPort?: nu
     },
     shutdownSignals: [],
   });
+}
+
+/** Whether the process's runtime was already made (Runtime.install then throws IllegalStateError). */
+function runtimeExists(): boolean {
+  return (Runtime as unknown as { _instance?: unknown })._instance !== undefined;
 }

@@ -3,17 +3,23 @@
  * and a short catch-up window, so an outage is not followed by a backlog of ticks.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { ids, KeeperHost, LOOPS, taskQueueFor, type LoopName } from '../shared';
+import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
+import { hostAttributes } from '../search-attributes';
 import type { Settings } from '../settings';
+import type { Workflow } from '@temporalio/common';
+import { gcSweep } from '../workflows/gcSweep';
+import { poolRefill } from '../workflows/poolRefill';
+import { reconcileTick } from '../workflows/reconcileTick';
+import { withOperatorClient } from './client';
 
 export const CATCHUP_WINDOW = '1 minute';
 
-/** The workflow type each loop's schedule starts. */
-export const LOOP_WORKFLOWS: Record<LoopName, string> = {
-  reconcile: 'reconcileTick',
-  gc: 'gcSweep',
-  pool: 'poolRefill',
-};
+/** The workflow each loop's schedule starts. */
+export const LOOP_WORKFLOWS = {
+  reconcile: reconcileTick,
+  gc: gcSweep,
+  pool: poolRefill,
+} satisfies Record<LoopName, Workflow>;
 
 export function scheduleOptions(loop: LoopName, settings: Settings, now = new Date()): ScheduleOptions {
   const every: Record<LoopName, number> = {
@@ -32,17 +38,17 @@ export function scheduleOptions(loop: LoopName, settings: Settings, now = new Da
       type: 'startWorkflow',
       workflowType: LOOP_WORKFLOWS[loop],
       taskQueue: taskQueueFor(settings.hostId),
-      workflowId: `keeper-${settings.hostId}-${loop}`,
+      workflowId: ids.schedule(settings.hostId, loop),
       args: [],
       workflowExecutionTimeout: '10 minutes',
-      typedSearchAttributes: [{ key: KeeperHost, value: settings.hostId }],
+      typedSearchAttributes: hostAttributes(settings.hostId),
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: CATCHUP_WINDOW, pauseOnFailure: false },
   };
 }
 
 /** Creates each schedule, or updates it in place (keeping its paused state) if it exists. */
-export async function ensureSchedules(client: Client, settings: Settings, loops: LoopName[] = LOOPS): Promise<void> {
+export async function ensureSchedules(client: Client, settings: Settings, loops: readonly LoopName[] = LOOPS): Promise<void> {
   for (const loop of loops) {
     const options = scheduleOptions(loop, settings);
     try {
@@ -76,4 +82,18 @@ export async function triggerLoop(client: Client, hostId: string, loop: LoopName
 /** The event watcher's request for a tick. */
 export function triggerReconcile(client: Client, hostId: string): Promise<boolean> {
   return triggerLoop(client, hostId, 'reconcile', { unlessPaused: true });
+}
+
+/**
+ * After a claim: asks the pool schedule for a refill, best effort. The claim has already succeeded, so a
+ * failure here only means the next pool tick refills. A paused pool schedule (e.g. before a drain) is not
+ * triggered. Returns what happened, in words.
+ */
+export async function requestPoolRefill(settings: Settings): Promise<string> {
+  try {
+    const triggered = await withOperatorClient(settings, (client) => triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }), 2000);
+    return triggered ? 'triggered' : 'not triggered: the pool schedule is paused';
+  } catch (err) {
+    return `not triggered (${(err as Error).message.split('\n')[0]}); the next pool tick refills`;
+  }
 }

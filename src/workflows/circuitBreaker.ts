@@ -5,7 +5,7 @@
  */
 import { condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { circuitResetSignal, circuitStateQuery, type CircuitInput, type CircuitState } from '../shared';
+import { circuitResetSignal, circuitStateQuery, type CircuitInput, type CircuitState } from './messages';
 
 const { holdCircuit, recoverCircuit } = proxyActivities<Activities>({
   startToCloseTimeout: '1m',

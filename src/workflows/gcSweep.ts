@@ -6,7 +6,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { GcClassInput, GcClassResult } from '../activities/gc';
+import type { GcClassInput, GcClassResult } from '../host/gc/sweep';
 import type { GcClass } from '../policy/gc';
 
 // Containers, then the rest side by side: two activity spans of at most 4 minutes each fit the schedule's

@@ -1,6 +1,6 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { EngineReport } from '../activities/health';
+import type { EngineReport } from '../host/health';
 
 const { readEngineInfo, readSchemaVersion } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',

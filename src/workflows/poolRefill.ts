@@ -4,7 +4,8 @@
  */
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { PoolEntryResult, PoolRefillResult } from '../activities/pool';
+import type { PoolDetachReport, PoolEntryResult, PruneReport, RefillPlan } from '../host/pool/refill';
+import type { DiskVerdict } from '../policy/disk';
 
 const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = proxyActivities<Activities>({
   startToCloseTimeout: '1m',
@@ -22,6 +23,19 @@ function failureMessage(err: unknown): string {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
   return String(cause);
+}
+
+export interface PoolRefillResult {
+  /** Absent from results recorded before claims deferred the detach. */
+  detach?: PoolDetachReport;
+  prune: PruneReport;
+  disk: { level: DiskVerdict['level']; message: string };
+  blocked: boolean;
+  plan: RefillPlan | null;
+  created: PoolEntryResult[];
+  failed: { entryId: string; templateId: string; error: string }[];
+  ready: Record<string, number>;
+  error?: string;
 }
 
 export async function poolRefill(): Promise<PoolRefillResult> {

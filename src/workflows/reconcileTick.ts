@@ -6,9 +6,12 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { TickApplied, TickObservation, TickSummary } from '../activities/reconcile';
+import type { TickApplied } from '../host/reconcile/apply';
+import type { Housekeeping } from '../host/reconcile/housekeep';
+import type { SplitBrain, Problem, TickObservation } from '../host/reconcile/observation';
 import type { CircuitRef } from '../db/services';
-import { ids, KeeperHost, ServiceId } from '../shared';
+import { ids } from '../ids';
+import { serviceAttributes } from '../search-attributes';
 import { circuitBreaker } from './circuitBreaker';
 
 const { housekeep, observeHost, applyObservation, recordTickResult } = proxyActivities<Activities>({
@@ -18,12 +21,12 @@ const { housekeep, observeHost, applyObservation, recordTickResult } = proxyActi
 });
 
 export async function reconcileTick(): Promise<TickSummary> {
-  const kept = await housekeep();
+  const housekept = await housekeep();
   const obs = await observeHost();
   const applied = await applyObservation(obs);
-  const circuits = uniqueByService([...applied.opened, ...kept.expiredCircuits]);
-  for (const c of circuits) await startCircuitBreaker(kept.hostId, c);
-  const { expiredCircuits, hostId: _host, ...housekeeping } = kept;
+  const circuits = uniqueByService([...applied.opened, ...housekept.expiredCircuits]);
+  for (const c of circuits) await startCircuitBreaker(housekept.hostId, c);
+  const { expiredCircuits, hostId: _host, ...housekeeping } = housekept;
   const summary = summarise(obs, applied, housekeeping, expiredCircuits.length);
   await recordTickResult(summary, workflowInfo().workflowId);
   return summary;
@@ -36,10 +39,7 @@ async function startCircuitBreaker(host: string, c: CircuitRef): Promise<void> {
       workflowId: ids.circuit(host, c.serviceId),
       args: [{ serviceId: c.serviceId }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: [
-        { key: KeeperHost, value: host },
-        { key: ServiceId, value: c.serviceId },
-      ],
+      typedSearchAttributes: serviceAttributes(host, c.serviceId),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -50,10 +50,22 @@ function uniqueByService(refs: CircuitRef[]): CircuitRef[] {
   return [...new Map(refs.map((r) => [r.serviceId, r])).values()];
 }
 
+/** A tick's result: what it saw, counted, opened and recovered, compact whatever the number of services. */
+export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeeping, 'expiredCircuits' | 'hostId'> {
+  dockerReachable: boolean;
+  checked: number;
+  inspected: number;
+  transientErrors: number;
+  opened: number;
+  circuitsExpired: number;
+  splitBrain: SplitBrain[];
+  badInput: Problem[];
+}
+
 function summarise(
   obs: TickObservation,
   applied: TickApplied,
-  housekeeping: Omit<TickSummary, keyof TickApplied | 'dockerReachable' | 'checked' | 'inspected' | 'transientErrors' | 'circuitsExpired' | 'splitBrain' | 'badInput'>,
+  housekeeping: Omit<Housekeeping, 'expiredCircuits' | 'hostId'>,
   circuitsExpired: number,
 ): TickSummary {
   const { opened, ...rest } = applied;

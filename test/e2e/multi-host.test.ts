@@ -9,7 +9,7 @@ import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { ids, taskQueueFor } from '../../src/shared';
+import { ids, taskQueueFor } from '../../src/ids';
 import type { Settings } from '../../src/settings';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { hostHealth } from '../../src/workflows';

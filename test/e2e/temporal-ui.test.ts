@@ -12,9 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { KeeperHost, taskQueueFor } from '../../src/shared';
+import { KeeperHost } from '../../src/search-attributes';
+import { taskQueueFor } from '../../src/ids';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { createKeeperWorker } from '../../src/worker';
+import { createKeeperHost } from '../../src/keeper-host';
 import { tempDir, testSettings, waitFor } from '../helpers/fixtures';
 
 const CHROMIUM = process.env.KEEPER_CHROMIUM ?? '/usr/bin/chromium';
@@ -35,10 +36,9 @@ describe('the Temporal UI', () => {
     connection = await Connection.connect({ address: server.address });
     native = await NativeConnection.connect({ address: server.address });
     db = openStateDb(path.join(tempDir(), 'state.db'));
-    worker = await createKeeperWorker({
+    worker = await createKeeperHost(settings, { db, docker: new DockerClient() }).createWorker({
       connection: native,
       namespace: 'default',
-      deps: { db, docker: new DockerClient(), settings },
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });

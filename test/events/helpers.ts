@@ -3,12 +3,13 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { EventWatcher } from '../../src/events/watcher';
-import { createLogger } from '../../src/log';
-import { ids } from '../../src/shared';
+import type { EventWatcher } from '../../src/events/watcher';
+import { ids } from '../../src/ids';
+import { createKeeperHost } from '../../src/keeper-host';
 import type { Settings } from '../../src/settings';
-import { scheduleOptions, triggerReconcile } from '../../src/temporal/schedules';
+import { scheduleOptions } from '../../src/temporal/schedules';
 import { waitFor } from '../helpers/fixtures';
+import { captureLog } from '../helpers/log';
 import { keeperWorker } from '../helpers/temporal';
 
 export interface Host {
@@ -39,18 +40,12 @@ export async function startHost(env: TestWorkflowEnvironment, db: StateDb, setti
   };
 }
 
+/** The host's event watcher as the worker makes it, with fast reconnects and its log lines captured in `logs`. */
 export function watcherFor(
   env: TestWorkflowEnvironment, db: StateDb, settings: Settings, logs: string[], dockerHost?: string,
 ): EventWatcher {
-  return new EventWatcher({
-    db,
-    docker: new DockerClient(dockerHost),
-    hostId: settings.hostId,
-    log: createLogger('json', {}, (line) => logs.push(line) > 0),
-    requestTick: () => triggerReconcile(env.client, settings.hostId),
-    debounceMs: settings.eventDebounceMs,
-    reconnect: { minMs: 100, maxMs: 1000, unavailableAfter: 3 },
-  });
+  const host = createKeeperHost(settings, { db, docker: new DockerClient(dockerHost), log: captureLog(logs).log });
+  return host.eventWatcher(env.client, { reconnect: { minMs: 100, maxMs: 1000, unavailableAfter: 3 } });
 }
 
 /**

@@ -8,7 +8,7 @@ import { readEventWatcherState } from '../../src/db/events';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import type { EventWatcher } from '../../src/events/watcher';
-import { ids } from '../../src/shared';
+import { ids } from '../../src/ids';
 import { triggerLoop } from '../../src/temporal/schedules';
 import type { Settings } from '../../src/settings';
 import { DockerProxy } from '../helpers/docker-proxy';

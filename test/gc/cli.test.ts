@@ -59,9 +59,9 @@ describe('keeper gc', () => {
     expect(none.err).toMatch(/^keeper: gc needs --once/);
     const bad = await keeper(['gc', '--once', '--gc-min-age', 'soon']);
     expect(bad.code).toBe(2);
-    expect(bad.err.trim().split('\n')).toEqual(['keeper: invalid --gc-min-age: "soon" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)']);
+    expect(bad.err.trim().split('\n')).toEqual([`keeper: option '--gc-min-age <value>' argument 'soon' is invalid. "soon" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)`]);
     const age = await keeper(['gc', '--once', '--snapshot-max-age', '0s']);
     expect(age.code).toBe(2);
-    expect(age.err).toMatch(/invalid --snapshot-max-age/);
+    expect(age.err).toMatch(/^keeper: option '--snapshot-max-age <value>' argument '0s' is invalid\. must be a positive duration/);
   });
 });

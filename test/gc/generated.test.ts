@@ -11,11 +11,12 @@
 import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createGcActivities } from '../../src/activities/gc';
+import { TRAEFIK_CONTAINER } from '../../src/names';
 import { loadGcReferences } from '../../src/db/gc';
 import type { StateDb } from '../../src/db/open';
 import type { Logger } from '../../src/log';
-import { planContainers, planNetworks, planVolumes, TRAEFIK_CONTAINER, type ContainerObs, type NetworkObs } from '../../src/policy/gc';
-import { EngineFixture, freshDb, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
+import { planContainers, planNetworks, planVolumes, type ContainerObs, type NetworkObs } from '../../src/policy/gc';
+import { EngineFixture, freshDb, tempDir, testDeps, testSettings, uniqueId } from '../helpers/fixtures';
 import * as w from './world';
 import { rng, type Rng } from '../helpers/rng';
 
@@ -193,7 +194,7 @@ describe('generated worlds on the real engine', () => {
       const wd = generate(r, tag, { ages: false, max: 8 });
       const { db } = freshDb();
       const settings = testSettings({ gcMinAge: '0s', buildDir: tempDir() });
-      const gc = createGcActivities({ db, docker: fx.docker, settings }, silent);
+      const gc = createGcActivities(testDeps({ db, docker: fx.docker, settings, log: silent }));
 
       for (const n of wd.networks) await fx.network(n.name);
       for (const v of wd.volumes) await fx.volume(v.name);

@@ -5,7 +5,7 @@
 import { expect, it } from 'vitest';
 import { lastLoopResults } from '../../src/db/loop-results';
 import { DockerClient } from '../../src/docker/client';
-import { ids } from '../../src/shared';
+import { ids } from '../../src/ids';
 import { ensureSchedules, triggerLoop } from '../../src/temporal/schedules';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';

@@ -6,6 +6,8 @@ import path from 'node:path';
 import Dockerode from 'dockerode';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient, dockerOptions, type ContainerSpec } from '../../src/docker/client';
+import { hostDeps, type HostDeps } from '../../src/host/deps';
+import { silentLogger } from '../../src/log';
 import { loadSettings, type RawSettings, type Settings } from '../../src/settings';
 
 export const TEST_IMAGE = 'keeper-test/busybox:latest';
@@ -29,6 +31,11 @@ export function freshDb(dir = tempDir()): { db: StateDb; file: string } {
 
 export function testSettings(overrides: RawSettings = {}): Settings {
   return loadSettings({ hostId: uniqueId('host-'), db: ':unused:', ...overrides }, {});
+}
+
+/** A host's dependencies for calling host operations or activities directly: its log goes nowhere unless given. */
+export function testDeps(parts: { db: StateDb; docker: DockerClient; settings: Settings } & Partial<HostDeps>): HostDeps {
+  return hostDeps(parts.settings, { log: silentLogger, ...parts });
 }
 
 /**

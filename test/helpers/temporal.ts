@@ -2,8 +2,9 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
-import type { ActivityDeps } from '../../src/activities';
-import { createKeeperWorker } from '../../src/worker';
+import type { HostParts } from '../../src/host/deps';
+import { createKeeperHost } from '../../src/keeper-host';
+import type { Settings } from '../../src/settings';
 import type { EngineFixture } from './fixtures';
 
 let runtimeInstalled = false;
@@ -74,12 +75,11 @@ function forwardTo<T extends object>(target: () => T): T {
   });
 }
 
-/** A keeper worker for `deps.settings.hostId`, built from the bundle global-setup made once. */
-export async function keeperWorker(env: TestWorkflowEnvironment, deps: ActivityDeps): Promise<Worker> {
-  return createKeeperWorker({
+/** A keeper worker for `host.settings.hostId`, built by the composition root from the bundle global setup made once. */
+export async function keeperWorker(env: TestWorkflowEnvironment, host: HostParts & { settings: Settings }): Promise<Worker> {
+  return createKeeperHost(host.settings, host).createWorker({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
-    deps,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     shutdownGraceTime: '2s',
   });

@@ -2,7 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   containerKind,
-  emptyReferences,
   isContainerReferenced,
   judgeBuildDir,
   judgeContainer,
@@ -18,7 +17,7 @@ import {
 const NOW = 1_800_000_000;
 const guard = { now: NOW, minAgeSeconds: 600 };
 const old = NOW - 3600;
-const refs = (c: string[] = [], v: string[] = []): References => ({ ...emptyReferences(), containerIds: new Set(c), volumeNames: new Set(v) });
+const refs = (c: string[] = [], v: string[] = []): References => ({ containerIds: new Set(c), volumeNames: new Set(v), serviceImages: new Set() });
 const ctr = (labels: Record<string, string>, createdAt = old, id = 'a'.repeat(64), name = 'ah-x') => ({ id, name, labels, state: 'exited', createdAt });
 
 describe('containers', () => {

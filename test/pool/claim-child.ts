@@ -3,7 +3,7 @@
  * client, says "ready", waits for "go" on stdin (so that all claimants start together), claims, and prints
  * the result as one JSON line.
  */
-import { claimEnvironment } from '../../src/activities/claim';
+import { claimEnvironment } from '../../src/host/pool/claim';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 

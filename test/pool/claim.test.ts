@@ -6,20 +6,21 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { describe, expect, inject, it } from 'vitest';
-import { claimEnvironment, type ClaimResult } from '../../src/activities/claim';
-import { createPoolActivities, environmentContainerName } from '../../src/activities/pool';
-import { triggerPoolRefillAt } from '../../src/cli/pool';
+import { claimEnvironment, type ClaimResult } from '../../src/host/pool/claim';
+import { createPoolActivities } from '../../src/activities/pool';
+import { environmentContainerName } from '../../src/names';
+
 import { getEnvironment } from '../../src/db/environments';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient, type ContainerSpec } from '../../src/docker/client';
 import { isNotFound } from '../../src/docker/errors';
 import { poolNetworkIsolates } from '../../src/policy/pool';
 import type { RawSettings, Settings } from '../../src/settings';
-import { ids, taskQueueFor } from '../../src/shared';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ids, taskQueueFor } from '../../src/ids';
+import { ensureSchedules, requestPoolRefill } from '../../src/temporal/schedules';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
-import { AH_CONFINEMENT, confinementOf, EngineFixture, testSettings, uniqueId, waitFor, WEB_IMAGE } from '../helpers/fixtures';
+import { AH_CONFINEMENT, confinementOf, EngineFixture, testDeps, testSettings, uniqueId, waitFor, WEB_IMAGE } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile, readyByTemplate } from './helpers';
 
@@ -33,7 +34,7 @@ function settingsFor(file: string, extra: RawSettings = {}): Settings {
 
 /** Fills the pool through the activities (the workflow is covered in refill.test.ts). */
 async function fill(settings: Settings, templateId = 'tmpl_default', n = 1): Promise<string[]> {
-  const acts = createPoolActivities({ db, docker, settings });
+  const acts = createPoolActivities(testDeps({ db, docker, settings }));
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
     const r = await acts.createPoolEntry({ entryId: uniqueId('wp_'), templateId });
@@ -63,8 +64,8 @@ describe('claimEnvironment', () => {
     expect(await confinementOf(cid)).toEqual({ ...AH_CONFINEMENT, readonlyRootfs: false });
 
     const row = getEnvironment(db, r.envId)!;
-    expect(row).toMatchObject({ status: 'running', container_id: cid, volume_name: poolRow.volume_name, template_id: 'default', lease_duration_seconds: 3600 });
-    expect(row.lease_expires_at).toBe(r.leaseExpiresAt);
+    expect(row).toMatchObject({ status: 'running', containerId: cid, volumeName: poolRow.volume_name, templateId: 'default', leaseDurationSeconds: 3600 });
+    expect(row.leaseExpiresAt).toBe(r.leaseExpiresAt);
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
   });
 
@@ -75,7 +76,7 @@ describe('claimEnvironment', () => {
     const filled = await fill(settings, 'tmpl_default', 2);
     const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'dev1' });
     const ready = filled.find((id) => id !== r.containerId)!;
-    const acts = createPoolActivities({ db, docker, settings });
+    const acts = createPoolActivities(testDeps({ db, docker, settings }));
 
     expect(await acts.detachClaimedFromPool()).toEqual({ detached: [r.containerId], failed: [] });
     expect((await docker.inspectContainer(r.containerId)).networks).toEqual([`ah-tenant-${t.tenant}`]);
@@ -134,7 +135,7 @@ describe('claimEnvironment', () => {
     expect(c.labels).toMatchObject({ 'ah.type': 'environment', 'ah.tenant': t.tenant, 'ah.environment': r.envId });
     expect(c.mounts).toEqual([expect.objectContaining({ name: `ah-env-${r.envId}`, destination: '/workspace' })]);
     expect(await confinementOf(r.containerId)).toEqual({ ...AH_CONFINEMENT, readonlyRootfs: false });
-    expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', container_id: r.containerId, volume_name: `ah-env-${r.envId}` });
+    expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', containerId: r.containerId, volumeName: `ah-env-${r.envId}` });
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
   });
 
@@ -149,7 +150,7 @@ describe('claimEnvironment', () => {
       const r = await claimEnvironment({ db, docker: new DockerClient(proxy.dockerHost) }, { tenant: t.tenant, name: 'moved' });
       expect(r.mode).toBe('cold');
       expect(r.fallbackReason).toMatch(/could not be moved: .*HTTP 500/);
-      expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', container_id: r.containerId, volume_name: `ah-env-${r.envId}` });
+      expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', containerId: r.containerId, volumeName: `ah-env-${r.envId}` });
     } finally {
       await proxy.close();
     }
@@ -260,7 +261,7 @@ describe('claims and refills', () => {
         const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'trig' });
         expect(r).toMatchObject({ mode: 'warm', containerId: cid });
         expect(readyByTemplate(db)).toEqual({});
-        expect(await triggerPoolRefillAt(settings)).toBe('triggered');
+        expect(await requestPoolRefill(settings)).toBe('triggered');
         await waitFor('the triggered refill to refill the pool', () => readyByTemplate(db).tmpl_default === 1, 30_000);
         expect((await docker.inspectContainer(cid)).networks).toEqual([`ah-tenant-${t.tenant}`]);
         const fresh = db.prepare('SELECT container_id FROM warm_pool').pluck().get() as string;
@@ -271,7 +272,7 @@ describe('claims and refills', () => {
         await schedule.pause('test');
         const runs = (await schedule.describe()).info.numActionsTaken;
         expect(await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'trig2' })).toMatchObject({ mode: 'warm' });
-        expect(await triggerPoolRefillAt(settings)).toBe('not triggered: the pool schedule is paused');
+        expect(await requestPoolRefill(settings)).toBe('not triggered: the pool schedule is paused');
         expect((await schedule.describe()).info.numActionsTaken).toBe(runs);
       });
     } finally {

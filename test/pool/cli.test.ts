@@ -3,7 +3,7 @@
  * shared dev server with a worker for this host.
  */
 import { describe, expect, inject, it } from 'vitest';
-import type { PoolStatusReport } from '../../src/cli/pool';
+import type { PoolStatusReport } from '../../src/host/pool/admin';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { testSettings } from '../helpers/fixtures';
@@ -64,6 +64,6 @@ describe('keeper pool', () => {
     expect(noTenant).toMatchObject({ code: 2, err: 'keeper: tenant "nobody" not found\n' });
     const badSetting = await keeperInProcess(['pool', 'status', '--pool-size', 'many', ...flags]);
     expect(badSetting.code).toBe(2);
-    expect(badSetting.err).toMatch(/^keeper: invalid --pool-size: must be an integer/);
+    expect(badSetting.err).toMatch(/^keeper: option '--pool-size <value>' argument 'many' is invalid\. must be an integer/);
   });
 });

@@ -5,13 +5,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assertDiskAllows, DiskBlockedError, readDiskGuard } from '../../src/activities/disk';
-import { claimEnvironment } from '../../src/activities/claim';
+import { assertDiskAllows, DiskBlockedError, readDiskGuard } from '../../src/host/disk';
+import { claimEnvironment } from '../../src/host/pool/claim';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { taskQueueFor } from '../../src/shared';
+import { taskQueueFor } from '../../src/ids';
 import { poolRefill } from '../../src/workflows';
-import { testSettings, uniqueId } from '../helpers/fixtures';
+import { testDeps, testSettings, uniqueId } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile } from './helpers';
 
@@ -78,7 +78,7 @@ describe('disk guard', () => {
     const roomy = testSettings({ db: t.file, diskWarn: '99.9', diskBlock: '100' });
     const [cid] = await (async () => {
       const { createPoolActivities } = await import('../../src/activities/pool');
-      const r = await createPoolActivities({ db, docker, settings: roomy }).createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
+      const r = await createPoolActivities(testDeps({ db, docker, settings: roomy })).createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
       return [r.containerId!];
     })();
     const block = Math.max(0, Math.floor(usedPercentOf(path.dirname(t.file))) - 1);

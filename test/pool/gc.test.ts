@@ -4,15 +4,15 @@
  * environment row), keeps that volume even once its container is gone, and still removes a true leftover.
  */
 import { describe, expect, it } from 'vitest';
-import { claimEnvironment } from '../../src/activities/claim';
+import { claimEnvironment } from '../../src/host/pool/claim';
 import { createPoolActivities } from '../../src/activities/pool';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { isNotFound } from '../../src/docker/errors';
 import type { Settings } from '../../src/settings';
-import { taskQueueFor } from '../../src/shared';
+import { taskQueueFor } from '../../src/ids';
 import { gcSweep, type GcSweepResult } from '../../src/workflows/gcSweep';
-import { tempDir, testSettings, uniqueId } from '../helpers/fixtures';
+import { tempDir, testDeps, testSettings, uniqueId } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile } from './helpers';
 
@@ -34,7 +34,7 @@ describe('pool resources under GC', () => {
     const t = poolDb();
     db = t.db;
     const settings = testSettings({ db: t.file, gcMinAge: '0s', buildDir: tempDir(), diskWarn: '99', diskBlock: '100' });
-    const acts = createPoolActivities({ db, docker, settings });
+    const acts = createPoolActivities(testDeps({ db, docker, settings }));
     const a = await acts.createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
     const b = await acts.createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
     const claim = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'kept' });

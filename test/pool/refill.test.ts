@@ -3,15 +3,17 @@
  * pooled-templates setting, the containers it makes, idempotent creation and ghost pruning (404 only).
  */
 import { describe, expect, it } from 'vitest';
-import { createPoolActivities, poolContainerName, poolVolumeName, type PoolRefillResult } from '../../src/activities/pool';
+import { createPoolActivities } from '../../src/activities/pool';
+import { poolContainerName, poolVolumeName } from '../../src/names';
+import type { PoolRefillResult } from '../../src/workflows/poolRefill';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { isNotFound } from '../../src/docker/errors';
 import type { RawSettings, Settings } from '../../src/settings';
-import { taskQueueFor } from '../../src/shared';
+import { taskQueueFor } from '../../src/ids';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
-import { testSettings, TEST_IMAGE, uniqueId } from '../helpers/fixtures';
+import { TEST_IMAGE, testDeps, testSettings, uniqueId } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile, readyByTemplate } from './helpers';
 
@@ -102,7 +104,7 @@ describe('createPoolEntry under retries', () => {
   it('a repeated call with the same entry id makes one container and one row', async () => {
     const t = poolDb();
     db = t.db;
-    const acts = createPoolActivities({ db, docker, settings: settingsFor(t.file) });
+    const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file) }));
     const entryId = uniqueId('wp_');
     const a = await acts.createPoolEntry({ entryId, templateId: 'tmpl_default' });
     const b = await acts.createPoolEntry({ entryId, templateId: 'tmpl_default' });
@@ -115,7 +117,7 @@ describe('createPoolEntry under retries', () => {
   it('an attempt that died after starting the container (no row yet) is finished by the retry, reusing the container', async () => {
     const t = poolDb();
     db = t.db;
-    const acts = createPoolActivities({ db, docker, settings: settingsFor(t.file) });
+    const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file) }));
     const entryId = uniqueId('wp_');
     const first = await acts.createPoolEntry({ entryId, templateId: 'tmpl_default' });
     db.prepare('DELETE FROM warm_pool WHERE id = ?').run(entryId); // as if the first attempt died before its INSERT
@@ -128,7 +130,7 @@ describe('createPoolEntry under retries', () => {
   it('an entry already claimed by an environment is not made again', async () => {
     const t = poolDb();
     db = t.db;
-    const acts = createPoolActivities({ db, docker, settings: settingsFor(t.file) });
+    const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file) }));
     const entryId = uniqueId('wp_');
     db.prepare(
       `INSERT INTO environments (id, tenant_id, name, status, container_id, volume_name, created_at, updated_at) VALUES ('e1', ?, 'x', 'running', 'c', ?, 1, 1)`,
@@ -141,7 +143,7 @@ describe('createPoolEntry under retries', () => {
     const t = poolDb();
     db = t.db;
     db.prepare(`UPDATE environment_templates SET base_image = 'keeper-test/missing:latest' WHERE id = 'tmpl_default'`).run();
-    const acts = createPoolActivities({ db, docker, settings: settingsFor(t.file) });
+    const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file) }));
     const entryId = uniqueId('wp_');
     await expect(acts.createPoolEntry({ entryId, templateId: 'tmpl_default' })).rejects.toThrow('image keeper-test/missing:latest of template tmpl_default is not on this engine');
     expect((await docker.listNetworks('ah-pool')).filter((n) => n.name === 'ah-pool')).toEqual([]);
@@ -164,7 +166,7 @@ describe('ghost pruning', () => {
     const proxy = await DockerProxy.start();
     try {
       proxy.fail({ method: 'GET', path: new RegExp(`^/containers/${live.container_id}/json$`), status: 500 });
-      const acts = createPoolActivities({ db, docker: new DockerClient(proxy.dockerHost), settings });
+      const acts = createPoolActivities(testDeps({ db, docker: new DockerClient(proxy.dockerHost), settings }));
       const report = await acts.prunePoolGhosts();
       expect(report.pruned).toEqual([ghost.id]);
       expect(report.kept).toEqual([{ id: live.id, error: expect.stringContaining('HTTP 500') }]);

@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { ids } from '../../src/shared';
+import { ids } from '../../src/ids';
 import type { Settings } from '../../src/settings';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerEnv } from '../helpers/temporal';

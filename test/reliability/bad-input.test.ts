@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { taskQueueFor } from '../../src/shared';
+import { taskQueueFor } from '../../src/ids';
 import { gcSweep, poolRefill, reconcileTick } from '../../src/workflows';
 import { freshDb, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';

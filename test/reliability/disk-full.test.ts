@@ -11,7 +11,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { taskQueueFor } from '../../src/shared';
+import { taskQueueFor } from '../../src/ids';
 import { poolRefill, reconcileTick } from '../../src/workflows';
 import { EngineFixture, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';

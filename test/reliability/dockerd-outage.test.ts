@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { lastLoopResults } from '../../src/db/loop-results';
 import { DockerClient } from '../../src/docker/client';
-import { ids, LOOPS } from '../../src/shared';
+import { ids, LOOPS } from '../../src/ids';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { freshDb, tempDir, testSettings, TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { extraEngine, type ExtraEngine } from '../helpers/engines';

@@ -9,7 +9,7 @@ import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { taskQueueFor } from '../../src/shared';
+import { taskQueueFor } from '../../src/ids';
 import { gcSweep, poolRefill, reconcileTick } from '../../src/workflows';
 import { freshDb, tempDir, testSettings, TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { extraEngine } from '../helpers/engines';

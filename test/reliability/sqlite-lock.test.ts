@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { taskQueueFor } from '../../src/shared';
+import { taskQueueFor } from '../../src/ids';
 import { reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';

@@ -15,8 +15,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { loadSettings } from '../../src/settings';
-import { ensureSchedules } from '../../src/temporal/schedules';
-import { createKeeperWorker } from '../../src/worker';
+import { createKeeperHost } from '../../src/keeper-host';
 
 class KillingDockerClient extends DockerClient {
   override async stopContainer(id: string, graceSeconds?: number): Promise<void> {
@@ -31,16 +30,16 @@ async function main(): Promise<void> {
   const db = openStateDb(settings.db, { create: false });
   const docker = process.env.KEEPER_TEST_KILL_ON_STOP === '1' ? new KillingDockerClient() : new DockerClient();
   const connection = await NativeConnection.connect({ address: settings.temporalAddress! });
-  const worker = await createKeeperWorker({
+  const host = createKeeperHost(settings, { db, docker });
+  const worker = await host.createWorker({
     connection,
     namespace: settings.namespace ?? 'default',
-    deps: { db, docker, settings },
     workflowBundle: { codePath: process.env.KEEPER_TEST_BUNDLE! },
     shutdownGraceTime: '1s',
   });
   if (process.env.KEEPER_TEST_SCHEDULES === '1') {
     const client = new Client({ connection: await Connection.connect({ address: settings.temporalAddress! }), namespace: settings.namespace });
-    await ensureSchedules(client, settings);
+    await host.ensureSchedules(client);
     await client.connection.close();
   }
   process.stdout.write('worker ready\n');

@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
-import { circuitStateQuery, ids, taskQueueFor } from '../../src/shared';
+import { circuitStateQuery } from '../../src/workflows/messages';
+import { ids, taskQueueFor } from '../../src/ids';
 import { reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile } from '../helpers/temporal';

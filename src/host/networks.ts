@@ -5,35 +5,34 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import lockfile from 'proper-lockfile';
 import type { DockerClient } from '../docker/client';
-import type { ActivityDeps } from './deps';
+import type { HostDeps } from './deps';
+
+/** A holder that died stops refreshing its lock; after this long another process takes it over. */
+const LOCK_STALE_MS = 30_000;
+/** How long a caller waits for the lock before it gives up with an error: twice the stale time. */
+const LOCK_RETRIES = { retries: 600, minTimeout: 10, maxTimeout: 100, factor: 1.1 };
 
 /**
- * A lock shared by every keeper process of this host: a directory next to the state DB, made with an atomic
- * mkdir. It is waited for asynchronously (never a SQLite lock held across a Docker call, which would stall
- * the event loop), and a holder that died is overtaken after `staleMs`.
+ * Runs `fn` under a lock that every keeper process of this host shares: a lock directory next to the state DB.
+ * It is waited for asynchronously, never as a SQLite lock held across a Docker call (which would stall the
+ * event loop), and a lock whose holder died is taken over once stale.
  */
-export async function withHostLock<T>(db: ActivityDeps['db'], key: string, fn: () => Promise<T>, staleMs = 30_000): Promise<T> {
+async function withHostLock<T>(db: HostDeps['db'], key: string, fn: () => Promise<T>): Promise<T> {
   const dir = path.join(path.dirname(db.name), '.keeper-locks');
-  fs.mkdirSync(dir, { recursive: true });
-  const lock = path.join(dir, key.replace(/[^A-Za-z0-9_.-]/g, '_'));
-  const deadline = Date.now() + 2 * staleMs;
-  for (;;) {
-    try {
-      fs.mkdirSync(lock);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const age = (() => { try { return Date.now() - fs.statSync(lock).mtimeMs; } catch { return 0; } })();
-      if (age > staleMs) fs.rmSync(lock, { recursive: true, force: true });
-      else if (Date.now() > deadline) throw new Error(`host lock ${lock} still held after ${2 * staleMs} ms`);
-      else await new Promise((r) => setTimeout(r, 10));
-    }
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const target = path.join(dir, key.replace(/[^A-Za-z0-9_.-]/g, '_'));
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(target, { realpath: false, stale: LOCK_STALE_MS, retries: LOCK_RETRIES });
+  } catch (err) {
+    throw new Error(`host lock ${target} not acquired: ${(err as Error).message}`);
   }
   try {
     return await fn();
   } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
+    await release().catch(() => undefined); // a lock taken over as stale is no longer ours to release
   }
 }
 
@@ -43,7 +42,7 @@ export async function withHostLock<T>(db: ActivityDeps['db'], key: string, fn: (
  * a host lock. Should duplicates exist anyway (made by something else), everyone uses the smallest id.
  */
 export async function resolveNetwork(
-  db: ActivityDeps['db'],
+  db: HostDeps['db'],
   docker: DockerClient,
   name: string,
   options?: Record<string, string>,

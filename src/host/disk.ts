@@ -1,18 +1,19 @@
 /**
  * The disk guard: statfs of the DB's directory, Docker's root dir (from `docker info`) and every
  * --disk-paths entry, judged by src/policy/disk.ts. A path that cannot be measured is reported, never
- * skipped (W-D1). `keeper status` calls `readDiskGuard`; deploys call `assertDiskAllows`.
+ * skipped (W-D1). `keeper status` and the refill call `readDiskGuard`; deploys call `assertDiskAllows`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { DockerError, type DockerClient } from '../docker/client';
 import { judgeDisk, type DiskUsage, type DiskVerdict } from '../policy/disk';
 import type { Settings } from '../settings';
-import type { ActivityDeps } from './deps';
 
-/** What the guard needs of the settings. */
-export type DiskSettings = Pick<Settings, 'db' | 'diskPaths' | 'diskWarnPercent' | 'diskBlockPercent'>;
-type GuardDeps = { docker: DockerClient; settings: DiskSettings };
+/** What the guard needs: the engine (for its root dir) and the settings that name paths and thresholds. */
+export interface GuardDeps {
+  docker: DockerClient;
+  settings: Pick<Settings, 'db' | 'diskPaths' | 'diskWarnPercent' | 'diskBlockPercent'>;
+}
 
 export interface GuardedPath {
   path: string;
@@ -85,13 +86,4 @@ export async function assertDiskAllows(deps: GuardDeps, what = 'operation'): Pro
   const verdict = await readDiskGuard(deps);
   if (verdict.level === 'block') throw new DiskBlockedError(verdict, what);
   return verdict;
-}
-
-export function createDiskActivities(deps: ActivityDeps) {
-  return {
-    /** The disk guard's verdict for this host, as the pool refill and deploys read it. */
-    async checkDiskSpace(): Promise<DiskVerdict> {
-      return readDiskGuard(deps);
-    },
-  };
 }

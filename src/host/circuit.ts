@@ -1,0 +1,65 @@
+/**
+ * An open circuit's two effects: holding it (its container stopped but kept, for its logs) and recovering it
+ * once, by a compare-and-set on its generation, so any number of attempts close one opening at most once.
+ */
+import { DockerError } from '../docker/client';
+import { ignoreNotFound } from '../docker/errors';
+import { setLook } from '../db/looks';
+import { closeCircuit, readCircuit, type Recovery } from '../db/services';
+import { isValidContainerId } from '../policy/rows';
+import { unixSeconds } from '../time';
+import type { HostDeps } from './deps';
+
+export interface HeldCircuit {
+  open: boolean;
+  generation: number;
+  retryAt: number; // unix seconds
+  /** Milliseconds until retryAt on this host's clock, so the workflow's timer does not depend on the server's. */
+  remainingMs: number;
+}
+
+export interface RecoveryResult {
+  recovered: boolean;
+  status?: 'running' | 'stopped';
+}
+
+export async function holdCircuit({ db, docker, clock }: Pick<HostDeps, 'db' | 'docker' | 'clock'>, serviceId: string): Promise<HeldCircuit> {
+  const c = readCircuit(db, serviceId);
+  if (!c?.open) return { open: false, generation: c?.generation ?? 0, retryAt: 0, remainingMs: 0 };
+  if (isValidContainerId(c.containerId)) await ignoreNotFound(docker.stopContainer(c.containerId));
+  const retryAt = c.retryAt ?? unixSeconds(clock);
+  return { open: true, generation: c.generation, retryAt, remainingMs: Math.max(0, retryAt * 1000 - clock.nowMs()) };
+}
+
+/** Closes generation `generation` of the circuit; with --recovery restart, starts the kept container first. */
+export async function recoverCircuit(
+  { db, docker, settings, log, clock }: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'log' | 'clock'>,
+  serviceId: string,
+  generation: number,
+  trigger: Recovery['trigger'],
+): Promise<RecoveryResult> {
+  const c = readCircuit(db, serviceId);
+  if (!c?.open || c.generation !== generation) return { recovered: false };
+  const containerId = c.containerId;
+  const restart = settings.recovery === 'restart' && isValidContainerId(containerId);
+  const started = restart ? await startKept(docker, containerId) : { status: 'stopped' as const };
+  const now = unixSeconds(clock);
+  const recovered = closeCircuit(db, { serviceId, generation, trigger, ...started }, now);
+  if (recovered && started.status === 'running' && containerId) {
+    // A start through the API resets RestartCount: later deaths are counted from 0.
+    setLook(db, serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
+  }
+  if (recovered) log.info('circuit closed', { serviceId, generation, trigger, status: started.status });
+  return recovered ? { recovered, status: started.status } : { recovered };
+}
+
+/** Starts the kept container; a container that is gone leaves the service stopped with the reason. */
+async function startKept(docker: HostDeps['docker'], containerId: string): Promise<{ status: Recovery['status']; error?: string }> {
+  try {
+    await docker.startContainer(containerId);
+    return { status: 'running' };
+  } catch (err) {
+    if (!(err instanceof DockerError && err.isNotFound)) throw err; // transient: the activity retries
+    return { status: 'stopped', error: 'kept container is gone; redeploy required' };
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The pool as an operator sees and empties it: `keeper pool status` (ready containers per template, the last
+ * refill) and `keeper pool drain`.
+ */
+import { lastLoopResult, type LoopResult } from '../../db/loop-results';
+import { deletePoolRow, heldPoolResources, listTemplates, poolRows, readyCounts } from '../../db/pool';
+import { ignoreNotFound } from '../../docker/errors';
+import { POOL_VOLUME_PREFIX } from '../../names';
+import { resolvePooledTemplates } from '../../policy/pool';
+import type { Settings } from '../../settings';
+import type { PoolRefillResult } from '../../workflows/poolRefill';
+import type { HostDeps } from '../deps';
+
+export interface PoolStats {
+  templates: { id: string; name: string; pooled: boolean; ready: number }[];
+  total: number;
+  claimedRows: number;
+  size: number;
+  maxTotal: number;
+  unknownTemplates: string[];
+}
+
+/** Ready containers per template (0 for templates that have none, pooled or not) and the total. */
+export function poolStats(db: HostDeps['db'], settings: Pick<Settings, 'pooledTemplates' | 'poolSize' | 'poolMaxTotal'>): PoolStats {
+  const templates = listTemplates(db);
+  const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, templates);
+  const ready = readyCounts(db);
+  const rows = templates.map((t) => ({ id: t.id, name: t.name, pooled: pooled.some((p) => p.id === t.id), ready: ready[t.id] ?? 0 }));
+  for (const [id, n] of Object.entries(ready)) if (!templates.some((t) => t.id === id)) rows.push({ id, name: '(no template)', pooled: false, ready: n });
+  return {
+    templates: rows,
+    total: Object.values(ready).reduce((a, b) => a + b, 0),
+    claimedRows: poolRows(db, 'claimed').length,
+    size: settings.poolSize,
+    maxTotal: settings.poolMaxTotal,
+    unknownTemplates: unknown,
+  };
+}
+
+export interface PoolStatusReport extends PoolStats {
+  lastRefill: LoopResult<PoolRefillResult> | null;
+}
+
+export function poolStatus({ db, settings }: Pick<HostDeps, 'db' | 'settings'>): PoolStatusReport {
+  return { ...poolStats(db, settings), lastRefill: lastLoopResult<PoolRefillResult>(db, 'pool') };
+}
+
+export interface DrainReport {
+  containersRemoved: string[];
+  volumesRemoved: string[];
+  rowsDeleted: number;
+  errors: string[];
+}
+
+/**
+ * Removes every unclaimed pool container, volume and row: the ready rows with their resources, and any
+ * `ah.type=warm-pool` container or `ah-pool-*` volume that no environment and no claimed row holds. Pause the
+ * pool schedule first if the refill must not put new ones back.
+ */
+export async function drainPool({ db, docker }: Pick<HostDeps, 'db' | 'docker'>): Promise<DrainReport> {
+  const report: DrainReport = { containersRemoved: [], volumesRemoved: [], rowsDeleted: 0, errors: [] };
+  const attempt = async (what: string, work: () => Promise<void>) => work().catch((err: Error) => void report.errors.push(`${what}: ${err.message}`));
+  for (const row of poolRows(db, 'ready')) {
+    // Take the row first: a claim racing the drain either got it already or can no longer get it.
+    if (!deletePoolRow(db, row.id, 'ready')) continue;
+    report.rowsDeleted++;
+    await attempt(`pool entry ${row.id}`, async () => {
+      await ignoreNotFound(docker.removeContainer(row.containerId, { force: true }));
+      report.containersRemoved.push(row.containerId);
+      await ignoreNotFound(docker.removeVolume(row.volumeName));
+      report.volumesRemoved.push(row.volumeName);
+    });
+  }
+  const held = heldPoolResources(db);
+  for (const c of await docker.listContainers({ 'ah.type': 'warm-pool' })) {
+    if (held.containers.has(c.id) || report.containersRemoved.includes(c.id)) continue;
+    await attempt(`container ${c.name}`, async () => {
+      await ignoreNotFound(docker.removeContainer(c.id, { force: true }));
+      report.containersRemoved.push(c.id);
+    });
+  }
+  for (const v of await docker.listVolumes(POOL_VOLUME_PREFIX)) {
+    if (held.volumes.has(v.name) || report.volumesRemoved.includes(v.name)) continue;
+    await attempt(`volume ${v.name}`, async () => {
+      await ignoreNotFound(docker.removeVolume(v.name));
+      report.volumesRemoved.push(v.name);
+    });
+  }
+  return report;
+}

@@ -1,0 +1,122 @@
+/**
+ * The tick's act step: what the observation found, applied with compare-and-set writes, so a retried activity
+ * or a racing ah API call never counts twice. Docker actions (stop a container whose circuit opened, restart an
+ * unhealthy one, stop an expired lease's container) that fail transiently are counted and retried next tick.
+ */
+import { DockerError } from '../../docker/client';
+import { reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../../db/hosted';
+import { swapLook } from '../../db/looks';
+import { markServiceRunning, markServiceStopped, readCircuit, recordCrash, type CircuitRef } from '../../db/services';
+import type { CrashPolicy } from '../../policy/crash';
+import { unixSeconds } from '../../time';
+import type { HostDeps } from '../deps';
+import type { TickObservation } from './observation';
+
+export interface TickApplied {
+  crashes: number; // deaths counted
+  crashedServices: number;
+  opened: CircuitRef[];
+  unhealthyRestarted: number;
+  recovered: number; // crashed services whose container runs again
+  missing: number; // crashed services whose container is gone → stopped
+  databasesUnavailable: number;
+  databasesReady: number;
+  environmentsStopped: number;
+  containersStopped: number;
+  dockerActionErrors: number;
+}
+
+type ApplyDeps = Pick<HostDeps, 'db' | 'docker' | 'log' | 'clock' | 'metrics'>;
+
+export async function applyObservation(deps: ApplyDeps, policy: CrashPolicy, obs: TickObservation): Promise<TickApplied> {
+  const now = unixSeconds(deps.clock);
+  const applied: TickApplied = {
+    crashes: 0, crashedServices: 0, opened: [], unhealthyRestarted: 0, recovered: 0, missing: 0, databasesUnavailable: 0,
+    databasesReady: 0, environmentsStopped: 0, containersStopped: 0, dockerActionErrors: 0,
+  };
+  const act = dockerAction(deps, applied);
+  await applyCrashes(deps, policy, obs, applied, act, now);
+  applyRowChanges(deps, obs, applied, now);
+  for (const e of obs.environmentStops) {
+    if (await act(`stop environment ${e.id}`, () => deps.docker.stopContainer(e.containerId))) applied.containersStopped++;
+  }
+  reportOnce(deps, obs, now);
+  return applied;
+}
+
+/** Runs a Docker action; a 404 counts as done, any other engine error is counted and left for the next tick. */
+function dockerAction({ log }: ApplyDeps, applied: TickApplied) {
+  return async (what: string, fn: () => Promise<void>): Promise<boolean> => {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      if (!(err instanceof DockerError)) throw err;
+      if (err.isNotFound) return true;
+      applied.dockerActionErrors++;
+      log.warn(`${what} failed; retried later`, { error: err.message });
+      return false;
+    }
+  };
+}
+
+async function applyCrashes(
+  deps: ApplyDeps, policy: CrashPolicy, obs: TickObservation, applied: TickApplied,
+  act: ReturnType<typeof dockerAction>, now: number,
+): Promise<void> {
+  const { db, docker, log, metrics } = deps;
+  for (const c of obs.crashes) {
+    const outcome = recordCrash(db, c, now, policy);
+    if (outcome.counted > 0) {
+      applied.crashes += outcome.counted;
+      applied.crashedServices++;
+      metrics?.crashes.add(outcome.counted, { service_id: c.serviceId });
+      log.info('service crashed', { serviceId: c.serviceId, deaths: outcome.counted, crashCount: outcome.crashCount, reason: c.reason });
+    }
+    // A retry finds the crash already counted; an open circuit on this container still needs its stop and its workflow.
+    const circuit = outcome.opened ?? openCircuitOn(db, c.serviceId, c.containerId);
+    if (circuit) {
+      applied.opened.push(circuit);
+      if (outcome.opened) log.warn('circuit opened: container stopped and kept', { serviceId: c.serviceId, generation: circuit.generation, retryAt: circuit.retryAt });
+      await act(`stop ${c.containerId.slice(0, 12)}`, () => docker.stopContainer(c.containerId));
+    } else if (c.restart && outcome.counted > 0) {
+      // ah stops an unhealthy container, but Docker does not restart a container stopped through its API (W-4).
+      if (await act(`restart ${c.containerId.slice(0, 12)}`, () => docker.restartContainer(c.containerId))) applied.unhealthyRestarted++;
+    }
+  }
+}
+
+function applyRowChanges({ db, log }: ApplyDeps, obs: TickObservation, applied: TickApplied, now: number): void {
+  for (const l of obs.looks) swapLook(db, l.serviceId, l.expected, l.next, now);
+  for (const b of obs.backUp) if (markServiceRunning(db, b.serviceId, b.containerId, now)) applied.recovered++;
+  for (const g of obs.gone) if (markServiceStopped(db, g.serviceId, g.containerId, now, 'container not found by reconciler')) applied.missing++;
+  for (const d of obs.databases) {
+    if (!setDatabaseStatus(db, d.id, d.from, d.to, now)) continue;
+    if (d.to === 'ready') applied.databasesReady++;
+    else applied.databasesUnavailable++;
+    log.info(`database ${d.to}`, { databaseId: d.id });
+  }
+  for (const e of obs.environmentsDown) {
+    if (!stopEnvironment(db, e.id, now)) continue;
+    applied.environmentsStopped++;
+    log.info('environment stopped', { environmentId: e.id, reason: e.reason });
+  }
+}
+
+/** Split-brain containers and bad rows are logged once each, not every tick. */
+function reportOnce({ db, log }: ApplyDeps, obs: TickObservation, now: number): void {
+  for (const s of obs.splitBrain) {
+    if (reportProblemOnce(db, `container:${s.containerId}`, 'split-brain', now)) {
+      log.warn('split-brain: container claims a service the DB does not give it; not repaired (labels can be spoofed)', { ...s });
+    }
+  }
+  for (const p of obs.problems) {
+    if (reportProblemOnce(db, p.subject, p.problem, now)) log.warn('bad input skipped', { subject: p.subject, problem: p.problem });
+  }
+}
+
+function openCircuitOn(db: ApplyDeps['db'], serviceId: string, containerId: string): CircuitRef | undefined {
+  const c = readCircuit(db, serviceId);
+  if (!c?.open || c.containerId !== containerId || c.retryAt === null) return undefined;
+  return { serviceId, generation: c.generation, retryAt: c.retryAt };
+}

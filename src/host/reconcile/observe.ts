@@ -1,0 +1,170 @@
+/**
+ * The reconcile tick's observation: three label-filtered container lists, SQLite, and an inspect only for the
+ * containers that may have changed since keeper's last look. It acts on nothing: it returns what changed, which
+ * the apply step acts on with compare-and-set writes. Its one write is bookkeeping of the look itself: the
+ * looks it confirmed unchanged move their time forward (touchLooks), which changes no state.
+ */
+import pLimit from 'p-limit';
+import { DockerError, type ContainerDetails, type ContainerSummary } from '../../docker/client';
+import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
+import { readServices, type ServiceRow } from '../../db/services';
+import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
+import { deathsBetween, isDown, type ContainerLook, type CrashPolicy } from '../../policy/crash';
+import { containerIdProblem, serviceRowProblem } from '../../policy/rows';
+import type { HostDeps } from '../deps';
+import { indexById, Inspector, type Listed } from './inspector';
+import { emptyObservation, type TickObservation } from './observation';
+import { observeDatabases, observeEnvironments } from './observe-hosted';
+
+/** A container that has run this long again takes its service back to `running`. */
+export const BACK_UP_AFTER_SEC = 10;
+/** Inspects at once: enough to hide round trips, few enough not to crowd the engine. */
+export const INSPECT_CONCURRENCY = 8;
+const WATCHED_STATUSES = new Set(['running', 'crashed']);
+
+export async function observeHost(deps: Pick<HostDeps, 'db' | 'docker'>, policy: CrashPolicy, now: number): Promise<TickObservation> {
+  const { db, docker } = deps;
+  const obs = emptyObservation(now);
+  const services = readServices(db);
+  const watched = services.filter((s) => isWatched(s, obs));
+  let lists: ContainerSummary[][];
+  try {
+    lists = await Promise.all([
+      docker.listContainers({ 'ah.service': true }),
+      docker.listContainers({ 'ah.type': 'database' }),
+      docker.listContainers({ 'ah.type': 'environment' }),
+    ]);
+  } catch (err) {
+    if (!(err instanceof DockerError)) throw err;
+    obs.dockerError = err.message;
+    return obs;
+  }
+  const [serviceList, databaseList, environmentList] = lists.map(indexById);
+  const inspector = new Inspector(docker, obs);
+  const limit = pLimit(INSPECT_CONCURRENCY);
+  const observer = serviceObserver({ listed: serviceList, looks: readLooks(db), inspector, policy, obs });
+  await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
+  touchLooks(db, observer.unchanged, now);
+  obs.unchanged = observer.unchanged.length;
+  findSplitBrain(services, serviceList, obs);
+  await observeDatabases(db, databaseList, inspector, limit, obs);
+  await observeEnvironments(db, environmentList, inspector, limit, obs);
+  return obs;
+}
+
+/** Rows keeper cannot trust are reported and skipped; they never abort the tick, and are never repaired. */
+function isWatched(s: ServiceRow, obs: TickObservation): boolean {
+  const report = (problem: string) => (obs.problems.push({ subject: `service:${s.id}`, problem }), false);
+  const rowProblem = serviceRowProblem(s);
+  if (rowProblem) return report(rowProblem);
+  if (!WATCHED_STATUSES.has(s.status) || s.circuitOpen !== 0) return false;
+  const idProblem = containerIdProblem(s.status, s.containerId);
+  return idProblem ? report(idProblem) : true;
+}
+
+interface ServiceContext {
+  listed: Listed;
+  looks: Map<string, StoredLook>;
+  inspector: Inspector;
+  policy: CrashPolicy;
+  obs: TickObservation;
+}
+
+/** Observes watched services one by one, collecting those confirmed unchanged since keeper's last look. */
+function serviceObserver(ctx: ServiceContext) {
+  const unchanged: string[] = [];
+  const { obs } = ctx;
+  const backUp = (s: ServiceRow, running: boolean, upSec: number | null) => {
+    if (s.status === 'crashed' && running && upSec !== null && upSec >= BACK_UP_AFTER_SEC) {
+      obs.backUp.push({ serviceId: s.id, containerId: s.containerId as string });
+    }
+  };
+  async function observe(s: ServiceRow): Promise<void> {
+    obs.checked++;
+    const containerId = s.containerId as string;
+    const stored = ctx.looks.get(s.id);
+    const previous = stored && stored.containerId === containerId ? stored : null;
+    const summary = ctx.listed.find(containerId);
+    if (summary && previous && unchangedSince(summary, previous, obs.now)) {
+      unchanged.push(s.id);
+      return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));
+    }
+    const details = await ctx.inspector.inspect(containerId, `service ${s.id}`);
+    if (details === 'transient') return;
+    const current = lookOf(containerId, details, previous);
+    if (details === 'missing' && s.status === 'crashed') {
+      if (previous?.state === 'missing' || !previous) obs.gone.push({ serviceId: s.id, containerId });
+      else obs.crashes.push(crashOf(s, stored ?? null, current, { deaths: 1, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false }));
+      return;
+    }
+    const upSec = details === 'missing' || !details.startedAt ? 0 : obs.now - details.startedAt;
+    if (recordDeaths(s, stored ?? null, previous, current, details, upSec)) return;
+    if (!stored || !sameLook(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored ?? null, next: current });
+    else unchanged.push(s.id);
+    backUp(s, current.state === 'running', upSec);
+  }
+
+  /** Deaths since the previous look, or a container that turned unhealthy: one crash record. */
+  function recordDeaths(
+    s: ServiceRow, stored: ContainerLook | null, previous: ContainerLook | null, current: ContainerLook,
+    details: ContainerDetails | 'missing', upSec: number,
+  ): boolean {
+    const createdAtSec = details === 'missing' ? 0 : details.createdAt;
+    const deaths = deathsBetween(previous, current, createdAtSec, obs.now, ctx.policy.windowSec);
+    const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
+    if (deaths === 0 && !unhealthy) return false;
+    const down = isDown(current.state) || current.state === 'restarting' || unhealthy || upSec < BACK_UP_AFTER_SEC;
+    const reason = unhealthy ? 'container unhealthy (health check failed)' : crashReason(current, details, deaths);
+    obs.crashes.push(crashOf(s, stored, current, { deaths: deaths + (unhealthy ? 1 : 0), reason, statusAfter: down ? 'crashed' : 'running', restart: unhealthy }));
+    return true;
+  }
+  return { observe, unchanged };
+}
+
+function lookOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerLook | null): ContainerLook {
+  return details === 'missing'
+    ? { containerId, state: 'missing', restartCount: previous?.restartCount ?? 0, health: '' }
+    : { containerId, state: details.status, restartCount: details.restartCount, health: details.health };
+}
+
+function crashOf(
+  s: ServiceRow, expected: ContainerLook | null, next: ContainerLook,
+  what: { deaths: number; reason: string; statusAfter: 'crashed' | 'running'; restart: boolean },
+): TickObservation['crashes'][number] {
+  const expectedLook = expected && { containerId: expected.containerId, state: expected.state, restartCount: expected.restartCount, health: expected.health };
+  return { serviceId: s.id, containerId: s.containerId as string, expectedLook, nextLook: next, ...what };
+}
+
+function crashReason(current: ContainerLook, details: ContainerDetails | 'missing', deaths: number): string {
+  if (details === 'missing') return 'container not found by reconciler';
+  if (isDown(current.state)) return `container ${current.state} (exit code ${details.exitCode})`;
+  return `container restarted by Docker after ${deaths} crash${deaths === 1 ? '' : 'es'}`;
+}
+
+/** The list proves nothing happened to this container since the last look: same state, no start or stop since. */
+function unchangedSince(c: ContainerSummary, previous: StoredLook, nowSec: number): boolean {
+  return c.state === previous.state
+    && isUnhealthy(c.status) === (previous.health === 'unhealthy')
+    && !mayHaveChangedSince(c.status, previous.lookedAt, nowSec);
+}
+
+function sameLook(a: ContainerLook, b: ContainerLook): boolean {
+  return a.containerId === b.containerId && a.state === b.state && a.restartCount === b.restartCount && a.health === b.health;
+}
+
+const short = (id: string | null | undefined) => (id ?? '').slice(0, 12);
+
+/** Containers labelled ah.service that the DB does not know, or knows under another container: reported only. */
+function findSplitBrain(services: ServiceRow[], listed: Listed, obs: TickObservation): void {
+  const byId = new Map(services.map((s) => [s.id, s]));
+  for (const c of listed.all) {
+    const serviceId = c.labels['ah.service'];
+    const service = byId.get(serviceId);
+    const dbContainerId = service?.containerId ?? '';
+    if (!service || !dbContainerId || !c.id.startsWith(dbContainerId)) {
+      obs.splitBrain.push({ containerId: short(c.id), serviceId, dbContainerId: short(dbContainerId) });
+    } else if (c.labels['ah.tenant'] !== service.tenantId) {
+      obs.problems.push({ subject: `container:${short(c.id)}`, problem: `label ah.tenant="${c.labels['ah.tenant'] ?? ''}" names another tenant than service ${serviceId}'s` });
+    }
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * `keeper status`: one look at this host from its state DB and engine, with no Temporal needed. Services with
+ * their crash and circuit state, databases and environments, the pool, disk usage, the event watcher, and each
+ * loop's last result.
+ */
+import { readEventWatcherState } from '../db/events';
+import { lastLoopResults } from '../db/loop-results';
+import { countsByStatus, serviceStatuses } from '../db/status';
+import { unixSeconds } from '../time';
+import type { HostDeps } from './deps';
+import { readDiskGuard } from './disk';
+import { poolStats } from './pool/admin';
+
+export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>) {
+  const { db, settings } = deps;
+  const now = unixSeconds(deps.clock);
+  return {
+    host: settings.hostId,
+    now,
+    services: serviceStatuses(db, now, settings.crashWindowMs / 1000),
+    databases: countsByStatus(db, 'databases'),
+    environments: countsByStatus(db, 'environments'),
+    pool: poolStats(db, settings),
+    disk: await readDiskGuard(deps),
+    loops: lastLoopResults(db),
+    events: describeWatcher(readEventWatcherState(db, settings.hostId)),
+  };
+}
+
+export type HostStatus = Awaited<ReturnType<typeof readStatus>>;
+
+/** What the event watcher is doing, in an operator's words; the periodic tick runs whatever it says. */
+function describeWatcher(w: { state: string; lastError: string; stateSince: number } | undefined) {
+  if (!w) return { state: 'not started', detail: 'no worker has run on this host yet: crashes are seen by the periodic tick' };
+  const detail =
+    w.state === 'following' ? 'crashes are seen within about a second'
+      : w.state === 'stopped' ? 'the worker is stopped'
+        : `falling back to the periodic tick (${w.lastError || 'no error recorded'})`;
+  return { state: w.state, since: w.stateSince, detail };
+}

@@ -1,0 +1,28 @@
+/**
+ * Temporal ids of one keeper host: its task queue, its schedules and the ids of the workflows it runs. Workflow
+ * code imports this module: it stays deterministic (plain string functions, nothing else).
+ */
+
+export type LoopName = 'reconcile' | 'gc' | 'pool';
+export const LOOPS: readonly LoopName[] = ['reconcile', 'gc', 'pool'];
+
+/** One-shot runs an operator starts: `keeper reconcile --once`, `gc --once` / `--dry-run`, `pool refill --once`. */
+export type OneShot = 'reconcile' | 'gc' | 'gc-dry-run' | 'pool';
+
+/** Every workflow and activity of one host runs on its own queue, so activities touch only that host. */
+export function taskQueueFor(hostId: string): string {
+  return `keeper-${hostId}`;
+}
+
+/** Shared ids of one-shot runs that must not overlap: a second caller joins the running one. */
+const SHARED_ONE_SHOT: Record<Exclude<OneShot, 'reconcile'>, string> = { gc: 'gc-once', 'gc-dry-run': 'gc-dry-run', pool: 'pool-once' };
+
+export const ids = {
+  /** A loop's schedule, and the prefix of the runs it starts (the server appends the scheduled time). */
+  schedule: (hostId: string, loop: LoopName) => `keeper-${hostId}-${loop}`,
+  circuit: (hostId: string, serviceId: string) => `keeper-${hostId}-circuit-${serviceId}`,
+  health: (hostId: string) => `keeper-${hostId}-health`,
+  /** A one-shot run; every `reconcile --once` is a tick of its own. */
+  once: (hostId: string, run: OneShot, nowMs: number) =>
+    run === 'reconcile' ? `keeper-${hostId}-reconcile-once-${nowMs}` : `keeper-${hostId}-${SHARED_ONE_SHOT[run]}`,
+};

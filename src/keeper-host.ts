@@ -1,0 +1,82 @@
+/**
+ * The composition root: the one place a keeper host is built. The worker (`keeper worker`), the one-shot
+ * commands' in-process worker, the benchmarks and the test helpers all build their host here, injecting what
+ * they own (a logger that captures lines, a clock, an engine behind a fault proxy, a connection to a test
+ * server) and taking the defaults for the rest.
+ */
+import type { Client } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from './activities';
+import { heartbeatInterceptor } from './activities/heartbeat';
+import { activityLogContext } from './activities/log-context';
+import { EventWatcher, type EventWatcherOptions } from './events/watcher';
+import { hostDeps, type HostDeps, type HostParts } from './host/deps';
+import { taskQueueFor } from './ids';
+import { createLogger, type Logger } from './log';
+import { loopMetricsInterceptor } from './metrics';
+import type { Settings } from './settings';
+import { prebuiltBundle, WORKFLOWS_PATH } from './temporal/bundle';
+import { ensureSchedules, triggerReconcile } from './temporal/schedules';
+
+export interface WorkerParts {
+  connection: NativeConnection;
+  namespace: string;
+  /** A pre-built bundle (tests build it once); otherwise dist's bundle, or the sources. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+}
+
+export interface KeeperHost {
+  deps: HostDeps;
+  /** A worker polling this host's task queue with every workflow and this host's activities. */
+  createWorker(parts: WorkerParts): Promise<Worker>;
+  /** This host's schedules, created or updated in place. */
+  ensureSchedules(client: Client): Promise<void>;
+  /** The Docker event watcher (not started): it asks the reconcile schedule for a tick when an ah container changes. */
+  eventWatcher(client: Client, opts?: Pick<EventWatcherOptions, 'reconnect'>): EventWatcher;
+  /** Closes what the host opened itself (the DB when it was not given). */
+  close(): void;
+}
+
+/** How long running activities get to finish on SIGINT/SIGTERM. */
+export const SHUTDOWN_GRACE = '30s';
+
+export type { HostParts } from './host/deps';
+
+/** A worker process's logger: lines written inside an activity carry its ids. */
+export function workerLogger(settings: Settings): Logger {
+  return createLogger({ format: settings.logFormat, fields: { host: settings.hostId }, context: activityLogContext, debug: !!process.env.KEEPER_DEBUG });
+}
+
+export function createKeeperHost(settings: Settings, parts: HostParts = {}): KeeperHost {
+  const log = parts.log ?? workerLogger(settings);
+  const deps = hostDeps(settings, { ...parts, log });
+  const { metrics } = deps;
+  if (metrics) deps.docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
+  return {
+    deps,
+    async createWorker(w) {
+      const bundle = w.workflowBundle ?? prebuiltBundle();
+      const activityInterceptors = [heartbeatInterceptor(), ...(deps.metrics ? [loopMetricsInterceptor(deps.metrics, deps.db)] : [])];
+      return Worker.create({
+        connection: w.connection,
+        namespace: w.namespace,
+        taskQueue: taskQueueFor(settings.hostId),
+        activities: createActivities(deps),
+        interceptors: { activity: activityInterceptors },
+        ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
+        shutdownGraceTime: w.shutdownGraceTime ?? SHUTDOWN_GRACE,
+      });
+    },
+    ensureSchedules: (client) => ensureSchedules(client, settings),
+    eventWatcher(client, opts = {}) {
+      return new EventWatcher({
+        db: deps.db, docker: deps.docker, hostId: settings.hostId, log: deps.log.child({ loop: 'events' }),
+        debounceMs: settings.eventDebounceMs, requestTick: () => triggerReconcile(client, settings.hostId), clock: deps.clock, ...opts,
+      });
+    },
+    close() {
+      if (!parts.db) deps.db.close();
+    },
+  };
+}

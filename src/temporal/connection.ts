@@ -1,0 +1,130 @@
+/**
+ * The one way keeper connects to Temporal, as Temporal's own tools do (`@temporalio/envconfig`): the TEMPORAL_*
+ * variables (address, namespace, API key, TLS on/off, client cert and key as path or data, server CA, server
+ * name) and temporal.toml profiles, with their documented precedence; keeper's own --temporal-address,
+ * --namespace and --temporal-profile win over them. The worker's NativeConnection and every command's client
+ * come from here.
+ *
+ * A setting that cannot work fails before any connection is tried, with one line that names the file or the
+ * variable (exit 2): a missing certificate file, a key that does not match its certificate, an unknown profile.
+ * A server that does not answer, or that refuses the TLS handshake, fails with one line that says which (exit 1).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { Connection } from '@temporalio/client';
+import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
+import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
+import { SettingsError, type Settings } from '../settings';
+
+export type TemporalAuth = 'mtls' | 'api-key' | 'none';
+
+/** Where and how to connect; what the banner and `keeper status` show (never the key itself). */
+export interface TemporalTarget {
+  /** Unset: no address anywhere (flag, TEMPORAL_ADDRESS, profile), so keeper uses a local server. */
+  address: string | undefined;
+  namespace: string;
+  tls: TLSConfig | undefined;
+  apiKey: string | undefined;
+  metadata: Record<string, string> | undefined;
+  auth: TemporalAuth;
+  /** The profile used, when a config file gave one. */
+  profile: string | undefined;
+}
+
+/** The connection is refused or the server does not answer: exit 1, one line that says which. */
+export class TemporalConnectError extends Error {
+  override name = 'TemporalConnectError';
+}
+
+/** Resolves the target from the settings and the environment; throws SettingsError for settings that cannot work. */
+export function resolveTemporalTarget(settings: Pick<Settings, 'temporalAddress' | 'namespace' | 'temporalProfile'>, env = process.env): TemporalTarget {
+  const profile = loadProfile(settings.temporalProfile, env);
+  checkTlsFiles(profile, env);
+  const { connectionOptions, namespace } = toClientOptions(profile);
+  const tls = connectionOptions.tls === true ? {} : connectionOptions.tls || undefined;
+  const apiKey = typeof connectionOptions.apiKey === 'string' ? connectionOptions.apiKey : undefined;
+  return {
+    address: settings.temporalAddress ?? (connectionOptions.address || undefined), // TEMPORAL_ADDRESS='' means unset
+    namespace: settings.namespace ?? namespace ?? 'default',
+    tls,
+    apiKey,
+    metadata: connectionOptions.metadata as Record<string, string> | undefined,
+    auth: apiKey ? 'api-key' : tls?.clientCertPair ? 'mtls' : 'none',
+    profile: settings.temporalProfile ?? env.TEMPORAL_PROFILE,
+  };
+}
+
+function configFileOf(env: NodeJS.ProcessEnv): string {
+  return env.TEMPORAL_CONFIG_FILE ?? `${env.XDG_CONFIG_HOME ?? `${env.HOME ?? '~'}/.config`}/temporalio/temporal.toml`;
+}
+
+function loadProfile(name: string | undefined, env: NodeJS.ProcessEnv): ClientConfigProfile {
+  const file = configFileOf(env);
+  if (env.TEMPORAL_CONFIG_FILE && !fs.existsSync(env.TEMPORAL_CONFIG_FILE)) {
+    throw new SettingsError(`TEMPORAL_CONFIG_FILE ${env.TEMPORAL_CONFIG_FILE} does not exist`);
+  }
+  try {
+    return loadClientConfigProfile({ profile: name, overrideEnvVars: env as Record<string, string> });
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/Profile '.*' not found/.test(message)) throw new SettingsError(`unknown Temporal profile "${name ?? env.TEMPORAL_PROFILE}" in ${file}`);
+    throw new SettingsError(`Temporal config ${file}: ${message.split('\n')[0]}`);
+  }
+}
+
+/** Every TLS file named must exist, and a client key must belong to its certificate: checked before connecting. */
+function checkTlsFiles(profile: ClientConfigProfile, env: NodeJS.ProcessEnv): void {
+  const tls = profile.tls;
+  if (!tls || tls.disabled) return;
+  const where = (variable: string, key: string) => (env[variable] !== undefined ? variable : `${key} of the Temporal profile`);
+  const read = (source: ConfigDataSource | undefined, variable: string, key: string): Buffer | undefined => {
+    if (!source) return undefined;
+    if (!('path' in source)) return Buffer.from(source.data);
+    if (!fs.existsSync(source.path)) throw new SettingsError(`${where(variable, key)}: ${source.path} does not exist`);
+    return fs.readFileSync(source.path);
+  };
+  read(tls.serverCACert, 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'server_ca_cert_path');
+  const cert = read(tls.clientCert, 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'client_cert_path');
+  const key = read(tls.clientKey, 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'client_key_path');
+  if (!cert !== !key) throw new SettingsError('a TLS client certificate needs its key, and a key its certificate (TEMPORAL_TLS_CLIENT_CERT_* and TEMPORAL_TLS_CLIENT_KEY_*)');
+  if (cert && key && !keyMatches(cert, key)) {
+    throw new SettingsError(`the TLS client key (${where('TEMPORAL_TLS_CLIENT_KEY_PATH', 'client_key_path')}) does not match its certificate`);
+  }
+}
+
+function keyMatches(cert: Buffer, key: Buffer): boolean {
+  try {
+    return new crypto.X509Certificate(cert).checkPrivateKey(crypto.createPrivateKey(key));
+  } catch (err) {
+    throw new SettingsError(`the TLS client certificate or key cannot be read: ${(err as Error).message}`);
+  }
+}
+
+/** `127.0.0.1:7233, namespace default, TLS on, auth mTLS`: what an operator needs, never the key. */
+export function describeTarget(t: TemporalTarget & { address: string }): string {
+  const auth = t.auth === 'mtls' ? 'mTLS' : t.auth === 'api-key' ? 'API key' : 'none';
+  return `${t.address}, namespace ${t.namespace}, TLS ${t.tls ? 'on' : 'off'}, auth ${auth}${t.profile ? `, profile ${t.profile}` : ''}`;
+}
+
+/** The options both connection kinds take. */
+export function connectionOptions(t: TemporalTarget & { address: string }) {
+  return { address: t.address, tls: t.tls, apiKey: t.apiKey, metadata: t.metadata };
+}
+
+/** A client connection; a refused or failed connection becomes one TemporalConnectError line. */
+export async function connectClient(t: TemporalTarget & { address: string }, connectTimeoutMs = 10_000): Promise<Connection> {
+  try {
+    return await Connection.connect({ ...connectionOptions(t), connectTimeout: connectTimeoutMs });
+  } catch (err) {
+    throw connectError(t, err);
+  }
+}
+
+/** Says whether the server did not answer or refused the TLS handshake, from the transport's error. */
+export function connectError(t: TemporalTarget & { address: string }, err: unknown): TemporalConnectError {
+  const detail = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  if (/handshake|certificate|tls|ssl|alert|unknown ca|broken pipe|reset by peer|connection closed/i.test(detail)) {
+    return new TemporalConnectError(`Temporal at ${t.address} refused the TLS handshake (TLS ${t.tls ? 'on' : 'off'}, auth ${t.auth}): ${detail}`);
+  }
+  return new TemporalConnectError(`no Temporal server answers at ${t.address}: ${detail}`);
+}

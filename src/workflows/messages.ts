@@ -1,0 +1,26 @@
+/**
+ * The circuit breaker's messages, shared by the workflow, the CLI and tests (the client and the workflow use the
+ * same definitions). Workflow code imports this module: it stays deterministic.
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+export interface CircuitState {
+  serviceId: string;
+  /** circuit_open_count when the circuit opened: recovery applies only to this generation. */
+  generation: number;
+  /** Unix seconds at which the circuit closes by itself. */
+  retryAt: number;
+  phase: 'open' | 'recovering' | 'closed';
+  /** timer or reset: this run closed it; superseded: it was already closed or reopened (a newer generation). */
+  closedBy?: 'timer' | 'reset' | 'superseded';
+  /** The service status recovery left: running (recovery=restart) or stopped. */
+  status?: 'running' | 'stopped';
+}
+
+export interface CircuitInput {
+  serviceId: string;
+}
+
+/** Operator reset: close the circuit now. The optional argument is a free-text reason for the history. */
+export const circuitResetSignal = defineSignal<[reason?: string]>('reset');
+export const circuitStateQuery = defineQuery<CircuitState>('state');
