@@ -1,0 +1,23 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:fast`: the workflows on the time-skipping server with stub activities, replay of the recorded
+// histories, and the pure tests; no Docker, no SQLite, no dev server. Forked processes, one file at a time:
+// Temporal's native bridge must not run in worker threads, and time skipping is one clock for the whole server.
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    fileParallelism: false,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: ['test/global-setup-fast.ts'],
+    include: [
+      'test/workflows/**/*.test.ts',
+      'test/policy/**/*.test.ts',
+      'test/events/watcher-rules.test.ts',
+      'test/settings.test.ts',
+      'test/compose.test.ts',
+      'test/readme.test.ts',
+    ],
+    reporters: ['default'],
+  },
+});
