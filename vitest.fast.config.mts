@@ -10,6 +10,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ['test/global-setup-fast.ts'],
+    // The pure tests: they read files and call functions. Not cli tests (they run the built bin, and most open a
+    // state DB), nor anything that needs a dev server, an engine or SQLite.
     include: [
       'test/workflows/**/*.test.ts',
       'test/policy/**/*.test.ts',
