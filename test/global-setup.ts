@@ -1,23 +1,16 @@
 /**
  * Starts what the whole suite shares, once: the workflow bundle, a Temporal CLI dev server and the Java
- * time-skipping test server. The JVM gets as long as it needs here; the SDK's own launcher would give it 5 s.
+ * time-skipping test server (bundle and test server as `npm run test:fast` starts them: helpers/test-server.ts).
  *
  * It also guards the host: setup records the host's state and tags this run's processes; teardown stops
  * everything the run started (servers, extra engines), then fails the run if the host's interfaces, routes,
  * iptables, the main engine's networks, containers or volumes changed, or if a process of the run survives.
  */
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
-import { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { freePort, startDevServer, type DevServer } from '../src/temporal/dev-server';
-import { WORKFLOWS_PATH } from '../src/temporal/bundle';
+import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { engineOwner, engineOwners, stopEnginesOf } from './helpers/engines';
 import { captureHostState, diffHostState, processesOfRun, RUN_TAG_VARIABLE, type HostState } from './helpers/host-state';
+import { startTimeSkippingServer, writeWorkflowBundle, type TimeSkippingServer } from './helpers/test-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -29,11 +22,8 @@ declare module 'vitest' {
   }
 }
 
-const ROOT = path.resolve(__dirname, '..');
-export const TEST_SERVER_WRAPPER = path.join(ROOT, '.tools', 'bin', 'temporal-test-server');
-
 let devServer: DevServer | undefined;
-let testServer: ReturnType<typeof spawn> | undefined;
+let testServer: TimeSkippingServer | undefined;
 let hostBefore: HostState | undefined;
 const runTag = `r${process.pid}`;
 
@@ -42,25 +32,17 @@ export async function setup(project: TestProject): Promise<void> {
   hostBefore = await captureHostState();
   process.env[RUN_TAG_VARIABLE] = runTag;
   project.provide('runTag', runTag);
-  const artifacts = path.join(ROOT, 'test', '.artifacts');
-  fs.mkdirSync(artifacts, { recursive: true });
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
-  const bundlePath = path.join(artifacts, 'workflow-bundle.js');
-  fs.writeFileSync(bundlePath, code);
-  project.provide('workflowBundlePath', bundlePath);
+  project.provide('workflowBundlePath', await writeWorkflowBundle());
 
   devServer = await startDevServer();
   project.provide('devServerAddress', devServer.address);
 
-  const port = await freePort();
-  testServer = spawn(TEST_SERVER_WRAPPER, [String(port)], { stdio: 'ignore' });
-  await waitForPort(port, 60_000);
-  await registerSearchAttributes(`127.0.0.1:${port}`);
-  project.provide('timeSkippingAddress', `127.0.0.1:${port}`);
+  testServer = await startTimeSkippingServer();
+  project.provide('timeSkippingAddress', testServer.address);
 }
 
 export async function teardown(): Promise<void> {
-  testServer?.kill('SIGKILL');
+  testServer?.stop();
   await devServer?.stop();
   stopEnginesOf(engineOwner(runTag));
   const survivors = await settledProcesses();
@@ -100,38 +82,3 @@ function isAlive(pid: number): boolean {
     return false;
   }
 }
-
-/**
- * The Java test server knows only its own Custom* attributes; a child workflow started with KeeperHost or
- * ServiceId would wait for ever for its start to be acknowledged. Register keeper's as the dev server does.
- */
-async function registerSearchAttributes(address: string): Promise<void> {
-  const connection = await Connection.connect({ address });
-  try {
-    const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-    await connection.operatorService.addSearchAttributes({
-      namespace: 'default',
-      searchAttributes: { KeeperHost: keyword, ServiceId: keyword },
-    });
-  } finally {
-    await connection.close();
-  }
-}
-
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const open = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
-      s.on('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`time-skipping test server did not open port ${port} within ${timeoutMs} ms`);
-}
-
-const quietLogger = {
-  log() {}, trace() {}, debug() {}, info() {}, warn() {},
-  error: (m: string) => console.error(m),
-};

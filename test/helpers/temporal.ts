@@ -47,16 +47,25 @@ export async function devServerEnv(): Promise<TestWorkflowEnvironment> {
  * before this one (vitest's default 'stack' order), so they still have the connection.
  */
 export function devServerForFile(engine?: EngineFixture): TestWorkflowEnvironment {
+  return envForFile(devServerEnv, engine);
+}
+
+/** The shared time-skipping server for every test of the calling file, connected and closed as devServerForFile's. */
+export function timeSkippingForFile(): TestWorkflowEnvironment {
+  return envForFile(timeSkippingEnv);
+}
+
+function envForFile(connect: () => Promise<TestWorkflowEnvironment>, engine?: EngineFixture): TestWorkflowEnvironment {
   let env: TestWorkflowEnvironment | undefined;
   beforeAll(async () => {
-    env = await devServerEnv();
+    env = await connect();
   });
   afterAll(async () => {
     await engine?.cleanup();
     await env?.teardown();
   });
   return forwardTo(() => {
-    if (!env) throw new Error('the dev server is connected in beforeAll: use env inside a test or a hook');
+    if (!env) throw new Error('the server is connected in beforeAll: use env inside a test or a hook');
     return env;
   });
 }

@@ -24,14 +24,7 @@ const docker = new DockerClient();
 const deps = () => ({ db, docker, settings });
 
 beforeAll(async () => {
-  env = await timeSkippingEnv();
-  // The Java test server knows only its Custom* attributes; the tick tags circuit workflows with keeper's.
-  await env.connection.operatorService.addSearchAttributes({
-    namespace: 'default',
-    searchAttributes: { KeeperHost: 2, ServiceId: 2 }, // INDEXED_VALUE_TYPE_KEYWORD
-  }).catch((err: Error) => {
-    if (!/already exists/i.test(err.message)) throw err;
-  });
+  env = await timeSkippingEnv(); // global setup registered keeper's search attributes on it
 });
 afterAll(async () => {
   await env?.teardown();

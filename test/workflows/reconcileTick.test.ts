@@ -1,0 +1,122 @@
+/**
+ * reconcileTick with stub activities on the time-skipping server: what it passes from step to step, the summary
+ * it records, and the circuit workflows it starts: one per opened or expired circuit, once per service, named
+ * with the host's circuit id, and none over a circuit workflow that is already running.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import type { Activities } from '../../src/activities';
+import type { HeldCircuit } from '../../src/host/circuit';
+import type { TickApplied } from '../../src/host/reconcile/apply';
+import type { Housekeeping } from '../../src/host/reconcile/housekeep';
+import type { TickObservation } from '../../src/host/reconcile/observation';
+import type { TickSummary } from '../../src/workflows/reconcileTick';
+import type { CircuitRef } from '../../src/db/services';
+import { ids } from '../../src/ids';
+import { KeeperHost, ServiceId } from '../../src/search-attributes';
+import { circuitStateQuery } from '../../src/workflows/messages';
+import { circuitBreaker, reconcileTick } from '../../src/workflows';
+import { uniqueId, waitFor } from '../helpers/fixtures';
+import { timeSkippingForFile } from '../helpers/temporal';
+import { executeWithStubs, realTimeClient, withStubWorker } from './helpers';
+
+const env = timeSkippingForFile();
+const NOW_SEC = 1_900_000_000;
+const look = (containerId: string, state: string, restartCount: number) => ({ containerId, state, restartCount, health: '' });
+const circuit = (serviceId: string, generation: number): CircuitRef => ({ serviceId, generation, retryAt: NOW_SEC + 1800 });
+
+function observation(over: Partial<TickObservation> = {}): TickObservation {
+  return {
+    now: NOW_SEC, checked: 4, inspected: 2, transientErrors: 1, transientSamples: ['inspect c9: 500'],
+    crashes: [{ serviceId: 's1', containerId: 'c1', expectedLook: look('c1', 'running', 0), nextLook: look('c1', 'exited', 1), deaths: 1, reason: 'exited (1)', statusAfter: 'crashed', restart: false }],
+    looks: [], unchanged: 1, backUp: [], gone: [{ serviceId: 's2', containerId: 'c2' }], databases: [], environmentsDown: [], environmentStops: [],
+    splitBrain: [{ containerId: 'c7', serviceId: 's7', dbContainerId: 'c8' }],
+    problems: [{ subject: 'service:s9', problem: 'unknown status "weird"' }],
+    ...over,
+  };
+}
+
+function applied(opened: CircuitRef[] = []): TickApplied {
+  return {
+    crashes: 1, crashedServices: 1, opened, unhealthyRestarted: 0, recovered: 0, missing: 1, databasesUnavailable: 0,
+    databasesReady: 0, environmentsStopped: 0, containersStopped: 0, dockerActionErrors: 0,
+  };
+}
+
+/** The tick's four activities, plus the circuit workflow's (the children run on the same worker). */
+function tickStubs(hostId: string, over: { expired?: CircuitRef[]; opened?: CircuitRef[]; obs?: TickObservation; held?: HeldCircuit } = {}) {
+  const steps: string[] = [];
+  const kept: Housekeeping = { hostId, failedDeploys: 2, failedEnvCreates: 1, expiredLeases: 3, decayed: 4, expiredCircuits: over.expired ?? [] };
+  const stubs = {
+    housekeep: vi.fn<Activities['housekeep']>(async () => (steps.push('housekeep'), kept)),
+    observeHost: vi.fn<Activities['observeHost']>(async () => (steps.push('observeHost'), over.obs ?? observation())),
+    applyObservation: vi.fn<Activities['applyObservation']>(async () => (steps.push('applyObservation'), applied(over.opened))),
+    recordTickResult: vi.fn<Activities['recordTickResult']>(async () => void steps.push('recordTickResult')),
+    // A circuit whose row is already closed: its workflow ends at once, so the test can wait for it.
+    holdCircuit: vi.fn<Activities['holdCircuit']>(async () => over.held ?? { open: false, generation: 0, retryAt: 0, remainingMs: 0 }),
+    recoverCircuit: vi.fn<Activities['recoverCircuit']>(async () => ({ recovered: true, status: 'running' })),
+  } satisfies Pick<Activities, 'housekeep' | 'observeHost' | 'applyObservation' | 'recordTickResult' | 'holdCircuit' | 'recoverCircuit'>;
+  return { stubs, steps };
+}
+
+describe('reconcileTick', () => {
+  it('passes what it observed to apply, and records and returns its summary (decay counted by housekeep)', async () => {
+    const { stubs, steps } = tickStubs(uniqueId('h'));
+    const obs = observation();
+    const { result, handle } = await executeWithStubs(env, stubs, reconcileTick);
+    expect(steps).toEqual(['housekeep', 'observeHost', 'applyObservation', 'recordTickResult']);
+    expect(stubs.applyObservation.mock.calls).toEqual([[obs]]);
+    const expected: TickSummary = {
+      dockerReachable: true, checked: 4, inspected: 2, transientErrors: 1,
+      crashes: 1, crashedServices: 1, opened: 0, unhealthyRestarted: 0, recovered: 0, missing: 1, databasesUnavailable: 0,
+      databasesReady: 0, environmentsStopped: 0, containersStopped: 0, dockerActionErrors: 0, circuitsExpired: 0,
+      failedDeploys: 2, failedEnvCreates: 1, expiredLeases: 3, decayed: 4,
+      splitBrain: obs.splitBrain, badInput: obs.problems,
+    };
+    expect(result).toEqual(expected);
+    expect(stubs.recordTickResult.mock.calls).toEqual([[expected, handle.workflowId]]);
+    expect(stubs.holdCircuit).not.toHaveBeenCalled();
+  });
+
+  it('reports Docker unreachable when the observation carries an engine error', async () => {
+    const { stubs } = tickStubs(uniqueId('h'), { obs: observation({ dockerError: 'connect ENOENT', checked: 0, crashes: [] }) });
+    const { result } = await executeWithStubs(env, stubs, reconcileTick);
+    expect(result).toMatchObject({ dockerReachable: false, checked: 0 });
+  });
+
+  it("starts one circuit workflow per opened or expired circuit, once per service, named with the host's circuit id", async () => {
+    const hostId = uniqueId('h');
+    const { stubs } = tickStubs(hostId, { opened: [circuit('sa', 2)], expired: [circuit('sb', 1), circuit('sa', 2)] });
+    const tickId = uniqueId('tick-');
+    const children = await withStubWorker(env, stubs, async (taskQueue) => {
+      const summary = await env.client.workflow.execute(reconcileTick, { taskQueue, workflowId: tickId });
+      expect(summary).toMatchObject({ opened: 1, circuitsExpired: 2 });
+      const handles = ['sa', 'sb'].map((sid) => env.client.workflow.getHandle<typeof circuitBreaker>(ids.circuit(hostId, sid)));
+      // One at a time: the time-skipping client's result() must not overlap another's.
+      for (const [i, h] of handles.entries()) expect(await h.result()).toMatchObject({ serviceId: ['sa', 'sb'][i], closedBy: 'superseded' });
+      return Promise.all(handles.map((h) => h.describe()));
+    });
+    expect(stubs.holdCircuit.mock.calls.map(([sid]) => sid).sort()).toEqual(['sa', 'sb']);
+    for (const [i, sid] of ['sa', 'sb'].entries()) {
+      expect(children[i]).toMatchObject({ type: 'circuitBreaker', parentExecution: { workflowId: tickId } });
+      expect([children[i].typedSearchAttributes.get(KeeperHost), children[i].typedSearchAttributes.get(ServiceId)]).toEqual([hostId, sid]);
+    }
+  });
+
+  it('leaves a circuit workflow that is already running alone (WorkflowExecutionAlreadyStarted) and still records', async () => {
+    const hostId = uniqueId('h');
+    const { stubs } = tickStubs(hostId, { opened: [circuit('sc', 3)], held: { open: true, generation: 3, retryAt: NOW_SEC + 1800, remainingMs: 30 * 60_000 } });
+    // Waited on in real time: the time-skipping client would let the server jump to the running circuit's timer.
+    const client = realTimeClient(env);
+    await withStubWorker(env, stubs, async (taskQueue) => {
+      const running = await client.start(circuitBreaker, { taskQueue, workflowId: ids.circuit(hostId, 'sc'), args: [{ serviceId: 'sc' }] });
+      await waitFor('the running circuit to hold', async () => (await running.query(circuitStateQuery)).generation === 3);
+      const summary = await client.execute(reconcileTick, { taskQueue, workflowId: uniqueId('tick-') });
+      expect(summary).toMatchObject({ opened: 1 });
+      const now = await client.getHandle(ids.circuit(hostId, 'sc')).describe();
+      expect(now).toMatchObject({ runId: running.firstExecutionRunId, status: { name: 'RUNNING' } });
+      await running.terminate('test over');
+    });
+    expect(stubs.holdCircuit).toHaveBeenCalledTimes(1);
+    expect(stubs.recordTickResult).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:fast`: the workflows on the time-skipping server with stub activities, replay of the recorded
+// histories, and the pure tests; no Docker, no SQLite, no dev server. Forked processes, one file at a time:
+// Temporal's native bridge must not run in worker threads, and time skipping is one clock for the whole server.
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    fileParallelism: false,
+    // One process for all files (5 s of the ~15 s): none of them keeps state in a module, the environment, a
+    // module mock or fake timers, and a fresh fork per file costs more than most files' tests.
+    isolate: false,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: ['test/global-setup-fast.ts'],
+    // The pure tests: they read files and call functions. Not cli tests (they run the built bin, and most open a
+    // state DB), nor anything that needs a dev server, an engine or SQLite.
+    include: [
+      'test/workflows/**/*.test.ts',
+      'test/policy/**/*.test.ts',
+      'test/events/watcher-rules.test.ts',
+      'test/settings.test.ts',
+      'test/compose.test.ts',
+      'test/readme.test.ts',
+    ],
+    reporters: ['default'],
+  },
+});
