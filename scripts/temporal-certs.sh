@@ -12,6 +12,7 @@
 #   keeper.pem keeper.key                keeper's client certificate
 #   system-worker.pem system-worker.key  the client certificate of the server's own system worker (schedules,
 #                                        batch operations, …), which connects to the frontend like any client
+#   admin.pem admin.key                  a client certificate for operators' tools (admin tools, the UI)
 # Keys are P-256, mode 0600. Certificates are valid for KEEPER_CERT_DAYS days (365 by default).
 source "$(dirname "$0")/lib.sh"
 [ $# -ge 1 ] || die "usage: temporal-certs.sh DIR [SAN...]"
@@ -47,7 +48,7 @@ sans="DNS:localhost,IP:127.0.0.1"
 for san in "$@"; do sans="$sans,$san"; done
 new_key server localhost
 sign server "$(printf 'extendedKeyUsage=serverAuth\nsubjectAltName=%s' "$sans")"
-for client in keeper system-worker; do
+for client in keeper system-worker admin; do
   new_key "$client" "$client"
   sign "$client" "extendedKeyUsage=clientAuth"
 done

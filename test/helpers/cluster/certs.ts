@@ -26,7 +26,17 @@ async function makePki(dir: string): Promise<void> {
   await run('scripts/temporal-certs.sh', 'bash', [CERTS_SCRIPT, dir], { timeoutMs: 30_000, env: { KEEPER_CERT_DAYS: '2' } });
 }
 
-const keeperFiles = (dir: string): ClientTlsFiles => ({
+/** The server's files in a directory scripts/temporal-certs.sh wrote (the compose mTLS variant mounts one too). */
+export const serverTlsFilesIn = (dir: string): ServerTlsFiles => ({
+  caFile: path.join(dir, 'ca.pem'),
+  serverCertFile: path.join(dir, 'server.pem'),
+  serverKeyFile: path.join(dir, 'server.key'),
+  systemWorkerCertFile: path.join(dir, 'system-worker.pem'),
+  systemWorkerKeyFile: path.join(dir, 'system-worker.key'),
+});
+
+/** keeper's client files in such a directory. */
+const keeperFilesIn = (dir: string): ClientTlsFiles => ({
   caFile: path.join(dir, 'ca.pem'),
   clientCertFile: path.join(dir, 'keeper.pem'),
   clientKeyFile: path.join(dir, 'keeper.key'),
@@ -37,15 +47,5 @@ export async function makeCertificates(dir: string): Promise<ClusterCertificates
   const trusted = path.join(dir, 'trusted');
   const untrusted = path.join(dir, 'untrusted');
   await settleAll([makePki(trusted), makePki(untrusted)]);
-  return {
-    server: {
-      caFile: path.join(trusted, 'ca.pem'),
-      serverCertFile: path.join(trusted, 'server.pem'),
-      serverKeyFile: path.join(trusted, 'server.key'),
-      systemWorkerCertFile: path.join(trusted, 'system-worker.pem'),
-      systemWorkerKeyFile: path.join(trusted, 'system-worker.key'),
-    },
-    keeper: keeperFiles(trusted),
-    untrusted: keeperFiles(untrusted),
-  };
+  return { server: serverTlsFilesIn(trusted), keeper: keeperFilesIn(trusted), untrusted: keeperFilesIn(untrusted) };
 }

@@ -31,6 +31,7 @@ import { clusterTools } from './tools';
 export * from './facts';
 export { SEARCH_ATTRIBUTE_QUERY } from './cli';
 export { sdkTls } from './sdk-tls';
+export { serverTlsFilesIn } from './certs';
 export type { ClientTlsFiles } from './certs';
 
 export interface ClusterTimingsMs {
