@@ -12,7 +12,7 @@ PG_BIN=/usr/lib/postgresql/15/bin
 MODULE=go.temporal.io/server
 
 # `temporal-server --version` prints "temporal version 1.29.1"; the sql tool "temporal-sql-tool version 1.29.1".
-has_version() { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -qx "[a-z-]* version $VERSION"; }
+has_version() { [ -x "$1" ] && [ "$("$1" --version 2>/dev/null | sed -n "s/^[a-z-]* version //p")" = "$VERSION" ]; }
 
 build() {
   local name="$1" package="$2" log="$TOOLS_DIR/go-install-$1.log" start
