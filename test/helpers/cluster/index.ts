@@ -4,7 +4,7 @@
  * search attributes — what an operator runs in production (docker-compose.temporal.mtls.yml), on loopback
  * ports, in one temp dir. No vitest imports.
  *
- *   const cluster = await startCluster();     // ~ 10-20 s
+ *   const cluster = await startCluster();     // 3-8 s on a 2-core machine
  *   Connection.connect({ address: cluster.address, tls: … cluster.tls … });
  *   await cluster.killServer(); await cluster.startServer();   // a crash and a restart over the same DB
  *   await cluster.stop();                     // server, PostgreSQL, temp dir
@@ -76,7 +76,7 @@ export interface TemporalCluster {
 }
 
 export interface StartClusterOptions {
-  /** Bound on the server's start, until it serves (default 180 s: a cold start on 2 busy cores). */
+  /** Bound on the server's start until it serves (default 180 s, generous: it serves in under 1 s here). */
   serverStartTimeoutMs?: number;
   /** Bound on namespace + search attributes until visibility accepts a query (default 90 s). */
   namespaceTimeoutMs?: number;
