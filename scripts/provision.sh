@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Provisions everything the tests need: Docker engine, test image, Temporal CLI, time-skipping test server,
-# and Chromium for the UI test.
+# Chromium for the UI test, and the real Temporal server with PostgreSQL and openssl for the cluster tests.
 source "$(dirname "$0")/lib.sh"
 here="$(dirname "$0")"
 bash "$here/provision-docker.sh"
 bash "$here/provision-test-image.sh"
 bash "$here/provision-temporal-cli.sh"
 bash "$here/provision-test-server.sh"
+bash "$here/provision-temporal-server.sh"
 bash "$here/provision-chromium.sh"
