@@ -10,7 +10,7 @@ import { NativeConnection } from '@temporalio/worker';
 import fs from 'node:fs';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeeperHost } from '../../src/shared';
+import { KeeperHost } from '../../src/search-attributes';
 import { uniqueId, waitFor } from '../helpers/fixtures';
 import { processesOfRun, RUN_TAG_VARIABLE } from '../helpers/host-state';
 import { SEARCH_ATTRIBUTES, sdkTls, startCluster, TEMPORAL_SERVER_VERSION, type TemporalCluster } from '../helpers/cluster';

@@ -4,7 +4,7 @@
  * test/compose.test.ts compares docker-compose.temporal.yml and its mTLS variant with these, so an operator's
  * cluster and the one the tests prove keeper on cannot drift apart. No vitest imports.
  */
-import { KEEPER_SEARCH_ATTRIBUTES } from '../../../src/temporal/dev-server';
+import { cliTypeName, KEEPER_SEARCH_ATTRIBUTES } from '../../../src/search-attributes';
 
 /** scripts/provision-temporal-server.sh builds this version (its VERSION line; test/compose.test.ts compares). */
 export const TEMPORAL_SERVER_VERSION = '1.29.1';
@@ -17,7 +17,7 @@ export const DATABASES = { persistence: 'temporal', visibility: 'temporal_visibi
 export const SCHEMA_DIRS = { persistence: 'temporal', visibility: 'visibility' } as const;
 export const NAMESPACE = 'default';
 export const NAMESPACE_RETENTION = '24h';
-export const SEARCH_ATTRIBUTES = KEEPER_SEARCH_ATTRIBUTES;
+export const SEARCH_ATTRIBUTES: Record<string, string> = Object.fromEntries(KEEPER_SEARCH_ATTRIBUTES.map((k) => [k.name, cliTypeName(k)]));
 /** The name the frontend's certificate carries and clients verify (its SANs: DNS:localhost, IP:127.0.0.1). */
 export const TLS_SERVER_NAME = 'localhost';
 /** IDs are varchar(255) in the SQL schemas: longer ones are refused at the API instead of failing in the DB. */
