@@ -73,7 +73,8 @@ export async function runWorker(settings: Settings): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: settings.namespace });
   let watcher: EventWatcher | undefined;
   try {
-    const metrics = createKeeperMetrics(Runtime.instance().metricMeter.withTags({ keeper_host: settings.hostId }));
+    // The runtime's globalTags already put keeper_host on every series: tagging it here too doubled the label.
+    const metrics = createKeeperMetrics(Runtime.instance().metricMeter);
     const docker = new DockerClient();
     docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
     const worker = await createKeeperWorker({ connection, namespace: settings.namespace, deps: { db, docker, settings, metrics } });

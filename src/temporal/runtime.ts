@@ -20,10 +20,20 @@ export function installRuntime(log: Logger | undefined, opts: { metricsPort?: nu
     logger: sdkLogger,
     telemetryOptions: {
       logging: { filter: 'WARN', forward: {} },
-      ...(opts.metricsPort
-        ? { metrics: { prometheus: { bindAddress: `0.0.0.0:${opts.metricsPort}` }, globalTags: { keeper_host: opts.hostId ?? '' } } }
-        : {}),
+      ...(opts.metricsPort ? { metrics: prometheusExporter(opts.metricsPort, opts.hostId ?? '') } : {}),
     },
     shutdownSignals: [],
   });
+}
+
+/**
+ * The one place that puts `keeper_host` on metrics: globalTags reach the SDK's series and keeper's own (created
+ * on this runtime's meter) alike, so no meter may add it again (Prometheus rejects a scrape with a label twice).
+ * Counters end in `_total` and durations are in seconds, as Prometheus names them (`promtool check metrics`).
+ */
+function prometheusExporter(port: number, hostId: string) {
+  return {
+    prometheus: { bindAddress: `0.0.0.0:${port}`, countersTotalSuffix: true, useSecondsForDurations: true },
+    globalTags: { keeper_host: hostId },
+  };
 }
