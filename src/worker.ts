@@ -81,7 +81,7 @@ export async function runWorker(settings: Settings): Promise<void> {
     await ensureSchedules(client, settings);
     watcher = new EventWatcher({
       db, docker, hostId: settings.hostId, log: log.child({ loop: 'events' }), debounceMs: settings.eventDebounce,
-      requestTick: () => triggerReconcile(client, settings.hostId),
+      requestTick: () => triggerReconcile(client, settings.hostId), metrics,
     });
     watcher.start();
     const stop = (signal: string) => {

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DockerError, type DockerClient } from '../docker/client';
+import { recordDiskVerdict } from '../metrics';
 import { judgeDisk, type DiskUsage, type DiskVerdict } from '../policy/disk';
 import type { Settings } from '../settings';
 import type { ActivityDeps } from './deps';
@@ -89,9 +90,11 @@ export async function assertDiskAllows(deps: GuardDeps, what = 'operation'): Pro
 
 export function createDiskActivities(deps: ActivityDeps) {
   return {
-    /** The disk guard's verdict for this host, as the pool refill and deploys read it. */
+    /** The disk guard's verdict for this host, as the pool refill and deploys read it (and the disk metrics). */
     async checkDiskSpace(): Promise<DiskVerdict> {
-      return readDiskGuard(deps);
+      const verdict = await readDiskGuard(deps);
+      if (deps.metrics) recordDiskVerdict(deps.metrics, verdict);
+      return verdict;
     },
   };
 }

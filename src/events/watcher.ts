@@ -12,6 +12,7 @@ import type { DockerClient, DockerEvent } from '../docker/client';
 import { advanceEventCursor, readEventWatcherState, writeWatcherState, type WatcherState } from '../db/events';
 import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
+import { recordWatcherState, type KeeperMetrics } from '../metrics';
 import { EVENT_CONNECT_TIMEOUT_MS, EVENT_RECONNECT_MAX_MS, EVENT_RECONNECT_MIN_MS, EVENT_UNAVAILABLE_AFTER_FAILURES } from '../settings';
 
 export { readEventWatcherState, type EventWatcherState } from '../db/events';
@@ -30,6 +31,8 @@ export interface EventWatcherOptions {
   requestTick: () => Promise<boolean | void>;
   debounceMs: number;
   reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
+  /** The worker's metrics: the state goes to `keeper_event_watcher_state` as well as to the DB. */
+  metrics?: KeeperMetrics;
 }
 
 export interface WatcherStats {
@@ -206,6 +209,7 @@ export class EventWatcher {
 
   private setState(state: WatcherState, error: string): void {
     this.state = state;
+    if (this.o.metrics) recordWatcherState(this.o.metrics, state);
     try {
       writeWatcherState(this.o.db, this.o.hostId, state, error, nowSec());
     } catch (err) {
