@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provisions everything the tests need: Docker engine, test image, Temporal CLI, time-skipping test server,
-# and Chromium for the UI test.
+# Chromium for the UI test, and Prometheus with promtool for the metrics tests.
 source "$(dirname "$0")/lib.sh"
 here="$(dirname "$0")"
 bash "$here/provision-docker.sh"
@@ -8,3 +8,4 @@ bash "$here/provision-test-image.sh"
 bash "$here/provision-temporal-cli.sh"
 bash "$here/provision-test-server.sh"
 bash "$here/provision-chromium.sh"
+bash "$here/provision-prometheus.sh"
