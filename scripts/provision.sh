@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Provisions everything the tests need: Docker engine, test image, Temporal CLI, time-skipping test server,
-# Chromium for the UI test, and the real Temporal server with PostgreSQL and openssl for the cluster tests.
+# Chromium for the UI test, the real Temporal server with PostgreSQL and openssl for the cluster tests, and
+# Prometheus with promtool for the metrics tests.
 source "$(dirname "$0")/lib.sh"
 here="$(dirname "$0")"
 bash "$here/provision-docker.sh"
@@ -9,3 +10,4 @@ bash "$here/provision-temporal-cli.sh"
 bash "$here/provision-test-server.sh"
 bash "$here/provision-temporal-server.sh"
 bash "$here/provision-chromium.sh"
+bash "$here/provision-prometheus.sh"

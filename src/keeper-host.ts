@@ -72,7 +72,8 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
     eventWatcher(client, opts = {}) {
       return new EventWatcher({
         db: deps.db, docker: deps.docker, hostId: settings.hostId, log: deps.log.child({ loop: 'events' }),
-        debounceMs: settings.eventDebounceMs, requestTick: () => triggerReconcile(client, settings.hostId), clock: deps.clock, ...opts,
+        debounceMs: settings.eventDebounceMs, requestTick: () => triggerReconcile(client, settings.hostId), clock: deps.clock,
+        metrics: deps.metrics, ...opts,
       });
     },
     close() {

@@ -1,12 +1,18 @@
 /**
- * keeper's own Prometheus metrics. They are created on the Temporal runtime's meter, so they are served on
- * the same --metrics-port endpoint as the SDK's runtime metrics. Tests and one-off commands use the no-op
- * meter.
+ * keeper's own Prometheus metrics: what happens on the host (crashes, circuits, GC removals, the pool, Docker
+ * calls, the event watcher, the disk guard). How the loops run (runs, failures, latency) is the SDK's: its
+ * runtime exports `temporal_workflow_completed_total`, `temporal_workflow_failed_total` and
+ * `temporal_workflow_endtoend_latency` by workflow_type, and the activity metrics by activity_type.
+ *
+ * They are created on the Temporal runtime's meter, so they are served on the same --metrics-port endpoint
+ * and carry its `keeper_host` global tag. Tests and one-off commands use the no-op meter.
  */
 import type { Context } from '@temporalio/activity';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import type { WatcherState } from './db/events';
 import type { StateDb } from './db/open';
+import type { DiskVerdict } from './policy/disk';
 
 export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
   return {
@@ -14,39 +20,52 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
     circuitsOpen: meter.createGauge('keeper_circuits_open', 'int', 'circuits', 'services whose circuit is open'),
     gcRemovals: meter.createCounter('keeper_gc_removals', 'resources', 'resources removed by GC, by class'),
     poolReady: meter.createGauge('keeper_pool_ready', 'int', 'containers', 'ready warm-pool containers, by template'),
-    tickDuration: meter.createHistogram('keeper_tick_duration', 'float', 's', 'wall time of one loop run, by loop'),
     dockerCalls: meter.createCounter('keeper_docker_api_calls', 'calls', 'Docker Engine API calls, by operation'),
+    eventWatcherState: meter.createGauge('keeper_event_watcher_state', 'int', '',
+      "the Docker event watcher's state: 1 for the current one (following, reconnecting, unavailable, stopped), 0 for the others"),
+    diskUsedRatio: meter.createGauge('keeper_disk_used_ratio', 'float', '',
+      'used fraction (0-1) of a guarded path at the disk guard\'s last check, by path and role'),
+    diskWarnRatio: meter.createGauge('keeper_disk_warn_ratio', 'float', '', '--disk-warn as a fraction (0-1)'),
+    diskBlockRatio: meter.createGauge('keeper_disk_block_ratio', 'float', '',
+      '--disk-block as a fraction (0-1): at or above it the guard blocks pool refills and deploys'),
   };
 }
 
 export type KeeperMetrics = ReturnType<typeof createKeeperMetrics>;
 
+const WATCHER_STATES: WatcherState[] = ['following', 'reconnecting', 'unavailable', 'stopped'];
+
+/** One series per state, so that an alert can ask for `{state="unavailable"} == 1` and a graph shows changes. */
+export function recordWatcherState(metrics: KeeperMetrics, state: WatcherState): void {
+  for (const s of WATCHER_STATES) metrics.eventWatcherState.set(s === state ? 1 : 0, { state: s });
+}
+
 /**
- * Activity interceptor that turns loop results into metrics, so the loops themselves stay free of it: the time
- * from a run's first activity to its record activity is the loop's duration, the GC summary gives removals by
- * class, and open circuits are counted from the DB after each tick.
+ * The guard's measurements and its thresholds, so that the alerts compare with the thresholds keeper enforces
+ * (not copies of them). A path that could not be measured has no ratio: its series keeps its last value.
  */
+export function recordDiskVerdict(metrics: KeeperMetrics, verdict: DiskVerdict): void {
+  metrics.diskWarnRatio.set(verdict.warnAt / 100);
+  metrics.diskBlockRatio.set(verdict.blockAt / 100);
+  for (const p of verdict.paths) {
+    if (p.totalBytes === null || p.freeBytes === null || p.totalBytes <= 0) continue;
+    metrics.diskUsedRatio.set((p.totalBytes - p.freeBytes) / p.totalBytes, { path: p.path, role: p.role });
+  }
+}
 
-const RECORDERS: Record<string, string> = { recordTickResult: 'reconcile', recordGcSweep: 'gc', recordPoolRefill: 'pool' };
-const firstSeen = new Map<string, number>();
-
+/**
+ * Activity interceptor that turns loop results into metrics when a loop records them, so the loops stay free
+ * of it: the GC summary gives removals by class, and open circuits are counted from the DB after each tick.
+ */
 export function loopMetricsInterceptor(metrics: KeeperMetrics, db: StateDb) {
   return (ctx: Context): { inbound: ActivityInboundCallsInterceptor } => ({
     inbound: {
       async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
-        const runId = ctx.info.workflowExecution?.runId ?? '';
-        if (!firstSeen.has(runId)) firstSeen.set(runId, Date.now());
         const result = await next(input);
-        const loop = RECORDERS[ctx.info.activityType];
-        if (loop) {
-          metrics.tickDuration.record((Date.now() - (firstSeen.get(runId) ?? Date.now())) / 1000, { loop });
-          firstSeen.delete(runId);
-          if (loop === 'gc') recordGcRemovals(metrics, input.args[0]);
-          if (loop === 'reconcile') {
-            metrics.circuitsOpen.set(db.prepare('SELECT COUNT(*) FROM services WHERE circuit_open = 1').pluck().get() as number);
-          }
+        if (ctx.info.activityType === 'recordGcSweep') recordGcRemovals(metrics, input.args[0]);
+        if (ctx.info.activityType === 'recordTickResult') {
+          metrics.circuitsOpen.set(db.prepare('SELECT COUNT(*) FROM services WHERE circuit_open = 1').pluck().get() as number);
         }
-        if (firstSeen.size > 1000) firstSeen.clear(); // runs that never reached their record step
         return result;
       },
     },

@@ -7,6 +7,7 @@
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { recordLoopResult } from '../db/loop-results';
+import { recordDiskVerdict } from '../metrics';
 import type { HostDeps } from '../host/deps';
 import { readDiskGuard } from '../host/disk';
 import { poolStats } from '../host/pool/admin';
@@ -23,8 +24,12 @@ export function createPoolActivities(deps: HostDeps) {
     prunePoolGhosts: () => prunePoolGhosts(deps),
     detachClaimedFromPool: () => detachClaimedFromPool(deps),
     planPoolRefill: async () => planPoolRefill(deps),
-    /** The disk guard's verdict for this host, as the pool refill reads it. */
-    checkDiskSpace: (): Promise<DiskVerdict> => readDiskGuard(deps),
+    /** The disk guard's verdict for this host, as the pool refill reads it; the disk metrics follow it. */
+    async checkDiskSpace(): Promise<DiskVerdict> {
+      const verdict = await readDiskGuard(deps);
+      if (deps.metrics) recordDiskVerdict(deps.metrics, verdict);
+      return verdict;
+    },
 
     async createPoolEntry(req: PoolEntryRequest): Promise<PoolEntryResult> {
       try {

@@ -13,6 +13,7 @@ import { advanceEventCursor, readEventWatcherState, writeWatcherState, type Watc
 import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
 import { unixSeconds, type Clock } from '../time';
+import { recordWatcherState, type KeeperMetrics } from '../metrics';
 
 export { readEventWatcherState, type EventWatcherState } from '../db/events';
 
@@ -42,6 +43,8 @@ export interface EventWatcherOptions {
   reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
   /** For the times it records; the system's when unset. */
   clock?: Clock;
+  /** The worker's metrics: the state goes to `keeper_event_watcher_state` as well as to the DB. */
+  metrics?: KeeperMetrics;
 }
 
 export interface WatcherStats {
@@ -217,6 +220,7 @@ export class EventWatcher {
 
   private setState(state: WatcherState, error: string): void {
     this.state = state;
+    if (this.o.metrics) recordWatcherState(this.o.metrics, state);
     try {
       writeWatcherState(this.o.db, this.o.hostId, state, error, unixSeconds(this.o.clock));
     } catch (err) {

@@ -21,9 +21,7 @@ export function installRuntime(log: Logger | undefined, opts: { metricsPort?: nu
     logger: sdkLogger,
     telemetryOptions: {
       logging: { filter: 'WARN', forward: {} },
-      ...(opts.metricsPort
-        ? { metrics: { prometheus: { bindAddress: `0.0.0.0:${opts.metricsPort}` }, globalTags: { keeper_host: opts.hostId ?? '' } } }
-        : {}),
+      ...(opts.metricsPort ? { metrics: prometheusExporter(opts.metricsPort, opts.hostId ?? '') } : {}),
     },
     shutdownSignals: [],
   });
@@ -32,4 +30,16 @@ export function installRuntime(log: Logger | undefined, opts: { metricsPort?: nu
 /** Whether the process's runtime was already made (Runtime.install then throws IllegalStateError). */
 function runtimeExists(): boolean {
   return (Runtime as unknown as { _instance?: unknown })._instance !== undefined;
+}
+
+/**
+ * The one place that puts `keeper_host` on metrics: globalTags reach the SDK's series and keeper's own (created
+ * on this runtime's meter) alike, so no meter may add it again (Prometheus rejects a scrape with a label twice).
+ * Counters end in `_total` and durations are in seconds, as Prometheus names them (`promtool check metrics`).
+ */
+function prometheusExporter(port: number, hostId: string) {
+  return {
+    prometheus: { bindAddress: `0.0.0.0:${port}`, countersTotalSuffix: true, useSecondsForDurations: true },
+    globalTags: { keeper_host: hostId },
+  };
 }

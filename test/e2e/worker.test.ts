@@ -52,10 +52,11 @@ describe('keeper worker (npm start)', () => {
           expect(trigger.code, trigger.stderr).toBe(0);
           const metrics = await waitFor('keeper metrics', async () => {
             const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-            return /keeper_tick_duration\w*\{[^}]*loop="reconcile"/.test(text) ? text : undefined;
+            return /temporal_workflow_completed_total\{[^}]*workflow_type="reconcileTick"/.test(text) ? text : undefined;
           }, 30_000);
-          expect(metrics).toMatch(/keeper_docker_api_calls\w*\{[^}]*operation="container.list"/);
-          expect(metrics).toMatch(/keeper_circuits_open\w*\{[^}]*keeper_host="/);
+          expect(metrics).toMatch(/keeper_docker_api_calls_total\{[^}]*operation="container.list"/);
+          expect(metrics).toMatch(new RegExp(`keeper_circuits_open\\{keeper_host="${hostId}"\\} 0`));
+          expect(metrics).toMatch(/keeper_event_watcher_state\{state="following",keeper_host="[^"]+"\} 1/);
         }
         await waitFor('three schedules', async () => (await countSchedules(hostId)) === 3, 20_000);
         expect(await countSchedules(hostId)).toBe(3);
