@@ -6,9 +6,10 @@
  */
 import type { Context } from '@temporalio/activity';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import { HEARTBEAT_TIMEOUT_MS } from '../workflows/timeouts';
 
-/** How often a running activity heartbeats; the workflows' heartbeat timeouts are a few times this. */
-export const HEARTBEAT_INTERVAL_MS = 2_000;
+/** How often a running activity heartbeats: a fifth of the workflows' heartbeat timeout, so a late beat is no timeout. */
+export const HEARTBEAT_INTERVAL_MS = HEARTBEAT_TIMEOUT_MS / 5;
 
 export function heartbeatInterceptor(intervalMs = HEARTBEAT_INTERVAL_MS) {
   return (ctx: Context): { inbound: ActivityInboundCallsInterceptor } => ({

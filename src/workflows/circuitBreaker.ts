@@ -5,9 +5,11 @@
  */
 import { condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
 import { circuitResetSignal, circuitStateQuery, type CircuitInput, type CircuitState } from './messages';
 
 const { holdCircuit, recoverCircuit } = proxyActivities<Activities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '1m',
   // The host's queue may be gone for a while (the host is down): keep trying, the timer already fired.
   retry: { initialInterval: '5s', maximumInterval: '5m', backoffCoefficient: 2 },

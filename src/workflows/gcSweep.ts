@@ -8,10 +8,12 @@ import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporali
 import type { Activities } from '../activities';
 import type { GcClassInput, GcClassResult } from '../host/gc/sweep';
 import type { GcClass } from '../policy/gc';
+import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
 
 // Containers, then the rest side by side: two activity spans of at most 4 minutes each fit the schedule's
 // 10-minute run timeout. A class cut off by its timeout is reported; the next sweep picks up the rest.
 const gc = proxyActivities<Activities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '3m',
   scheduleToCloseTimeout: '4m',
   retry: { maximumAttempts: 2, initialInterval: '2s' },

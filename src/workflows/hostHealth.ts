@@ -1,8 +1,10 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { EngineReport } from '../host/health';
+import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
 
 const { readEngineInfo, readSchemaVersion } = proxyActivities<Activities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '2m',
   retry: { maximumAttempts: 3 },

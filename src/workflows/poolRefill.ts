@@ -6,14 +6,17 @@ import { ActivityFailure, ApplicationFailure, patched, proxyActivities, uuid4 } 
 import type { Activities } from '../activities';
 import type { PoolDetachReport, PoolEntryResult, PruneReport, RefillPlan } from '../host/pool/refill';
 import type { DiskVerdict } from '../policy/disk';
+import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
 
 const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = proxyActivities<Activities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '1m',
   scheduleToCloseTimeout: '3m',
   retry: { maximumAttempts: 3, initialInterval: '1s' },
 });
 
 const { createPoolEntry } = proxyActivities<Activities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '2m',
   scheduleToCloseTimeout: '5m',
   retry: { maximumAttempts: 3, initialInterval: '1s', nonRetryableErrorTypes: ['TemplateNotFound', 'ImageMissing', 'NameTaken'] },

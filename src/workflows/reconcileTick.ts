@@ -13,8 +13,10 @@ import type { CircuitRef } from '../db/services';
 import { ids } from '../ids';
 import { serviceAttributes } from '../search-attributes';
 import { circuitBreaker } from './circuitBreaker';
+import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
 
 const { housekeep, observeHost, applyObservation, recordTickResult } = proxyActivities<Activities>({
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '2m',
   scheduleToCloseTimeout: '5m',
   retry: { initialInterval: '1s', maximumAttempts: 5 },

@@ -6,6 +6,7 @@ import type { HostParts } from '../../src/host/deps';
 import { createKeeperHost } from '../../src/keeper-host';
 import type { Settings } from '../../src/settings';
 import type { EngineFixture } from './fixtures';
+import { startTimeSkippingServer, type TimeSkippingServer } from './test-server';
 
 let runtimeInstalled = false;
 function quietRuntime(): void {
@@ -24,15 +25,29 @@ function quietRuntime(): void {
 }
 
 /** The shared Java time-skipping server: timers jump forward while a test awaits a workflow result. */
-export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+export async function timeSkippingEnv(address = inject('timeSkippingAddress')): Promise<TestWorkflowEnvironment> {
   quietRuntime();
   // `create` is the factory behind createTimeSkipping; it accepts an already running server.
   return (TestWorkflowEnvironment as unknown as { create(o: object): Promise<TestWorkflowEnvironment> }).create({
     server: { type: 'existing' },
-    address: inject('timeSkippingAddress'),
+    address,
     namespace: 'default',
     supportsTimeSkipping: true,
   });
+}
+
+/**
+ * A time-skipping server of the calling file's own, for tests whose real activities can leave a workflow task
+ * pending (a worker gone mid-run): on the test server such a task stops time skipping for every later test, so
+ * these tests must not share the suite's server. Started in beforeAll, stopped in afterAll.
+ */
+export function ownTimeSkippingServerForFile(engine?: EngineFixture): TestWorkflowEnvironment {
+  let server: TimeSkippingServer | undefined;
+  afterAll(() => server?.stop());
+  return envForFile(async () => {
+    server = await startTimeSkippingServer();
+    return timeSkippingEnv(server.address);
+  }, engine);
 }
 
 /** The shared CLI dev server: real schedules, visibility and search attributes. */

@@ -3,8 +3,7 @@
  * opening) passes in moments, the reset signal, and recovery attempts that race. Containers and the SQLite
  * file are real.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { circuitResetSignal, circuitStateQuery } from '../../src/workflows/messages';
@@ -12,10 +11,11 @@ import { ids, taskQueueFor } from '../../src/ids';
 import type { Settings } from '../../src/settings';
 import { circuitBreaker, reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
-import { keeperWorker, timeSkippingEnv } from '../helpers/temporal';
+import { keeperWorker, ownTimeSkippingServerForFile } from '../helpers/temporal';
 import { activities, addService, addServiceWithExitedContainer, addTenant, deployments, nowSec, runServiceContainer, service } from './helpers';
 
-let env: TestWorkflowEnvironment;
+// Real activities and workers that stop between tests: a server of this file's own (see the helper).
+const env = ownTimeSkippingServerForFile();
 let db: StateDb;
 let settings: Settings;
 let tenant: string;
@@ -23,12 +23,6 @@ const engine = new EngineFixture();
 const docker = new DockerClient();
 const deps = () => ({ db, docker, settings });
 
-beforeAll(async () => {
-  env = await timeSkippingEnv(); // global setup registered keeper's search attributes on it
-});
-afterAll(async () => {
-  await env?.teardown();
-});
 afterEach(async () => {
   await engine.cleanup();
   db?.close();
