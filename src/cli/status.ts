@@ -1,6 +1,9 @@
 /** `keeper status [--json]`: see src/host/status.ts for what it reads. */
 import type { Command } from 'commander';
 import { readStatus, type HostStatus } from '../host/status';
+import type { Settings } from '../settings';
+import { operatorTarget } from '../temporal/client';
+import { describeTarget } from '../temporal/connection';
 import { isoSeconds } from '../time';
 import { jsonOption, print, settingsFrom, table, withHost, withSettings } from './common';
 
@@ -14,9 +17,15 @@ function when(unixSec: number | null, nowSec: number): string {
 }
 
 
-function render(s: HostStatus): string {
+/** Where this host's Temporal is, as configured (no connection is made): address, namespace, TLS, auth kind. */
+function temporalSummary(settings: Settings): string {
+  const target = operatorTarget(settings);
+  return `${describeTarget(target)}${target.embedded ? " (npm start's embedded server)" : ''}`;
+}
+
+function render(s: HostStatus & { temporal: string }): string {
   const counts = (c: Record<string, number>) => Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
-  const out = [`host ${s.host}`, '', 'services'];
+  const out = [`host ${s.host}`, `temporal ${s.temporal}`, '', 'services'];
   out.push(
     s.services.length === 0
       ? '  none'
@@ -45,6 +54,8 @@ export function registerStatusCommand(program: Command): void {
     .description('services, circuits, databases, environments, pool, disk and the last run of each loop')
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      print(await withHost(settingsFrom(cmd), readStatus), !!opts.json, render);
+      const settings = settingsFrom(cmd);
+      const status = { ...(await withHost(settings, readStatus)), temporal: temporalSummary(settings) };
+      print(status, !!opts.json, render);
     });
 }

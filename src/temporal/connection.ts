@@ -15,6 +15,7 @@ import { Connection } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import { SettingsError, type Settings } from '../settings';
+import { diagnoseConnectFailure } from './diagnose';
 
 export type TemporalAuth = 'mtls' | 'api-key' | 'none';
 
@@ -64,12 +65,17 @@ function loadProfile(name: string | undefined, env: NodeJS.ProcessEnv): ClientCo
     throw new SettingsError(`TEMPORAL_CONFIG_FILE ${env.TEMPORAL_CONFIG_FILE} does not exist`);
   }
   try {
-    return loadClientConfigProfile({ profile: name, overrideEnvVars: env as Record<string, string> });
+    return loadClientConfigProfile({ profile: name, overrideEnvVars: withoutEmptyTemporalVariables(env) });
   } catch (err) {
     const message = (err as Error).message;
     if (/Profile '.*' not found/.test(message)) throw new SettingsError(`unknown Temporal profile "${name ?? env.TEMPORAL_PROFILE}" in ${file}`);
     throw new SettingsError(`Temporal config ${file}: ${message.split('\n')[0]}`);
   }
+}
+
+/** An empty TEMPORAL_* variable means unset: it must not blank out what a profile gives. */
+function withoutEmptyTemporalVariables(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && !(e[0].startsWith('TEMPORAL_') && e[1] === '')));
 }
 
 /** Every TLS file named must exist, and a client key must belong to its certificate: checked before connecting. */
@@ -116,15 +122,12 @@ export async function connectClient(t: TemporalTarget & { address: string }, con
   try {
     return await Connection.connect({ ...connectionOptions(t), connectTimeout: connectTimeoutMs });
   } catch (err) {
-    throw connectError(t, err);
+    throw await connectFailure(t, err);
   }
 }
 
-/** Says whether the server did not answer or refused the TLS handshake, from the transport's error. */
-export function connectError(t: TemporalTarget & { address: string }, err: unknown): TemporalConnectError {
+/** Says whether the server did not answer or refused the TLS handshake (see diagnose.ts). */
+export async function connectFailure(t: TemporalTarget & { address: string }, err: unknown): Promise<TemporalConnectError> {
   const detail = (err instanceof Error ? err.message : String(err)).split('\n')[0];
-  if (/handshake|certificate|tls|ssl|alert|unknown ca|broken pipe|reset by peer|connection closed/i.test(detail)) {
-    return new TemporalConnectError(`Temporal at ${t.address} refused the TLS handshake (TLS ${t.tls ? 'on' : 'off'}, auth ${t.auth}): ${detail}`);
-  }
-  return new TemporalConnectError(`no Temporal server answers at ${t.address}: ${detail}`);
+  return new TemporalConnectError(await diagnoseConnectFailure(t, detail));
 }

@@ -9,7 +9,7 @@ import type { EngineFixture } from './fixtures';
 import { startTimeSkippingServer, type TimeSkippingServer } from './test-server';
 
 let runtimeInstalled = false;
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
