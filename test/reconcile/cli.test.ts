@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/db/open';
-import { keeperInProcess } from '../helpers/cli';
+import { keeper as keeperBin, keeperInProcess } from '../helpers/cli';
 import { EngineFixture, tempDir, uniqueId, waitFor } from '../helpers/fixtures';
 import { addService, addTenant, runServiceContainer, service } from './helpers';
 
@@ -45,6 +45,26 @@ describe('keeper reconcile / circuit (embedded Temporal)', () => {
     after.close();
     expect(['running', 'restarting']).toContain((await engine.docker.inspectContainer(cid)).status);
   }, 120_000);
+
+  it('reconcile --once on its own in-memory server drains its work: an expired circuit is recovered before it exits', async () => {
+    // The built CLI in a process of its own: once it exits, its in-memory server and worker are gone.
+    for (let run = 1; run <= 3; run++) {
+      const file = path.join(tempDir(), 'state.db');
+      const db = openStateDb(file);
+      const tenant = addTenant(db);
+      const sid = uniqueId('svc');
+      const cid = await runServiceContainer(engine, tenant, sid, { restartPolicy: 'no' }, false);
+      addService(db, tenant, { status: 'crashed', containerId: cid, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: Math.floor(Date.now() / 1000) - 5 }, sid);
+      const r = await keeperBin(['reconcile', '--once', '--json', '--recovery', 'restart', '--db', file, '--host-id', uniqueId('host-')]);
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out).toMatchObject({ circuitsExpired: 1, run: { ranBy: 'this command', drained: { handedOn: [] } } });
+      expect(out.run.drained.finished).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'circuitBreaker', status: 'COMPLETED' })]));
+      expect(service(db, sid), `run ${run}`).toMatchObject({ circuit_open: 0, status: 'running' });
+      expect((await engine.docker.inspectContainer(cid)).status, `run ${run}`).toBe('running');
+      db.close();
+    }
+  }, 180_000);
 
   it('refuses reconcile without --once and reset of an unknown service, with exit code 2', async () => {
     const file = path.join(tempDir(), 'state.db');
