@@ -11,64 +11,11 @@
  *   usage: DOCKER_HOST=unix:///run/keeper-dockerd-bench/docker.sock npm run bench:detect [-- --kills 20 --tick-kills 6]
  */
 import os from 'node:os';
-import { readLooks } from '../src/db/looks';
-import { crashContainer } from '../test/helpers/crash';
-import { EngineFixture, uniqueId } from '../test/helpers/fixtures';
-import { addService, addTenant, runServiceContainer } from '../test/reconcile/rows';
-import { arg, quantile, requireExplicitEngine, startBenchHost, type BenchHost } from './host';
-import { triggerReconcile } from '../src/temporal/schedules';
+import { EngineFixture } from '../test/helpers/fixtures';
+import { measureCrashLatency, waitUntil, type Mode } from './crash-latency';
+import { arg, quantile, requireExplicitEngine, startBenchHost } from './host';
 
 requireExplicitEngine('DOCKER_HOST=unix:///run/keeper-dockerd-bench/docker.sock npm run bench:detect');
-
-const POLL_MS = 5;
-
-interface Mode {
-  name: string;
-  kills: number;
-  latenciesMs: number[];
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-}
-
-/** Services with running containers, each seen once by a tick (so the crash is a RestartCount delta). */
-async function prepareServices(host: BenchHost, engine: EngineFixture, n: number): Promise<{ sid: string; cid: string }[]> {
-  const tenant = addTenant(host.db);
-  const out: { sid: string; cid: string }[] = [];
-  for (let i = 0; i < n; i++) {
-    const sid = uniqueId('svc');
-    const cid = await runServiceContainer(engine, tenant, sid);
-    addService(host.db, tenant, { containerId: cid }, sid);
-    out.push({ sid, cid });
-  }
-  await triggerReconcile(host.client, host.settings.hostId);
-  await waitUntil(() => out.every((s) => readLooks(host.db).get(s.sid)?.state === 'running'), 60_000, 'a first look at every service');
-  return out;
-}
-
-function crashCount(host: BenchHost, sid: string): number {
-  return (host.db.prepare('SELECT crash_count FROM services WHERE id = ?').get(sid) as { crash_count: number }).crash_count;
-}
-
-async function measure(host: BenchHost, engine: EngineFixture, mode: Mode, timeoutMs: number, randomPhaseMs = 0): Promise<void> {
-  const services = await prepareServices(host, engine, mode.kills);
-  for (const [i, s] of services.entries()) {
-    // Tick-only: a crash just after a tick would always wait a whole interval; a random phase makes it fair.
-    if (randomPhaseMs) await new Promise((r) => setTimeout(r, Math.random() * randomPhaseMs));
-    const t0 = performance.now();
-    await crashContainer(engine.docker, s.cid);
-    await waitUntil(() => crashCount(host, s.sid) >= 1, timeoutMs, `the crash of ${s.sid}`);
-    mode.latenciesMs.push(performance.now() - t0);
-    process.stderr.write(`  ${mode.name} kill ${i + 1}/${mode.kills}: ${Math.round(mode.latenciesMs.at(-1)!)} ms\n`);
-    // Let Docker restart it and the follow-up tick settle, so kills do not queue behind each other's ticks.
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 function row(cells: (string | number)[]): string {
   return `| ${cells.join(' | ')} |`;
@@ -85,9 +32,9 @@ async function main(): Promise<void> {
   try {
     const watcher = host.startWatcher();
     await waitUntil(() => watcher.stats.connects > 0, 10_000, 'the watcher to follow');
-    await measure(host, engine, events, 10_000);
+    await measureCrashLatency(host, engine, events, 10_000);
     await host.stopWatcher();
-    await measure(host, engine, tickOnly, 3 * host.settings.reconcileIntervalMs, host.settings.reconcileIntervalMs);
+    await measureCrashLatency(host, engine, tickOnly, 3 * host.settings.reconcileIntervalMs, host.settings.reconcileIntervalMs);
   } finally {
     await engine.cleanup();
     await host.stop();

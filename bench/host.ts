@@ -7,15 +7,17 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
 import { openStateDb, type StateDb } from '../src/db/open';
 import type { DockerClient } from '../src/docker/client';
 import type { EventWatcher } from '../src/events/watcher';
 import { createKeeperHost } from '../src/keeper-host';
 import { silentLogger } from '../src/log';
 import { loadSettings, type RawSettings, type Settings } from '../src/settings';
+import { connectClient, resolveTemporalTarget } from '../src/temporal/connection';
 import { startDevServer } from '../src/temporal/dev-server';
+import { connectNative } from '../src/temporal/native';
 import { installRuntime } from '../src/temporal/runtime';
 import { ensureSchedules } from '../src/temporal/schedules';
 
@@ -37,18 +39,24 @@ export function requireExplicitEngine(usage: string): void {
   process.exit(2);
 }
 
-export async function startBenchHost(raw: RawSettings = {}, db?: StateDb): Promise<BenchHost> {
+/**
+ * A bench host. Its Temporal is an in-memory dev server of its own, unless `temporalEnv` gives the TEMPORAL_*
+ * variables of another server (a real cluster), reached through keeper's own connection factory.
+ */
+export async function startBenchHost(raw: RawSettings = {}, db?: StateDb, temporalEnv?: Record<string, string>): Promise<BenchHost> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-bench-'));
   const settings = loadSettings({
     db: path.join(dir, 'state.db'), hostId: `bench-${crypto.randomBytes(3).toString('hex')}`, metricsPort: '0', ...raw,
   }, {});
   installRuntime(undefined);
   const stateDb = db ?? openStateDb(settings.db);
-  const server = await startDevServer();
-  const connection = await NativeConnection.connect({ address: server.address });
-  const client = new Client({ connection: await Connection.connect({ address: server.address }), namespace: 'default' });
+  const server = temporalEnv ? undefined : await startDevServer();
+  const target = resolveTemporalTarget(settings, temporalEnv ?? { TEMPORAL_ADDRESS: server!.address });
+  const resolved = { ...target, address: target.address! };
+  const connection = await connectNative(resolved);
+  const client = new Client({ connection: await connectClient(resolved), namespace: target.namespace });
   const host = createKeeperHost(settings, { db: stateDb, log: silentLogger });
-  const worker = await host.createWorker({ connection, namespace: 'default', shutdownGraceTime: '2s', workflowBundle: bundleOutOfProcess(dir) });
+  const worker = await host.createWorker({ connection, namespace: target.namespace, shutdownGraceTime: '2s', workflowBundle: bundleOutOfProcess(dir) });
   await ensureSchedules(client, settings, ['reconcile']);
   const running = worker.run();
   let watcher: EventWatcher | undefined;
@@ -69,7 +77,7 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb): Promi
       await running;
       await client.connection.close();
       await connection.close();
-      await server.stop();
+      await server?.stop();
       stateDb.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },

@@ -66,68 +66,74 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   }
 }
 
-async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
-  const binary = opts.binary ?? resolveTemporalCli();
-  const ip = opts.ip ?? '127.0.0.1';
-  const port = opts.port ?? (await freePort());
+/** The CLI's arguments for `opts`; the DB file's directory is made (private) when there is one. */
+function devServerArgs(opts: DevServerOptions, ip: string, port: number): string[] {
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', opts.namespace ?? 'default',
     '--log-level', 'warn', '--log-format', 'json'];
   if (opts.dbFile) {
     fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true, mode: 0o700 });
     args.push('--db-filename', opts.dbFile);
   }
-  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
-  else args.push('--headless');
+  args.push(...(opts.uiPort ? ['--ui-port', String(opts.uiPort)] : ['--headless']));
   const attributes = opts.searchAttributes ?? Object.fromEntries(KEEPER_SEARCH_ATTRIBUTES.map((k) => [k.name, cliTypeName(k)]));
-  for (const [name, type] of Object.entries(attributes)) {
-    args.push('--search-attribute', `${name}=${type}`);
-  }
-  args.push(...(opts.extraArgs ?? []));
+  for (const [name, type] of Object.entries(attributes)) args.push('--search-attribute', `${name}=${type}`);
+  return [...args, ...(opts.extraArgs ?? [])];
+}
 
+interface Spawned {
+  child: ChildProcess;
+  /** The exit code, or why it could not be spawned (a binary that cannot be spawned never exits). */
+  exited: Promise<number | string | null>;
+  stderrTail(): string;
+}
+
+function spawnPrivately(binary: string, args: string[]): Spawned {
   // The CLI creates temporal.db (and its journal files) with the umask it inherits: make them private to us.
   const umask = process.umask(0o077);
-  let child: ReturnType<typeof spawn>;
+  let child: ChildProcess;
   try {
     child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   } finally {
     process.umask(umask);
   }
   let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
-  // A binary that cannot be spawned emits 'error' and never 'exit'; both end the wait below.
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<number | string | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
     child.once('error', (err) => resolve(err.message));
   });
+  return { child, exited, stderrTail: () => stderr };
+}
 
+async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
+  const binary = opts.binary ?? resolveTemporalCli();
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? (await freePort());
+  const { child, exited, stderrTail } = spawnPrivately(binary, devServerArgs(opts, ip, port));
   const address = `${ip}:${port}`;
-  const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const code = await Promise.race([exited, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 200))]);
     if (code !== 'pending') {
-      const reason = stderr.split('\n').find((l) => /panic|error|Error|address already in use/.test(l)) ?? stderr.trim().split('\n').pop() ?? '';
+      const lines = stderrTail().trim().split('\n');
+      const reason = lines.find((l) => /panic|error|Error|address already in use/.test(l)) ?? lines.pop() ?? '';
       throw new DevServerExitedError(`temporal dev server (${binary}) exited (${code}): ${reason.trim()}`);
     }
     if (await answers(address)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`temporal dev server at ${address} did not answer within ${opts.startTimeoutMs ?? 60_000} ms`);
+      throw new Error(`temporal dev server at ${address} did not answer within ${timeoutMs} ms`);
     }
   }
-  return {
-    address,
-    uiUrl: opts.uiPort ? `http://${ip}:${opts.uiPort}` : undefined,
-    process: child,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
   };
+  return { address, uiUrl: opts.uiPort ? `http://${ip}:${opts.uiPort}` : undefined, process: child, stop };
 }
 
 async function answers(address: string): Promise<boolean> {
