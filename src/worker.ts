@@ -56,13 +56,13 @@ async function openTemporal(settings: Settings): Promise<TemporalSession> {
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(settings: Settings): Promise<void> {
   const log = workerLogger(settings);
+  const docker = new DockerClient();
+  // An engine without the tenant runtime stops keeper before it writes or starts anything (ah's
+  // VerifyGVisorRuntime): one line, exit code 2.
+  await checkTenantRuntimeAtStart({ docker, settings, log });
   installRuntime(log, { metricsPort: settings.metricsPort, hostId: settings.hostId });
   const db = openStateDb(settings.db); // a bad DB fails before any server is started
-  const docker = new DockerClient();
-  // So does an engine without the tenant runtime (ah's VerifyGVisorRuntime): one line, exit code 2.
-  const temporal = await checkTenantRuntimeAtStart({ docker, settings, log })
-    .then(() => openTemporal(settings))
-    .catch((err) => (db.close(), Promise.reject(err)));
+  const temporal = await openTemporal(settings).catch((err) => (db.close(), Promise.reject(err)));
   const metrics = settings.metricsPort ? createKeeperMetrics(Runtime.instance().metricMeter) : undefined;
   const host = createKeeperHost(settings, { db, log, metrics, docker });
   const client = new Client({ connection: temporal.connection, namespace: temporal.target.namespace });
