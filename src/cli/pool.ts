@@ -25,6 +25,7 @@ function describeRefill(r: PoolRefillResult): string {
   if (r.detach?.detached.length) parts.push(`${r.detach.detached.length} claimed container(s) detached from ah-pool`);
   if (r.detach?.failed.length) parts.push(`${r.detach.failed.length} not detached: ${r.detach.failed[0].error}`);
   if (r.detach?.error) parts.push(`ah-pool not read: ${r.detach.error}`);
+  if (r.prune.replaced?.length) parts.push(`${r.prune.replaced.length} of another runtime replaced (${r.prune.replaced[0].runtime})`);
   if (r.prune.kept.length) parts.push(`${r.prune.kept.length} kept after a transient error`);
   if (r.failed.length) parts.push(`${r.failed.length} failed: ${r.failed[0].error}`);
   if (r.disk.level !== 'ok') parts.push(`disk: ${r.disk.message}`);
