@@ -283,3 +283,68 @@ describe('claims and refills', () => {
   });
 });
 
+describe('claims and the tenant runtime (the real gVisor cases are in test/gvisor/)', () => {
+  const runtimes = () => db.prepare('SELECT container_id, runtime FROM keeper_container_runtimes ORDER BY container_id').all();
+
+  it('a ready container whose runtime keeper has not recorded (made by ah, or before keeper recorded runtimes) is not claimed until a refill has looked at it', async () => {
+    const t = poolDb();
+    db = t.db;
+    const settings = settingsFor(t.file);
+    const [cid] = await fill(settings);
+    expect(runtimes()).toEqual([{ container_id: cid, runtime: 'runc' }]); // written with the ready row
+    db.prepare('DELETE FROM keeper_container_runtimes').run();
+
+    const cold = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'unseen' });
+    expect(cold.mode).toBe('cold');
+    expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
+
+    const report = await createPoolActivities(testDeps({ db, docker, settings })).prunePoolGhosts();
+    expect(report).toMatchObject({ checked: 1, pruned: [], replaced: [], kept: [] });
+    expect(runtimes()).toEqual([{ container_id: cid, runtime: 'runc' }]);
+    const warm = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'seen' });
+    expect(warm).toMatchObject({ mode: 'warm', containerId: cid });
+
+    await createPoolActivities(testDeps({ db, docker, settings })).prunePoolGhosts();
+    expect(runtimes()).toEqual([]); // the claimed container is the environment's now: its pool record goes
+  });
+
+  it("the refill's replacement loses to a claim that took the row first: the claimant keeps its container", async () => {
+    const t = poolDb();
+    db = t.db;
+    const [cid] = await fill(settingsFor(t.file)); // runc
+    let claim: Promise<ClaimResult> | undefined;
+    // The claim runs between the refill's inspect (which finds a runtime other than its own) and its delete.
+    class ClaimDuringInspect extends DockerClient {
+      override async inspectContainer(id: string) {
+        const details = await super.inspectContainer(id);
+        claim ??= claimEnvironment({ db, docker, tenantRuntime: 'runc' }, { tenant: t.tenant, name: 'first' });
+        await claim;
+        return details;
+      }
+    }
+    // Another name for the host kernel's runtime on the same engine: a refill that wants it finds runc foreign.
+    const other = settingsFor(t.file, { tenantRuntime: 'io.containerd.runc.v2' });
+    const report = await createPoolActivities(testDeps({ db, docker: new ClaimDuringInspect(), settings: other })).prunePoolGhosts();
+    expect(report.replaced).toEqual([]);
+    expect(await claim).toMatchObject({ mode: 'warm', containerId: cid });
+    expect((await docker.inspectContainer(cid)).status).toBe('running');
+    expect(getEnvironment(db, (await claim)!.envId)).toMatchObject({ status: 'running', containerId: cid });
+  });
+
+  it('without a race, that refill replaces the runc container: row, container and volume go, and a new one is made under its runtime', async () => {
+    const t = poolDb();
+    db = t.db;
+    const [cid] = await fill(settingsFor(t.file));
+    const volume = db.prepare('SELECT volume_name FROM warm_pool').pluck().get() as string;
+    const other = settingsFor(t.file, { tenantRuntime: 'io.containerd.runc.v2' });
+    const acts = createPoolActivities(testDeps({ db, docker, settings: other }));
+    const report = await acts.prunePoolGhosts();
+    expect(report.replaced).toEqual([{ id: expect.stringMatching(/^wp_/), runtime: 'runc' }]);
+    await expect(docker.inspectContainer(cid)).rejects.toSatisfy(isNotFound);
+    await expect(docker.inspectVolume(volume)).rejects.toSatisfy(isNotFound);
+    expect(readyByTemplate(db)).toEqual({});
+    const made = await acts.createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
+    expect((await docker.inspectContainer(made.containerId!)).runtime).toBe('io.containerd.runc.v2');
+    expect(runtimes()).toEqual([{ container_id: made.containerId, runtime: 'io.containerd.runc.v2' }]);
+  });
+});
