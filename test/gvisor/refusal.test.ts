@@ -8,8 +8,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
+import { checkTenantRuntimeAtStart, TenantRuntimeMissing } from '../../src/host/tenant-runtime';
+import { createLogger } from '../../src/log';
+import { SettingsError } from '../../src/settings';
 import { keeper } from '../helpers/cli';
-import { tempDir, TEST_IMAGE } from '../helpers/fixtures';
+import { tempDir, TEST_IMAGE, testSettings } from '../helpers/fixtures';
 import { cleanupPoolDb, poolDb } from '../pool/helpers';
 
 /** The line, exactly as an operator sees it on stderr (the engine's list of runtimes varies by version). */
@@ -83,3 +86,18 @@ describe('an engine without the tenant runtime', () => {
   });
 });
 
+describe("the worker's check when the engine does not answer", () => {
+  it('starts anyway (housekeeping and circuit timers outlive a Docker outage) and says the runtime is not verified', async () => {
+    const lines: string[] = [];
+    const log = createLogger({ format: 'json', write: (l) => lines.push(l) });
+    const settings = testSettings({ tenantRuntime: 'runsc' });
+    const down = new DockerClient('unix:///nonexistent/keeper-gvisor/docker.sock');
+    expect(await checkTenantRuntimeAtStart({ docker: down, settings, log })).toBe('unverified');
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/^tenant runtime not verified/), tenantRuntime: 'runsc' }),
+    ]);
+    // The engine that answers without runsc stops it, as a setting error (exit code 2).
+    await expect(checkTenantRuntimeAtStart({ docker, settings, log })).rejects.toSatisfy((e) => e instanceof TenantRuntimeMissing && e instanceof SettingsError);
+    expect(await checkTenantRuntimeAtStart({ docker, settings: testSettings({ tenantRuntime: 'runc' }), log })).toBe('verified');
+  });
+});

@@ -16,6 +16,7 @@ import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { environmentSpec, poolLabels } from '../environment-spec';
 import { resolveNetwork } from '../networks';
+import { missingRuntimeLine } from '../tenant-runtime';
 
 export interface PruneReport {
   checked: number;
@@ -65,7 +66,7 @@ export interface PoolEntryResult {
 /** Why a pool entry cannot be made by retrying: the workflow reports it and does not retry (see activities/pool.ts). */
 export class PoolEntryRefused extends Error {
   override name = 'PoolEntryRefused';
-  constructor(readonly reason: 'TemplateNotFound' | 'ImageMissing' | 'NameTaken', message: string) {
+  constructor(readonly reason: 'TemplateNotFound' | 'ImageMissing' | 'NameTaken' | 'RuntimeMissing', message: string) {
     super(message);
   }
 }
@@ -202,7 +203,20 @@ export async function createPoolEntry(deps: PoolDeps, req: PoolEntryRequest): Pr
     if (err instanceof DockerError && err.isNotFound && err.operation === 'container.create') {
       throw new PoolEntryRefused('ImageMissing', `${missing}: ${err.message}`);
     }
+    if (err instanceof DockerError && err.status === 400 && err.operation === 'container.create') await refuseMissingRuntime(docker, settings);
     throw err;
+  }
+}
+
+/**
+ * After a create the engine refused (400): when the engine does not list the tenant runtime (a worker started
+ * while the engine was down, or runsc unregistered since), the entry fails, not to be retried, with the line the
+ * start check prints, which the refill's result and `keeper pool status` then show.
+ */
+async function refuseMissingRuntime(docker: HostDeps['docker'], settings: PoolDeps['settings']): Promise<void> {
+  const engine = await docker.runtimes().catch(() => undefined);
+  if (engine && !engine.names.includes(settings.tenantRuntime)) {
+    throw new PoolEntryRefused('RuntimeMissing', missingRuntimeLine(settings.tenantRuntime, engine));
   }
 }
 
