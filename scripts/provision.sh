@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provisions everything the tests need: Docker engine, test image, Temporal CLI, time-skipping test server,
-# Chromium for the UI test, the real Temporal server with PostgreSQL and openssl for the cluster tests, and
-# Prometheus with promtool for the metrics tests.
+# Chromium for the UI test, the real Temporal server with PostgreSQL and openssl for the cluster tests,
+# Prometheus with promtool for the metrics tests, and gVisor's runsc for the tenant-runtime tests.
 source "$(dirname "$0")/lib.sh"
 here="$(dirname "$0")"
 bash "$here/provision-docker.sh"
@@ -11,3 +11,4 @@ bash "$here/provision-test-server.sh"
 bash "$here/provision-temporal-server.sh"
 bash "$here/provision-chromium.sh"
 bash "$here/provision-prometheus.sh"
+bash "$here/provision-gvisor.sh"

@@ -10,8 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStateDb, type StateDb } from './db/open';
 import { readCircuit } from './db/services';
-import { hostDeps } from './host/deps';
+import { hostDeps, type HostDeps } from './host/deps';
 import { createService, removeService } from './host/services';
+import { assertTenantRuntime } from './host/tenant-runtime';
 import { ids } from './ids';
 import { tenantNetworkName } from './names';
 import { EMBEDDED_UI_PORT, loadSettings } from './settings';
@@ -27,13 +28,14 @@ async function main(): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-demo-'));
   const hostId = `demo-${process.pid}`;
   const dbFile = path.join(dir, 'state.db');
-  const flags = ['--db', dbFile, '--host-id', hostId, '--reconcile-interval', '5s', '--circuit-backoff', '1m,2m,4m', '--metrics-port', '0', '--log-format', 'pretty'];
-  const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m' }, {});
+  // The demo's services are tenant containers: they run under KEEPER_TENANT_RUNTIME (default runsc, as keeper's).
+  const tenantRuntime = process.env.KEEPER_TENANT_RUNTIME;
+  const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m', tenantRuntime }, {});
+  const flags = ['--db', dbFile, '--host-id', hostId, '--reconcile-interval', '5s', '--circuit-backoff', '1m,2m,4m', '--metrics-port', '0',
+    '--log-format', 'pretty', '--tenant-runtime', settings.tenantRuntime];
   const db = openStateDb(dbFile);
   const deps = hostDeps(settings, { db });
-  for (const image of [WEB_IMAGE, CRASHLOOP_IMAGE]) {
-    if (!(await deps.docker.imageExists(image))) throw new Error(`image ${image} is missing: run scripts/provision-test-image.sh`);
-  }
+  await preflight(deps).catch((err) => (db.close(), fs.rmSync(dir, { recursive: true, force: true }), Promise.reject(err)));
   const log = fs.openSync(path.join(dir, 'worker.log'), 'a');
   say(`starting a keeper worker for host ${hostId} (state in ${dir}, worker log in ${dir}/worker.log)`);
   const worker = spawn(process.execPath, [BIN, 'worker', ...flags], { stdio: ['ignore', log, log], env: { ...process.env, TEMPORAL_ADDRESS: '' } });
@@ -71,6 +73,15 @@ async function main(): Promise<number> {
     await cleanup(1);
   }
   return 0;
+}
+
+/** What the demo needs before it starts a worker: the test images, and the tenant runtime on this engine. */
+async function preflight(deps: HostDeps): Promise<void> {
+  for (const image of [WEB_IMAGE, CRASHLOOP_IMAGE]) {
+    if (!(await deps.docker.imageExists(image))) throw new Error(`image ${image} is missing: run scripts/provision-test-image.sh`);
+  }
+  // The worker would refuse with the same line, and the demo would only wait for it.
+  await assertTenantRuntime(deps);
 }
 
 async function waitForWorker(dir: string): Promise<void> {

@@ -46,6 +46,8 @@ export interface Settings {
   poolSize: number;
   poolMaxTotal: number;
   pooledTemplates: string[];
+  /** The OCI runtime of every tenant container keeper creates: `runsc` (gVisor) as ah, or `runc` knowingly. */
+  tenantRuntime: string;
   diskWarnPercent: number;
   diskBlockPercent: number;
   diskPaths: string[];
@@ -94,6 +96,12 @@ function list<T>(item: Parser<T>): Parser<T[]> {
 }
 
 const backoffList: Parser<number[]> = (raw) => (raw.trim() === '' ? invalid('needs at least one duration') : list(positiveDuration)(raw));
+
+/** A runtime's name as the engine registers it (`runsc`, `runc`, `io.containerd.runc.v2`): never a path. */
+const runtimeName: Parser<string> = (raw) =>
+  /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(raw)
+    ? raw
+    : invalid(`must be the name of a runtime the engine lists (letters, digits, '.', '_' or '-'), e.g. runsc or runc, got "${raw}"`);
 
 const percent: Parser<number> = (raw) => {
   const n = Number(raw);
@@ -158,6 +166,8 @@ export const SETTINGS: SettingSpec[] = [
   spec('poolSize', 'pool-size', '2', integer(0, 100), 'ready containers per pooled template'),
   spec('poolMaxTotal', 'pool-max-total', '6', integer(0, 1000), 'ready containers over all templates'),
   spec('pooledTemplates', 'pooled-templates', 'default,node,python', list(nonEmpty), 'templates (id or name) kept warm, in priority order'),
+  spec('tenantRuntime', 'tenant-runtime', 'runsc', runtimeName,
+    "runtime of every tenant container keeper creates (pool, cold environments, services); the engine must list it; runc is weaker isolation than ah's gVisor"),
   spec('diskWarnPercent', 'disk-warn', '80', percent, 'disk usage percent that logs a warning'),
   spec('diskBlockPercent', 'disk-block', '90', percent, 'disk usage percent that blocks pool refill and deploys'),
   spec('diskPaths', 'disk-paths', '', list(nonEmpty), "extra paths to guard, besides the DB's directory and Docker's root",

@@ -8,11 +8,13 @@ import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import { Runtime, type NativeConnection } from '@temporalio/worker';
 import { openStateDb } from './db/open';
+import { DockerClient } from './docker/client';
 import type { EventWatcher } from './events/watcher';
 import { ids, LOOPS, taskQueueFor } from './ids';
 import { createKeeperHost, SHUTDOWN_GRACE, workerLogger } from './keeper-host';
 import type { Logger } from './log';
 import { createKeeperMetrics } from './metrics';
+import { checkTenantRuntimeAtStart, isolationOf } from './host/tenant-runtime';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './settings';
 import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from './temporal/connection';
 import { startDevServer, type DevServer } from './temporal/dev-server';
@@ -54,11 +56,15 @@ async function openTemporal(settings: Settings): Promise<TemporalSession> {
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(settings: Settings): Promise<void> {
   const log = workerLogger(settings);
+  const docker = new DockerClient();
+  // An engine without the tenant runtime stops keeper before it writes or starts anything (ah's
+  // VerifyGVisorRuntime): one line, exit code 2.
+  await checkTenantRuntimeAtStart({ docker, settings, log });
   installRuntime(log, { metricsPort: settings.metricsPort, hostId: settings.hostId });
   const db = openStateDb(settings.db); // a bad DB fails before any server is started
   const temporal = await openTemporal(settings).catch((err) => (db.close(), Promise.reject(err)));
   const metrics = settings.metricsPort ? createKeeperMetrics(Runtime.instance().metricMeter) : undefined;
-  const host = createKeeperHost(settings, { db, log, metrics });
+  const host = createKeeperHost(settings, { db, log, metrics, docker });
   const client = new Client({ connection: temporal.connection, namespace: temporal.target.namespace });
   let watcher: EventWatcher | undefined;
   try {
@@ -93,6 +99,7 @@ async function banner(client: Client, settings: Settings, temporal: TemporalSess
     'keeper is running',
     `  host        ${settings.hostId} (task queue ${taskQueueFor(settings.hostId)})`,
     `  state DB    ${path.resolve(settings.db)}`,
+    `  tenants     runtime ${settings.tenantRuntime}: ${isolationOf(settings.tenantRuntime)}`,
     `  temporal    ${describeTarget(temporal.target)}${temporal.embedded ? ' (embedded dev server)' : ''}`,
     `  UI          ${temporal.uiUrl ? `${temporal.uiUrl}/namespaces/${temporal.target.namespace}/workflows?query=${query}` : 'your Temporal UI'}`,
     '  schedules',

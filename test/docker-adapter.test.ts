@@ -70,6 +70,27 @@ describe('containers', () => {
   });
 });
 
+describe('runtimes', () => {
+  it("lists the engine's runtimes from docker info, and creates a tenant container under the one it names", async () => {
+    const engineRuntimes = await docker.runtimes();
+    expect(engineRuntimes.names).toEqual(expect.arrayContaining(['runc', 'io.containerd.runc.v2']));
+    expect(engineRuntimes.defaultRuntime).toBe('runc');
+    const confined = { readonlyRootfs: false, runtime: 'io.containerd.runc.v2' };
+    const id = await engine.run({ name: uniqueId('ah-c-'), confined });
+    expect((await docker.inspectContainer(id)).runtime).toBe('io.containerd.runc.v2');
+    // A container that names no runtime gets the engine's default, which the engine records.
+    expect((await docker.inspectContainer(await engine.run({ name: uniqueId('ah-c-') }, false))).runtime).toBe('runc');
+  });
+
+  it('a runtime the engine does not list fails the create (HTTP 400): nothing falls back to the default', async () => {
+    const name = uniqueId('ah-c-');
+    const err = await failure(docker.createContainer({ name, image: TEST_IMAGE, confined: { readonlyRootfs: false, runtime: 'no-such-runtime' } }));
+    expect(err).toMatchObject({ status: 400 });
+    expect(err.message).toContain('Unknown runtime specified no-such-runtime');
+    expect((await failure(docker.inspectContainer(name))).isNotFound).toBe(true);
+  });
+});
+
 describe('error classification', () => {
   it('reads 404 as not found, from the status code', async () => {
     const err = await failure(docker.inspectContainer('no-such-container-' + uniqueId()));

@@ -23,7 +23,7 @@ describe('settings', () => {
       staleDeployAfterMs: 600_000, staleEnvCreateAfterMs: 300_000,
       gcIntervalMs: 300_000, gcFirstDelayMs: 120_000, gcMinAgeMs: 600_000, buildDir: 'data/builds', buildDirMaxAgeMs: 3_600_000,
       snapshotMaxPerService: 10, snapshotMaxAgeMs: 2_592_000_000,
-      poolIntervalMs: 60_000, poolSize: 2, poolMaxTotal: 6, pooledTemplates: ['default', 'node', 'python'],
+      poolIntervalMs: 60_000, poolSize: 2, poolMaxTotal: 6, pooledTemplates: ['default', 'node', 'python'], tenantRuntime: 'runsc',
       diskWarnPercent: 80, diskBlockPercent: 90, diskPaths: [], metricsPort: 9464, logFormat: 'json',
     });
   });
@@ -36,7 +36,7 @@ describe('settings', () => {
       'circuit-backoff', 'recovery', 'escalation-decay', 'stale-deploy-after', 'stale-env-create-after', 'metrics-port',
       'gc-interval', 'gc-first-delay', 'gc-min-age', 'build-dir', 'build-dir-max-age', 'snapshot-max-per-service',
       'snapshot-max-age', 'pool-interval', 'pool-size', 'pool-max-total', 'pooled-templates', 'disk-warn', 'disk-block',
-      'log-format', 'temporal-profile',
+      'log-format', 'temporal-profile', 'tenant-runtime',
     ]));
   });
 
@@ -45,6 +45,11 @@ describe('settings', () => {
     expect(loadSettings({}, env)).toMatchObject({ crashThreshold: 7, hostId: 'from-env', temporalAddress: '10.0.0.1:7233' });
     expect(process.env.KEEPER_CRASH_THRESHOLD).toBeUndefined(); // the environment given is used, not left behind
     expect(loadSettings({ crashThreshold: '3' }, env).crashThreshold).toBe(3);
+  });
+
+  it('takes any runtime name the engine could list: runc knowingly, or a containerd shim name', () => {
+    expect(loadSettings({ hostId: 'h', tenantRuntime: 'runc' }, {}).tenantRuntime).toBe('runc');
+    expect(loadSettings({ hostId: 'h' }, { KEEPER_TENANT_RUNTIME: 'io.containerd.runc.v2' }).tenantRuntime).toBe('io.containerd.runc.v2');
   });
 
   it('accepts --gc-min-age 0s but no other zero duration', () => {
@@ -65,6 +70,10 @@ describe('settings', () => {
     [{ snapshotMaxPerService: '-1' }, {}, "option '--snapshot-max-per-service <value>' argument '-1' is invalid."],
     [{ metricsPort: '70000' }, {}, "option '--metrics-port <value>' argument '70000' is invalid."],
     [{ logFormat: 'xml' }, {}, "option '--log-format <value>' argument 'xml' is invalid."],
+    // A runtime is named as the engine lists it, never given as a path or with arguments.
+    [{ tenantRuntime: '/usr/bin/runsc' }, {}, `option '--tenant-runtime <value>' argument '/usr/bin/runsc' is invalid. must be the name of a runtime`],
+    [{}, { KEEPER_TENANT_RUNTIME: 'runsc --network=none' }, `value 'runsc --network=none' from env 'KEEPER_TENANT_RUNTIME' is invalid.`],
+    [{ tenantRuntime: '' }, {}, "option '--tenant-runtime <value>' argument '' is invalid."],
   ])('refuses %j %j with one line naming the setting', (flags, env, message) => {
     let error: unknown;
     try {

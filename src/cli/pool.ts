@@ -6,9 +6,12 @@
  * paused; BUFFER_ONE, so a refill runs after any running one).
  */
 import type { Command } from 'commander';
+import { DockerClient } from '../docker/client';
+import type { HostDeps } from '../host/deps';
 import { ids } from '../ids';
 import { drainPool, poolStatus, type PoolStatusReport } from '../host/pool/admin';
 import { ClaimRequestError, claimEnvironment, type ClaimResult } from '../host/pool/claim';
+import { assertTenantRuntime } from '../host/tenant-runtime';
 import { runWorkflowOnce } from '../temporal/run-once';
 import { requestPoolRefill } from '../temporal/schedules';
 import { isoSeconds } from '../time';
@@ -22,6 +25,7 @@ function describeRefill(r: PoolRefillResult): string {
   if (r.detach?.detached.length) parts.push(`${r.detach.detached.length} claimed container(s) detached from ah-pool`);
   if (r.detach?.failed.length) parts.push(`${r.detach.failed.length} not detached: ${r.detach.failed[0].error}`);
   if (r.detach?.error) parts.push(`ah-pool not read: ${r.detach.error}`);
+  if (r.prune.replaced?.length) parts.push(`${r.prune.replaced.length} of another runtime replaced (${r.prune.replaced[0].runtime})`);
   if (r.prune.kept.length) parts.push(`${r.prune.kept.length} kept after a transient error`);
   if (r.failed.length) parts.push(`${r.failed.length} failed: ${r.failed[0].error}`);
   if (r.disk.level !== 'ok') parts.push(`disk: ${r.disk.message}`);
@@ -58,6 +62,8 @@ export function registerPoolCommand(program: Command): void {
     .action(async (opts: { once?: boolean; json?: boolean }, cmd: Command) => {
       if (!opts.once) throw new UsageError('pool refill needs --once (the pool schedule refills every --pool-interval)');
       const settings = settingsFrom(cmd);
+      // Before any worker or workflow: the refill creates containers. (No DB needed: the run opens or creates it.)
+      await assertTenantRuntime({ docker: new DockerClient(), settings });
       const run = await runWorkflowOnce(settings, poolRefill, ids.once(settings.hostId, 'pool', Date.now()), []);
       printOneShot(run, !!opts.json, (r) =>
         [`refill: ${describeRefill(r)}`, `ready:  ${Object.entries(r.ready).map(([t, n]) => `${t}=${n}`).join(' ') || 'none'}`].join('\n'),
@@ -83,7 +89,9 @@ export function registerPoolCommand(program: Command): void {
       const settings = settingsFrom(cmd);
       if (!/^\d+$/.test(opts.lease)) throw new UsageError(`--lease must be a number of seconds, got "${opts.lease}"`);
       const request = { tenant: opts.tenant, name: opts.name, template: opts.template, leaseSeconds: Number(opts.lease) };
-      const result = await withHost(settings, (deps) => claimEnvironment(deps, request)).catch((err: unknown) => {
+      // The runtime is checked before the environment row is written; the claim itself stays one SQL update.
+      const claim = async (deps: HostDeps) => (await assertTenantRuntime(deps), claimEnvironment({ ...deps, tenantRuntime: settings.tenantRuntime }, request));
+      const result = await withHost(settings, claim).catch((err: unknown) => {
         throw err instanceof ClaimRequestError ? new UsageError(err.message) : err;
       });
       print({ ...result, refill: await requestPoolRefill(settings) }, !!opts.json, renderClaim);

@@ -36,6 +36,8 @@ function render(s: HostStatus & { temporal: string }): string {
         ).replace(/^/gm, '  '),
   );
   out.push('', `databases      ${counts(s.databases)}`, `environments   ${counts(s.environments)}`);
+  const registered = s.tenantRuntime.registered === null ? 'engine not answering' : s.tenantRuntime.registered ? 'registered' : 'NOT registered with this engine';
+  out.push(`tenant runtime ${s.tenantRuntime.runtime} (${registered}): ${s.tenantRuntime.isolation}`);
   out.push(`pool           ${s.pool.templates.map((t) => `${t.name} ${t.ready}`).join(', ')} (total ${s.pool.total}/${s.pool.maxTotal})`);
   out.push('', `disk (${s.disk.level}; warn ${s.disk.warnAt}%, block ${s.disk.blockAt}%)`);
   out.push(table(['path', 'role', 'used'], s.disk.paths.map((p) => [p.path, p.role, p.usedPercent === null ? p.message : `${p.usedPercent.toFixed(1)}%`])).replace(/^/gm, '  '));

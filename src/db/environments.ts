@@ -60,21 +60,24 @@ export interface ClaimedEntry {
 }
 
 /**
- * Takes the oldest ready pool row of `templateId` for environment `envId`: one atomic UPDATE … RETURNING, and
- * in the same transaction the environment row takes over the container and volume. Undefined when the pool
- * has no ready row. No lock outside SQLite's own is held, and no Docker call happens inside.
+ * Takes the oldest ready pool row of `templateId` whose container is recorded under `runtime` for environment
+ * `envId`: one atomic UPDATE … RETURNING, and in the same transaction the environment row takes over the
+ * container and volume. Undefined when the pool has no such row: a container of another runtime, or one whose
+ * runtime keeper has not recorded yet (keeper_container_runtimes), is never handed out. No lock outside
+ * SQLite's own is held, and no Docker call happens inside.
  */
-export function claimPoolEntry(db: StateDb, envId: string, templateId: string, now: number): ClaimedEntry | undefined {
+export function claimPoolEntry(db: StateDb, envId: string, templateId: string, runtime: string, now: number): ClaimedEntry | undefined {
   const claim = db.prepare(
     `UPDATE warm_pool SET status = 'claimed'
-      WHERE id = (SELECT id FROM warm_pool WHERE template_id = ? AND status = 'ready' ORDER BY created_at, id LIMIT 1)
+      WHERE id = (SELECT w.id FROM warm_pool w JOIN keeper_container_runtimes r ON r.container_id = w.container_id
+                   WHERE w.template_id = ? AND w.status = 'ready' AND r.runtime = ? ORDER BY w.created_at, w.id LIMIT 1)
         AND status = 'ready'
       RETURNING id, container_id AS containerId, volume_name AS volumeName`,
   );
   const hold = db.prepare(`UPDATE environments SET container_id = ?, volume_name = ?, updated_at = ? WHERE id = ?`);
   return db
     .transaction(() => {
-      const entry = claim.get(templateId) as ClaimedEntry | undefined;
+      const entry = claim.get(templateId, runtime) as ClaimedEntry | undefined;
       if (entry) hold.run(entry.containerId, entry.volumeName, now, envId);
       return entry;
     })

@@ -73,3 +73,19 @@ CREATE TABLE keeper_event_watcher (
   updated_at INTEGER NOT NULL
 );`,
 });
+
+// ---- tenant runtime (issue 15): the 15xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1501_container_runtimes',
+  sql: `
+-- The runtime (HostConfig.Runtime) of each pool container, as keeper made it or read it from an inspect. A
+-- container's runtime never changes, so a row stays true for the container's life. warm_pool has no runtime
+-- column (and keeper adds none to ah's tables): a claim takes only a ready row whose container is recorded here
+-- under the configured runtime, so an unrecorded or foreign one is never handed out. The refill records the
+-- pool's other containers (made by ah, or before this table) or replaces them, and drops rows no pool row names.
+CREATE TABLE keeper_container_runtimes (
+  container_id TEXT PRIMARY KEY,
+  runtime TEXT NOT NULL,
+  recorded_at INTEGER NOT NULL      -- unix seconds
+);`,
+});

@@ -1,7 +1,8 @@
 /**
  * Warm-pool SQL. warm_pool is ah's table (id, template_id, container_id, volume_name, status ready|claimed,
  * created_at); keeper writes it the way ah does and adds no column. A row is inserted only once its
- * container runs, so a `ready` row always names a real container.
+ * container runs, so a `ready` row always names a real container. The runtime of each pool container is kept
+ * beside it in keeper_container_runtimes (see keeper_1501).
  */
 import type { StateDb } from './open';
 
@@ -64,18 +65,46 @@ export function poolEntryDone(db: StateDb, entryId: string, volumeName: string):
   return !!db.prepare('SELECT 1 FROM environments WHERE volume_name = ?').get(volumeName);
 }
 
-/** INSERT OR IGNORE: a retried activity that already inserted the row changes nothing. */
+/**
+ * INSERT OR IGNORE: a retried activity that already inserted the row changes nothing. The container's runtime
+ * is recorded in the same transaction, so no claim ever sees the row without it.
+ */
 export function insertReadyEntry(
   db: StateDb,
-  e: { id: string; templateId: string; containerId: string; volumeName: string; createdAt: number },
+  e: { id: string; templateId: string; containerId: string; volumeName: string; createdAt: number; runtime: string },
 ): boolean {
-  const r = db
-    .prepare(
-      `INSERT OR IGNORE INTO warm_pool (id, template_id, container_id, volume_name, status, created_at)
-       VALUES (?, ?, ?, ?, 'ready', ?)`,
-    )
-    .run(e.id, e.templateId, e.containerId, e.volumeName, e.createdAt);
-  return r.changes === 1;
+  const insert = db.prepare(
+    `INSERT OR IGNORE INTO warm_pool (id, template_id, container_id, volume_name, status, created_at)
+     VALUES (?, ?, ?, ?, 'ready', ?)`,
+  );
+  return db.transaction(() => {
+    recordContainerRuntime(db, e.containerId, e.runtime, e.createdAt);
+    return insert.run(e.id, e.templateId, e.containerId, e.volumeName, e.createdAt).changes === 1;
+  }).immediate();
+}
+
+/** What an inspect said of a pool container's runtime; it cannot change, so the latest look simply wins. */
+export function recordContainerRuntime(db: StateDb, containerId: string, runtime: string, now: number): void {
+  db.prepare(
+    `INSERT INTO keeper_container_runtimes (container_id, runtime, recorded_at) VALUES (?, ?, ?)
+     ON CONFLICT(container_id) DO UPDATE SET runtime = excluded.runtime, recorded_at = excluded.recorded_at`,
+  ).run(containerId, runtime, now);
+}
+
+/** The recorded runtime of each container a ready row names; absent: not recorded yet. */
+export function readyRuntimes(db: StateDb): Map<string, string> {
+  const rows = db
+    .prepare(`SELECT r.container_id AS containerId, r.runtime FROM keeper_container_runtimes r
+              JOIN warm_pool w ON w.container_id = r.container_id WHERE w.status = 'ready'`)
+    .all() as { containerId: string; runtime: string }[];
+  return new Map(rows.map((r) => [r.containerId, r.runtime]));
+}
+
+/** Runtimes of containers no pool row names any more (claimed and finished, pruned, drained): not needed. */
+export function forgetUnpooledRuntimes(db: StateDb): number {
+  return db
+    .prepare(`DELETE FROM keeper_container_runtimes WHERE container_id NOT IN (SELECT container_id FROM warm_pool)`)
+    .run().changes;
 }
 
 /** Deletes a row only if it is still in the expected status (a ghost prune must not delete a fresh claim). */

@@ -38,6 +38,8 @@ export interface ContainerDetails {
   createdAt: number;
   mounts: { type: string; name?: string; destination: string }[];
   networks: string[];
+  /** HostConfig.Runtime: the runtime it was created under (the engine records its default when none was asked). */
+  runtime: string;
 }
 
 export interface ContainerSpec {
@@ -54,8 +56,11 @@ export interface ContainerSpec {
   healthcheck?: { cmd: string[]; intervalMs: number; timeoutMs?: number; retries?: number; startPeriodMs?: number };
   init?: boolean;
   workingDir?: string;
-  /** ah's confinement of tenant code (spec §9.3, §9.5); services also get a read-only root filesystem. */
-  confined?: { readonlyRootfs: boolean };
+  /**
+   * ah's confinement of tenant code (spec §9.3, §9.5); services also get a read-only root filesystem. A tenant
+   * container always names its runtime (HostConfig.Runtime): it never falls to the engine's default by omission.
+   */
+  confined?: { readonlyRootfs: boolean; runtime: string };
 }
 
 /** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
@@ -121,6 +126,12 @@ export interface EngineInfo {
   dockerRootDir: string;
   containers: number;
   containersRunning: number;
+}
+
+/** The OCI runtimes an engine lists (`docker info` → Runtimes) and the one it uses when a container names none. */
+export interface EngineRuntimes {
+  names: string[];
+  defaultRuntime: string;
 }
 
 function toUnixSeconds(iso: string | undefined): number {
@@ -207,6 +218,12 @@ export class DockerClient {
     };
   }
 
+  /** One `info` call: the runtimes registered with the engine (daemon.json `runtimes`, plus its built-in ones). */
+  async runtimes(): Promise<EngineRuntimes> {
+    const info = (await this.call('info', () => this.docker.info())) as { Runtimes?: Record<string, unknown>; DefaultRuntime?: string };
+    return { names: Object.keys(info.Runtimes ?? {}).sort(), defaultRuntime: info.DefaultRuntime ?? '' };
+  }
+
   // ---- containers ----
 
   /** One list call, filtered by label on the server; `all` includes stopped containers. */
@@ -263,6 +280,7 @@ export class DockerClient {
       createdAt: toUnixSeconds(c.Created),
       mounts: (c.Mounts ?? []).map((m) => ({ type: m.Type, name: m.Name, destination: m.Destination })),
       networks: Object.keys(c.NetworkSettings?.Networks ?? {}),
+      runtime: (c.HostConfig as { Runtime?: string } | undefined)?.Runtime ?? '',
     };
   }
 
@@ -292,7 +310,7 @@ export class DockerClient {
           MemorySwap: spec.memoryBytes,
           NanoCpus: spec.nanoCpus,
           Init: spec.init,
-          ...(spec.confined ? { ...CONFINEMENT, ReadonlyRootfs: spec.confined.readonlyRootfs } : {}),
+          ...(spec.confined ? { ...CONFINEMENT, ReadonlyRootfs: spec.confined.readonlyRootfs, Runtime: spec.confined.runtime } : {}),
         },
       }),
     );

@@ -1,6 +1,7 @@
 /**
  * The container of an environment, warm or cold, as ah runs it: the template's image idling in /workspace on a
- * volume, with the template's memory and CPU, confined like every tenant container, restarted unless stopped.
+ * volume, with the template's memory and CPU, confined like every tenant container and under the tenant
+ * runtime (--tenant-runtime), restarted unless stopped.
  */
 import type { TemplateRow } from '../db/pool';
 import type { ContainerSpec } from '../docker/client';
@@ -10,7 +11,7 @@ export const IDLE_CMD = ['sleep', 'infinity'];
 
 export function environmentSpec(
   template: TemplateRow,
-  x: { name: string; network: string; volume: string; labels: Record<string, string> },
+  x: { name: string; network: string; volume: string; labels: Record<string, string>; runtime: string },
 ): ContainerSpec {
   return {
     name: x.name,
@@ -24,7 +25,7 @@ export function environmentSpec(
     nanoCpus: template.cpuMillicores * 1e6,
     init: true,
     workingDir: '/workspace',
-    confined: { readonlyRootfs: false },
+    confined: { readonlyRootfs: false, runtime: x.runtime },
   };
 }
 

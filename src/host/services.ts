@@ -16,6 +16,7 @@ import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 import { assertDiskAllows } from './disk';
 import { resolveNetwork } from './networks';
+import { assertTenantRuntime } from './tenant-runtime';
 
 export interface CreateServiceRequest {
   tenant: string;
@@ -49,11 +50,15 @@ function recordManual(deps: ServiceDeps, s: ServiceRecord, status: 'running' | '
   recordDeployment(deps.db, { serviceId: s.id, tenantId: s.tenantId, image: s.image, status, trigger, error, at: unixSeconds(deps.clock) });
 }
 
-/** Writes the row (`deploying`), runs the container, then marks it `running`, or `failed` with the error. */
+/**
+ * Writes the row (`deploying`), runs the container under the tenant runtime, then marks it `running`, or
+ * `failed` with the error. A blocked disk or an engine without the tenant runtime refuses it before the row.
+ */
 export async function createService(deps: ServiceDeps, req: CreateServiceRequest): Promise<ServiceRecord> {
-  const { db, docker } = deps;
+  const { db, docker, settings } = deps;
   const now = () => unixSeconds(deps.clock);
   await assertDiskAllows(deps, 'service deploy');
+  await assertTenantRuntime(deps);
   const id = newServiceId();
   db.transaction(() => {
     ensureTenant(db, req.tenant, now());
@@ -68,7 +73,7 @@ export async function createService(deps: ServiceDeps, req: CreateServiceRequest
       labels: { 'ah.tenant': req.tenant, 'ah.service': id, 'ah.managed': 'true' },
       restartPolicy: 'unless-stopped',
       network,
-      confined: { readonlyRootfs: true },
+      confined: { readonlyRootfs: true, runtime: settings.tenantRuntime },
       healthcheck: req.healthCmd ? { cmd: ['sh', '-c', req.healthCmd], intervalMs: 10_000, timeoutMs: 5_000, retries: 3 } : undefined,
     });
     await docker.startContainer(containerId);

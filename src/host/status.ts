@@ -10,6 +10,7 @@ import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 import { readDiskGuard } from './disk';
 import { poolStats } from './pool/admin';
+import { tenantRuntimeStatus } from './tenant-runtime';
 
 export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>) {
   const { db, settings } = deps;
@@ -21,6 +22,7 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
     databases: countsByStatus(db, 'databases'),
     environments: countsByStatus(db, 'environments'),
     pool: poolStats(db, settings),
+    tenantRuntime: await tenantRuntimeStatus(deps),
     disk: await readDiskGuard(deps),
     loops: lastLoopResults(db),
     events: describeWatcher(readEventWatcherState(db, settings.hostId)),

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { vi } from 'vitest';
 import { main } from '../../src/cli';
+import { TEST_TENANT_RUNTIME } from './fixtures';
 
 export const KEEPER_BIN = path.join(__dirname, '..', '..', 'bin', 'keeper.js');
 
@@ -12,11 +13,17 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * What every keeper child process gets unless the test says otherwise: no Temporal address (each command finds
+ * its own), and the tests' tenant runtime, since the suite's main engine has no gVisor (see TEST_TENANT_RUNTIME).
+ */
+const CHILD_ENV = { TEMPORAL_ADDRESS: '', KEEPER_TENANT_RUNTIME: TEST_TENANT_RUNTIME };
+
 /** Runs the built bin, capturing its output and exit code. */
 export function keeper(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [KEEPER_BIN, ...args], {
-      env: { ...process.env, TEMPORAL_ADDRESS: '', ...env },
+      env: { ...process.env, ...CHILD_ENV, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -37,7 +44,7 @@ export function keeper(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
 /** Starts `keeper <args>` in the background; `waitForOutput` waits (bounded) for a line on stdout or stderr. */
 export function startKeeper(args: string[], env: NodeJS.ProcessEnv = {}) {
   const child = spawn(process.execPath, [KEEPER_BIN, ...args], {
-    env: { ...process.env, TEMPORAL_ADDRESS: '', ...env },
+    env: { ...process.env, ...CHILD_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

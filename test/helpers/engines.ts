@@ -35,6 +35,14 @@ export function extraEngine(base: string, opts: { daemonConfig?: string } = {}):
   return { name, dockerHost: out.trim().split('\n').pop()!, pidFile: `/run/keeper-dockerd-${name}/docker.pid` };
 }
 
+/**
+ * Stops engine `engine` (dockerd, containerd, shims and runtime processes such as runsc's gofer and sandbox,
+ * all found by its run directory) and removes its namespace, data root and run directory.
+ */
+export function stopEngine(engine: Pick<ExtraEngine, 'name'>): void {
+  execFileSync('bash', [EXTRA_DOCKERD, 'stop', engine.name], { stdio: 'inherit', timeout: 300_000 });
+}
+
 /** Stops every engine of `owner` and removes their namespaces, data roots and run directories. */
 export function stopEnginesOf(owner: string): void {
   execFileSync('bash', [EXTRA_DOCKERD, 'stop-owned', owner], { stdio: 'inherit', timeout: 300_000 });

@@ -29,8 +29,15 @@ export function freshDb(dir = tempDir()): { db: StateDb; file: string } {
   return { db: openStateDb(file), file };
 }
 
+/**
+ * The tenant runtime of tests on the suite's main engine, which has no gVisor registered (and keeper's tests
+ * never change an engine they did not start). Named, so keeper's own default stays runsc: the gVisor tests
+ * (test/gvisor/) run runsc on an engine of their own, and test/gvisor/refusal.test.ts shows the default refused here.
+ */
+export const TEST_TENANT_RUNTIME = 'runc';
+
 export function testSettings(overrides: RawSettings = {}): Settings {
-  return loadSettings({ hostId: uniqueId('host-'), db: ':unused:', ...overrides }, {});
+  return loadSettings({ hostId: uniqueId('host-'), db: ':unused:', tenantRuntime: TEST_TENANT_RUNTIME, ...overrides }, {});
 }
 
 /** A host's dependencies for calling host operations or activities directly: its log goes nowhere unless given. */

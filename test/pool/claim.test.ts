@@ -20,7 +20,7 @@ import { ids, taskQueueFor } from '../../src/ids';
 import { ensureSchedules, requestPoolRefill } from '../../src/temporal/schedules';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
-import { AH_CONFINEMENT, confinementOf, EngineFixture, testDeps, testSettings, uniqueId, waitFor, WEB_IMAGE } from '../helpers/fixtures';
+import { AH_CONFINEMENT, confinementOf, EngineFixture, testDeps, testSettings, TEST_TENANT_RUNTIME, uniqueId, waitFor, WEB_IMAGE } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile, readyByTemplate } from './helpers';
 
@@ -50,7 +50,7 @@ describe('claimEnvironment', () => {
     const [cid] = await fill(settingsFor(t.file));
     const poolRow = db.prepare('SELECT id, volume_name FROM warm_pool').get() as { id: string; volume_name: string };
 
-    const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'dev1' });
+    const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'dev1' });
     expect(r).toMatchObject({ mode: 'warm', containerId: cid, volume: poolRow.volume_name, poolEntry: poolRow.id, templateId: 'tmpl_default' });
     expect(r.containerName).toBe(environmentContainerName(t.tenant, r.envId));
 
@@ -74,7 +74,7 @@ describe('claimEnvironment', () => {
     db = t.db;
     const settings = settingsFor(t.file, { poolSize: '2' });
     const filled = await fill(settings, 'tmpl_default', 2);
-    const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'dev1' });
+    const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'dev1' });
     const ready = filled.find((id) => id !== r.containerId)!;
     const acts = createPoolActivities(testDeps({ db, docker, settings }));
 
@@ -89,7 +89,7 @@ describe('claimEnvironment', () => {
     db = t.db;
     await docker.ensureNetwork('ah-pool', { internal: true }); // ah's: inter-container traffic on
     const [cid] = await fill(settingsFor(t.file));
-    const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'dev1' });
+    const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'dev1' });
     expect(r).toMatchObject({ mode: 'warm', containerId: cid, poolDetach: 'done' });
     expect((await docker.inspectContainer(cid)).networks).toEqual([`ah-tenant-${t.tenant}`]);
   });
@@ -127,7 +127,7 @@ describe('claimEnvironment', () => {
     const t = poolDb();
     db = t.db;
     await fill(settingsFor(t.file)); // a default entry, which a go claim must not take
-    const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'gocold', template: 'go' });
+    const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'gocold', template: 'go' });
     expect(r).toMatchObject({ mode: 'cold', volume: `ah-env-${r.envId}`, templateId: 'tmpl_go' });
     const c = await docker.inspectContainer(r.containerId);
     expect(c.name).toBe(environmentContainerName(t.tenant, r.envId));
@@ -147,7 +147,7 @@ describe('claimEnvironment', () => {
     const proxy = await DockerProxy.start();
     try {
       proxy.fail({ method: 'POST', path: /^\/networks\/[^/]+\/connect$/, status: 500, times: 1 });
-      const r = await claimEnvironment({ db, docker: new DockerClient(proxy.dockerHost) }, { tenant: t.tenant, name: 'moved' });
+      const r = await claimEnvironment({ db, docker: new DockerClient(proxy.dockerHost), tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'moved' });
       expect(r.mode).toBe('cold');
       expect(r.fallbackReason).toMatch(/could not be moved: .*HTTP 500/);
       expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', containerId: r.containerId, volumeName: `ah-env-${r.envId}` });
@@ -163,7 +163,7 @@ describe('claimEnvironment', () => {
     const t = poolDb();
     db = t.db;
     db.prepare(`UPDATE environment_templates SET base_image = 'keeper-test/missing:latest' WHERE id = 'tmpl_go'`).run();
-    await expect(claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'broken', template: 'go' })).rejects.toThrow(/HTTP 404/);
+    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'broken', template: 'go' })).rejects.toThrow(/HTTP 404/);
     const row = db.prepare(`SELECT id, status, container_id, volume_name FROM environments WHERE name = 'broken'`).get() as {
       id: string; status: string; container_id: string; volume_name: string;
     };
@@ -176,12 +176,12 @@ describe('claimEnvironment', () => {
     const t = poolDb();
     db = t.db;
     await fill(settingsFor(t.file));
-    await expect(claimEnvironment({ db, docker }, { tenant: 'nobody', name: 'x' })).rejects.toThrow('tenant "nobody" not found');
-    await expect(claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'x', template: 'cobol' })).rejects.toThrow('template "cobol" not found');
-    await expect(claimEnvironment({ db, docker }, { tenant: t.tenant, name: '9lives' })).rejects.toThrow(/invalid environment name/);
+    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: 'nobody', name: 'x' })).rejects.toThrow('tenant "nobody" not found');
+    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'x', template: 'cobol' })).rejects.toThrow('template "cobol" not found');
+    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: '9lives' })).rejects.toThrow(/invalid environment name/);
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
-    await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'twice', template: 'go' });
-    await expect(claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'twice' })).rejects.toThrow(/already exists/);
+    await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'twice', template: 'go' });
+    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'twice' })).rejects.toThrow(/already exists/);
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
   });
 
@@ -238,7 +238,7 @@ describe('claims and refills', () => {
     await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('pool-refill-') });
       await waitFor('the refill to be creating a container', () => held, 30_000);
-      const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'during' });
+      const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'during' });
       expect(r).toMatchObject({ mode: 'warm', containerId: cid });
       expect((await handle.describe()).status.name).toBe('RUNNING');
       release();
@@ -258,7 +258,7 @@ describe('claims and refills', () => {
       await worker.runUntil(async () => {
         await fill(settings); // or the schedule's own first refill fills it first
         const cid = db.prepare(`SELECT container_id FROM warm_pool WHERE status = 'ready'`).pluck().get() as string;
-        const r = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'trig' });
+        const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'trig' });
         expect(r).toMatchObject({ mode: 'warm', containerId: cid });
         expect(readyByTemplate(db)).toEqual({});
         expect(await requestPoolRefill(settings)).toBe('triggered');
@@ -271,7 +271,7 @@ describe('claims and refills', () => {
         const schedule = env.client.schedule.getHandle(ids.schedule(settings.hostId, 'pool'));
         await schedule.pause('test');
         const runs = (await schedule.describe()).info.numActionsTaken;
-        expect(await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'trig2' })).toMatchObject({ mode: 'warm' });
+        expect(await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'trig2' })).toMatchObject({ mode: 'warm' });
         expect(await requestPoolRefill(settings)).toBe('not triggered: the pool schedule is paused');
         expect((await schedule.describe()).info.numActionsTaken).toBe(runs);
       });
@@ -283,3 +283,68 @@ describe('claims and refills', () => {
   });
 });
 
+describe('claims and the tenant runtime (the real gVisor cases are in test/gvisor/)', () => {
+  const runtimes = () => db.prepare('SELECT container_id, runtime FROM keeper_container_runtimes ORDER BY container_id').all();
+
+  it('a ready container whose runtime keeper has not recorded (made by ah, or before keeper recorded runtimes) is not claimed until a refill has looked at it', async () => {
+    const t = poolDb();
+    db = t.db;
+    const settings = settingsFor(t.file);
+    const [cid] = await fill(settings);
+    expect(runtimes()).toEqual([{ container_id: cid, runtime: 'runc' }]); // written with the ready row
+    db.prepare('DELETE FROM keeper_container_runtimes').run();
+
+    const cold = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'unseen' });
+    expect(cold.mode).toBe('cold');
+    expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
+
+    const report = await createPoolActivities(testDeps({ db, docker, settings })).prunePoolGhosts();
+    expect(report).toMatchObject({ checked: 1, pruned: [], replaced: [], kept: [] });
+    expect(runtimes()).toEqual([{ container_id: cid, runtime: 'runc' }]);
+    const warm = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'seen' });
+    expect(warm).toMatchObject({ mode: 'warm', containerId: cid });
+
+    await createPoolActivities(testDeps({ db, docker, settings })).prunePoolGhosts();
+    expect(runtimes()).toEqual([]); // the claimed container is the environment's now: its pool record goes
+  });
+
+  it("the refill's replacement loses to a claim that took the row first: the claimant keeps its container", async () => {
+    const t = poolDb();
+    db = t.db;
+    const [cid] = await fill(settingsFor(t.file)); // runc
+    let claim: Promise<ClaimResult> | undefined;
+    // The claim runs between the refill's inspect (which finds a runtime other than its own) and its delete.
+    class ClaimDuringInspect extends DockerClient {
+      override async inspectContainer(id: string) {
+        const details = await super.inspectContainer(id);
+        claim ??= claimEnvironment({ db, docker, tenantRuntime: 'runc' }, { tenant: t.tenant, name: 'first' });
+        await claim;
+        return details;
+      }
+    }
+    // Another name for the host kernel's runtime on the same engine: a refill that wants it finds runc foreign.
+    const other = settingsFor(t.file, { tenantRuntime: 'io.containerd.runc.v2' });
+    const report = await createPoolActivities(testDeps({ db, docker: new ClaimDuringInspect(), settings: other })).prunePoolGhosts();
+    expect(report.replaced).toEqual([]);
+    expect(await claim).toMatchObject({ mode: 'warm', containerId: cid });
+    expect((await docker.inspectContainer(cid)).status).toBe('running');
+    expect(getEnvironment(db, (await claim)!.envId)).toMatchObject({ status: 'running', containerId: cid });
+  });
+
+  it('without a race, that refill replaces the runc container: row, container and volume go, and a new one is made under its runtime', async () => {
+    const t = poolDb();
+    db = t.db;
+    const [cid] = await fill(settingsFor(t.file));
+    const volume = db.prepare('SELECT volume_name FROM warm_pool').pluck().get() as string;
+    const other = settingsFor(t.file, { tenantRuntime: 'io.containerd.runc.v2' });
+    const acts = createPoolActivities(testDeps({ db, docker, settings: other }));
+    const report = await acts.prunePoolGhosts();
+    expect(report.replaced).toEqual([{ id: expect.stringMatching(/^wp_/), runtime: 'runc' }]);
+    await expect(docker.inspectContainer(cid)).rejects.toSatisfy(isNotFound);
+    await expect(docker.inspectVolume(volume)).rejects.toSatisfy(isNotFound);
+    expect(readyByTemplate(db)).toEqual({});
+    const made = await acts.createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
+    expect((await docker.inspectContainer(made.containerId!)).runtime).toBe('io.containerd.runc.v2');
+    expect(runtimes()).toEqual([{ container_id: made.containerId, runtime: 'io.containerd.runc.v2' }]);
+  });
+});

@@ -6,7 +6,7 @@ import { describe, expect, inject, it } from 'vitest';
 import type { PoolStatusReport } from '../../src/host/pool/admin';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { testSettings } from '../helpers/fixtures';
+import { testSettings, TEST_TENANT_RUNTIME } from '../helpers/fixtures';
 import { keeperInProcess } from '../helpers/cli';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile } from './helpers';
@@ -20,7 +20,8 @@ describe('keeper pool', () => {
     const t = poolDb();
     db = t.db;
     const settings = testSettings({ db: t.file });
-    const flags = ['--db', t.file, '--host-id', settings.hostId, '--temporal-address', inject('devServerAddress'), '--disk-warn', '99', '--disk-block', '100'];
+    const flags = ['--db', t.file, '--host-id', settings.hostId, '--temporal-address', inject('devServerAddress'), '--disk-warn', '99', '--disk-block', '100',
+      '--tenant-runtime', TEST_TENANT_RUNTIME];
     const worker = await keeperWorker(env, { db, docker, settings });
 
     const refill = await worker.runUntil(keeperInProcess(['pool', 'refill', '--once', '--json', ...flags]));
@@ -57,7 +58,7 @@ describe('keeper pool', () => {
   it('exit code 2 with one line for bad arguments', async () => {
     const t = poolDb();
     db = t.db;
-    const flags = ['--db', t.file];
+    const flags = ['--db', t.file, '--tenant-runtime', TEST_TENANT_RUNTIME];
     const noOnce = await keeperInProcess(['pool', 'refill', ...flags]);
     expect(noOnce).toMatchObject({ code: 2, err: 'keeper: pool refill needs --once (the pool schedule refills every --pool-interval)\n' });
     const noTenant = await keeperInProcess(['pool', 'claim', '--tenant', 'nobody', '--name', 'x', ...flags]);

@@ -83,9 +83,9 @@ describe('disk guard', () => {
     })();
     const block = Math.max(0, Math.floor(usedPercentOf(path.dirname(t.file))) - 1);
     const settings = testSettings({ db: t.file, diskWarn: String(block), diskBlock: String(block) });
-    const warm = await claimEnvironment({ db, docker, settings }, { tenant: t.tenant, name: 'warmok' });
+    const warm = await claimEnvironment({ db, docker, settings, tenantRuntime: settings.tenantRuntime }, { tenant: t.tenant, name: 'warmok' });
     expect(warm).toMatchObject({ mode: 'warm', containerId: cid });
-    await expect(claimEnvironment({ db, docker, settings }, { tenant: t.tenant, name: 'coldno' })).rejects.toThrow(
+    await expect(claimEnvironment({ db, docker, settings, tenantRuntime: settings.tenantRuntime }, { tenant: t.tenant, name: 'coldno' })).rejects.toThrow(
       /^cold environment create blocked by the disk guard: insufficient disk space at /,
     );
     const row = db.prepare(`SELECT id, status, container_id, volume_name FROM environments WHERE name = 'coldno'`).get() as Record<string, string>;

@@ -12,7 +12,7 @@ import { isNotFound } from '../../src/docker/errors';
 import type { Settings } from '../../src/settings';
 import { taskQueueFor } from '../../src/ids';
 import { gcSweep, type GcSweepResult } from '../../src/workflows/gcSweep';
-import { tempDir, testDeps, testSettings, uniqueId } from '../helpers/fixtures';
+import { tempDir, testDeps, testSettings, TEST_TENANT_RUNTIME, uniqueId } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile } from './helpers';
 
@@ -37,7 +37,7 @@ describe('pool resources under GC', () => {
     const acts = createPoolActivities(testDeps({ db, docker, settings }));
     const a = await acts.createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
     const b = await acts.createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
-    const claim = await claimEnvironment({ db, docker }, { tenant: t.tenant, name: 'kept' });
+    const claim = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'kept' });
     // Both entries share a created_at second, so which one the claim takes is not fixed; the other stays ready.
     expect(claim).toMatchObject({ mode: 'warm', volume: expect.stringMatching(/^ah-pool-wp_/) });
     expect([a.containerId, b.containerId]).toContain(claim.containerId);

@@ -2,6 +2,7 @@
  * The refill workflow against the real engine, a real SQLite file and the CLI dev server: sizing, the
  * pooled-templates setting, the containers it makes, idempotent creation and ghost pruning (404 only).
  */
+import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { createPoolActivities } from '../../src/activities/pool';
 import { poolContainerName, poolVolumeName } from '../../src/names';
@@ -147,6 +148,22 @@ describe('createPoolEntry under retries', () => {
     const entryId = uniqueId('wp_');
     await expect(acts.createPoolEntry({ entryId, templateId: 'tmpl_default' })).rejects.toThrow('image keeper-test/missing:latest of template tmpl_default is not on this engine');
     expect((await docker.listNetworks('ah-pool')).filter((n) => n.name === 'ah-pool')).toEqual([]);
+    await expect(docker.inspectVolume(poolVolumeName(entryId))).rejects.toSatisfy(isNotFound);
+    expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
+  });
+});
+
+describe('an engine without the tenant runtime (this one has no runsc)', () => {
+  it('fails the entry once, not to be retried, with the start check\'s line, and leaves no container or volume', async () => {
+    const t = poolDb();
+    db = t.db;
+    const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file, { tenantRuntime: 'runsc' }) }));
+    const entryId = uniqueId('wp_');
+    const failure = await acts.createPoolEntry({ entryId, templateId: 'tmpl_default' }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'RuntimeMissing', nonRetryable: true });
+    expect((failure as Error).message).toMatch(/^tenant runtime runsc is not registered with the Docker engine \(it lists .*\): install gVisor/);
+    expect(await docker.listContainers({ 'ah.pool-entry': entryId })).toEqual([]);
     await expect(docker.inspectVolume(poolVolumeName(entryId))).rejects.toSatisfy(isNotFound);
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
   });

@@ -1,6 +1,7 @@
 /** Processes for the fault tests: a keeper worker in a child process (worker-child.ts) that a test can kill. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { TEST_TENANT_RUNTIME } from '../helpers/fixtures';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -17,7 +18,8 @@ export interface ChildWorker {
 export function startChildWorker(env: NodeJS.ProcessEnv): ChildWorker {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'worker-child.ts')], {
     cwd: ROOT,
-    env: { ...process.env, KEEPER_LOG_FORMAT: 'json', KEEPER_METRICS_PORT: '0', ...env },
+    // The suite's main engine has no gVisor: the tests' tenant runtime (see TEST_TENANT_RUNTIME), unless `env` says.
+    env: { ...process.env, KEEPER_LOG_FORMAT: 'json', KEEPER_METRICS_PORT: '0', KEEPER_TENANT_RUNTIME: TEST_TENANT_RUNTIME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

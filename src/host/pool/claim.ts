@@ -20,8 +20,12 @@ import { assertDiskAllows, type GuardDeps } from '../disk';
 import { environmentLabels, environmentSpec } from '../environment-spec';
 import { resolveNetwork } from '../networks';
 
-/** What a claim needs. Without settings there is no disk guard (benchmarks); without a clock, the system's. */
-export type ClaimDeps = Pick<HostDeps, 'db' | 'docker'> & { settings?: GuardDeps['settings']; clock?: Clock };
+/**
+ * What a claim needs. `tenantRuntime` (--tenant-runtime) is the runtime its container runs under: a cold create
+ * names it, and a warm claim takes only a pool container recorded under it. Without settings there is no disk
+ * guard (benchmarks); without a clock, the system's.
+ */
+export type ClaimDeps = Pick<HostDeps, 'db' | 'docker'> & { tenantRuntime: string; settings?: GuardDeps['settings']; clock?: Clock };
 
 export class ClaimRequestError extends Error {
   override name = 'ClaimRequestError';
@@ -64,7 +68,8 @@ interface Claim {
 }
 
 /**
- * ah's environment create, pool first: takes a ready pool row with one atomic SQL update, moves its container
+ * ah's environment create, pool first: takes a ready pool row whose container runs under the tenant runtime
+ * with one atomic SQL update (see claimPoolEntry: a container of another runtime is never handed out), moves its container
  * to the tenant network, renames it `ah-env-<tenant>-<envId>` and records the environment, which keeps the pool
  * volume. With no ready row, or when the move fails (its container and volume are then removed and its row
  * released), it creates the environment cold; given `settings`, a cold create is refused (DiskBlockedError)
@@ -76,7 +81,7 @@ export async function claimEnvironment(given: ClaimDeps, req: ClaimRequest): Pro
   const claim = startClaim(deps, req);
   const { db, docker, clock } = deps;
   const networkId = await failingEnvironment(claim, () => resolveNetwork(db, docker, claim.base.network));
-  const entry = await failingEnvironment(claim, async () => claimPoolEntry(db, claim.envId, claim.template.id, unixSeconds(clock)));
+  const entry = await failingEnvironment(claim, async () => claimPoolEntry(db, claim.envId, claim.template.id, deps.tenantRuntime, unixSeconds(clock)));
   let fallbackReason: string | undefined;
   if (entry) {
     try {
@@ -179,7 +184,8 @@ async function createCold(claim: Claim, networkId: string): Promise<ClaimResult>
   try {
     await docker.createVolume(volume, { 'ah.managed': 'true', 'ah.type': 'environment', 'ah.tenant': base.tenant, 'ah.environment': envId });
     const labels = environmentLabels(base.tenant, envId, template.id);
-    containerId = await docker.createContainer(environmentSpec(template, { name: base.containerName, network: networkId, volume, labels }));
+    const runtime = claim.deps.tenantRuntime;
+    containerId = await docker.createContainer(environmentSpec(template, { name: base.containerName, network: networkId, volume, labels, runtime }));
     setEnvironmentResources(db, envId, containerId, volume, unixSeconds(clock));
     await docker.startContainer(containerId);
     const now = unixSeconds(clock);

@@ -5,7 +5,8 @@
  */
 import { containersHeldByEnvironments } from '../../db/environments';
 import {
-  deleteFinishedClaims, deletePoolRow, findTemplate, insertReadyEntry, listTemplates, poolEntryDone, poolRows, readyCounts,
+  deleteFinishedClaims, deletePoolRow, findTemplate, forgetUnpooledRuntimes, insertReadyEntry, listTemplates, poolEntryDone,
+  poolRows, readyCounts, readyRuntimes, recordContainerRuntime, type PoolRow,
 } from '../../db/pool';
 import { DockerError } from '../../docker/client';
 import { ignoreNotFound, isNotFound } from '../../docker/errors';
@@ -15,6 +16,7 @@ import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { environmentSpec, poolLabels } from '../environment-spec';
 import { resolveNetwork } from '../networks';
+import { missingRuntimeLine } from '../tenant-runtime';
 
 export interface PruneReport {
   checked: number;
@@ -22,6 +24,12 @@ export interface PruneReport {
   pruned: string[];
   /** Ready rows whose inspect failed otherwise: kept (W-P4). */
   kept: { id: string; error: string }[];
+  /**
+   * Ready rows whose container runs under another runtime than --tenant-runtime (made before the setting
+   * changed, or by ah under its own): row deleted, container and volume removed; the plan makes new ones.
+   * Absent from results recorded before keeper checked runtimes.
+   */
+  replaced?: { id: string; runtime: string }[];
   /** Claimed rows an environment already owns (an interrupted claim's leftover row): row deleted. */
   finishedClaims: number;
   /** Claimed rows no environment references: left alone (they protect their container) and reported. */
@@ -58,37 +66,71 @@ export interface PoolEntryResult {
 /** Why a pool entry cannot be made by retrying: the workflow reports it and does not retry (see activities/pool.ts). */
 export class PoolEntryRefused extends Error {
   override name = 'PoolEntryRefused';
-  constructor(readonly reason: 'TemplateNotFound' | 'ImageMissing' | 'NameTaken', message: string) {
+  constructor(readonly reason: 'TemplateNotFound' | 'ImageMissing' | 'NameTaken' | 'RuntimeMissing', message: string) {
     super(message);
   }
 }
 
 type PoolDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>;
 
-/** Ghost rows go only on a 404 from the engine; any other error keeps the row (W-P4). */
-export async function prunePoolGhosts({ db, docker }: PoolDeps): Promise<PruneReport> {
-  const report: PruneReport = { checked: 0, pruned: [], kept: [], finishedClaims: 0, strandedClaims: [] };
+/**
+ * Looks at every ready row's container. A 404 makes the row a ghost: deleted, its volume removed; any other
+ * error keeps the row (W-P4). A container under another runtime than --tenant-runtime is replaced: its row is
+ * deleted (a compare-and-set on `ready`, so a claim that took it first keeps it), then the container and volume
+ * are removed, and the plan refills. A container under the configured runtime has its runtime recorded, which
+ * is what lets a claim take it (keeper_container_runtimes).
+ */
+export async function prunePoolGhosts(deps: PoolDeps): Promise<PruneReport> {
+  const { db } = deps;
+  const report: PruneReport = { checked: 0, pruned: [], kept: [], replaced: [], finishedClaims: 0, strandedClaims: [] };
+  const recorded = readyRuntimes(db);
   for (const row of poolRows(db, 'ready')) {
     report.checked++;
-    try {
-      await docker.inspectContainer(row.containerId);
+    const runtime = await runtimeOfReady(deps, row, report);
+    if (runtime === undefined) continue;
+    if (runtime === deps.settings.tenantRuntime) {
+      if (recorded.get(row.containerId) !== runtime) recordContainerRuntime(db, row.containerId, runtime, unixSeconds(deps.clock));
       continue;
-    } catch (err) {
-      if (!(err instanceof DockerError)) throw err;
-      if (!err.isNotFound) {
-        report.kept.push({ id: row.id, error: err.message });
-        continue;
-      }
     }
     if (!deletePoolRow(db, row.id, 'ready')) continue;
-    report.pruned.push(row.id);
-    await ignoreNotFound(docker.removeVolume(row.volumeName)).catch((e: Error) =>
-      report.kept.push({ id: row.id, error: `row pruned, volume ${row.volumeName} kept: ${e.message}` }),
-    );
+    report.replaced!.push({ id: row.id, runtime });
+    await removePoolResources(deps, row, report, 'replaced');
   }
   report.finishedClaims = deleteFinishedClaims(db);
   report.strandedClaims = poolRows(db, 'claimed').map((r) => r.id);
+  forgetUnpooledRuntimes(db);
   return report;
+}
+
+/** The runtime of a ready row's container; undefined when the row was pruned as a ghost or kept after an error. */
+async function runtimeOfReady(deps: PoolDeps, row: PoolRow, report: PruneReport): Promise<string | undefined> {
+  try {
+    return (await deps.docker.inspectContainer(row.containerId)).runtime;
+  } catch (err) {
+    if (!(err instanceof DockerError)) throw err;
+    if (!err.isNotFound) {
+      report.kept.push({ id: row.id, error: err.message });
+      return undefined;
+    }
+  }
+  if (deletePoolRow(deps.db, row.id, 'ready')) {
+    report.pruned.push(row.id);
+    await removePoolResources(deps, row, report, 'ghost');
+  }
+  return undefined;
+}
+
+/** Removes what a deleted ready row named: a ghost's volume, or a replaced row's container and volume. */
+async function removePoolResources(deps: PoolDeps, row: PoolRow, report: PruneReport, why: 'ghost' | 'replaced'): Promise<void> {
+  const { docker } = deps;
+  try {
+    if (why === 'replaced') await ignoreNotFound(docker.removeContainer(row.containerId, { force: true }));
+    await ignoreNotFound(docker.removeVolume(row.volumeName));
+  } catch (err) {
+    // The row is gone either way: what is left is unreferenced, and GC collects it once it is old enough.
+    const left = why === 'ghost' ? `volume ${row.volumeName}` : `container ${row.containerId.slice(0, 12)} or volume ${row.volumeName}`;
+    report.kept.push({ id: row.id, error: `row ${why === 'ghost' ? 'pruned' : 'replaced'}, ${left} kept: ${(err as Error).message}` });
+  }
 }
 
 /**
@@ -145,10 +187,12 @@ export async function createPoolEntry(deps: PoolDeps, req: PoolEntryRequest): Pr
   try {
     const poolNet = await resolveNetwork(db, docker, POOL_NETWORK, POOL_NETWORK_OPTIONS);
     await docker.createVolume(volume, { 'ah.managed': 'true', 'ah.type': 'warm-pool', 'ah.pool-entry': req.entryId });
-    const spec = environmentSpec(template, { name: poolContainerName(req.entryId), network: poolNet, volume, labels: poolLabels(template.id, req.entryId) });
-    containerId = await createOrAdopt(docker, spec, req.entryId);
+    const labels = poolLabels(template.id, req.entryId);
+    const spec = environmentSpec(template, { name: poolContainerName(req.entryId), network: poolNet, volume, labels, runtime: settings.tenantRuntime });
+    const made = await createOrAdopt(docker, spec, req.entryId);
+    containerId = made.id;
     await docker.startContainer(containerId);
-    insertReadyEntry(db, { id: req.entryId, templateId: template.id, containerId, volumeName: volume, createdAt: unixSeconds(clock) });
+    insertReadyEntry(db, { id: req.entryId, templateId: template.id, containerId, volumeName: volume, createdAt: unixSeconds(clock), runtime: made.runtime });
     return { ...req, outcome: 'created', containerId };
   } catch (err) {
     // Leave nothing behind for a failed attempt; a retry starts again from the same names. A container whose
@@ -159,20 +203,37 @@ export async function createPoolEntry(deps: PoolDeps, req: PoolEntryRequest): Pr
     if (err instanceof DockerError && err.isNotFound && err.operation === 'container.create') {
       throw new PoolEntryRefused('ImageMissing', `${missing}: ${err.message}`);
     }
+    if (err instanceof DockerError && err.status === 400 && err.operation === 'container.create') await refuseMissingRuntime(docker, settings);
     throw err;
   }
 }
 
-/** A retry finds its own container by name (409): it adopts it, unless another entry owns that name. */
-async function createOrAdopt(docker: HostDeps['docker'], spec: ReturnType<typeof environmentSpec>, entryId: string): Promise<string> {
+/**
+ * After a create the engine refused (400): when the engine does not list the tenant runtime (a worker started
+ * while the engine was down, or runsc unregistered since), the entry fails, not to be retried, with the line the
+ * start check prints, which the refill's result and `keeper pool status` then show.
+ */
+async function refuseMissingRuntime(docker: HostDeps['docker'], settings: PoolDeps['settings']): Promise<void> {
+  const engine = await docker.runtimes().catch(() => undefined);
+  if (engine && !engine.names.includes(settings.tenantRuntime)) {
+    throw new PoolEntryRefused('RuntimeMissing', missingRuntimeLine(settings.tenantRuntime, engine));
+  }
+}
+
+/**
+ * A retry finds its own container by name (409): it adopts it, unless another entry owns that name. The runtime
+ * returned is the container's own: an adopted one made under another runtime (the setting changed between two
+ * attempts) is recorded as it is, so no claim takes it and the next refill replaces it.
+ */
+async function createOrAdopt(docker: HostDeps['docker'], spec: ReturnType<typeof environmentSpec>, entryId: string): Promise<{ id: string; runtime: string }> {
   try {
-    return await docker.createContainer(spec);
+    return { id: await docker.createContainer(spec), runtime: spec.confined!.runtime };
   } catch (err) {
     if (!(err instanceof DockerError && err.status === 409)) throw err;
     const existing = await docker.inspectContainer(spec.name);
     if (existing.labels['ah.pool-entry'] !== entryId) {
       throw new PoolEntryRefused('NameTaken', `container name ${spec.name} is taken by a container that is not pool entry ${entryId}`);
     }
-    return existing.id;
+    return { id: existing.id, runtime: existing.runtime };
   }
 }

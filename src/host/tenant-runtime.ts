@@ -1,0 +1,85 @@
+/**
+ * The runtime tenant containers run under (`--tenant-runtime`, default `runsc`). ah refuses to start unless its
+ * engine has gVisor's runsc (VerifyGVisorRuntime) and creates every tenant container with it; keeper does the
+ * same with the runtime it is configured with. The worker and every command that creates containers check it
+ * before they do anything (src/worker.ts, src/cli/), so a host without the runtime gets one line that says what
+ * to do instead of a refill that fails every minute. The engine itself refuses a create naming a runtime it
+ * does not list, so no tenant container can fall back to the default runtime behind keeper's back.
+ */
+import { DockerError, type DockerClient, type EngineRuntimes } from '../docker/client';
+import type { Logger } from '../log';
+import { SettingsError, type Settings } from '../settings';
+
+/** gVisor's runtime: what ah runs tenant code under. */
+export const GVISOR_RUNTIME = 'runsc';
+/** The engine's default runtime: tenant code on the host kernel. Allowed, but only when asked for by name. */
+export const HOST_KERNEL_RUNTIME = 'runc';
+
+/**
+ * The configured runtime is not registered with the engine. A configuration problem (exit code 2, as a bad
+ * setting): nothing transient, and retrying without changing the engine's or keeper's configuration never helps.
+ */
+export class TenantRuntimeMissing extends SettingsError {
+  override name = 'TenantRuntimeMissing';
+}
+
+type RuntimeDeps = { docker: Pick<DockerClient, 'runtimes'>; settings: Pick<Settings, 'tenantRuntime'> };
+
+/** The one line that names the runtime, what the engine has, and the two ways out. */
+export function missingRuntimeLine(runtime: string, engine: EngineRuntimes): string {
+  const register = runtime === GVISOR_RUNTIME
+    ? `install gVisor (Debian: apt-get install runsc) and register it with the engine ("runtimes": {"runsc": {"path": "/usr/bin/runsc"}} in daemon.json, then restart dockerd)`
+    : `register ${runtime} with the engine ("runtimes" in daemon.json, then restart dockerd)`;
+  return `tenant runtime ${runtime} is not registered with the Docker engine (it lists ${engine.names.join(', ') || 'none'}): ` +
+    `${register}, or pass --tenant-runtime ${HOST_KERNEL_RUNTIME} to run tenant code on the host kernel, with weaker isolation than ah's gVisor`;
+}
+
+/** Throws TenantRuntimeMissing unless the engine lists the configured runtime; engine errors propagate as they are. */
+export async function assertTenantRuntime({ docker, settings }: RuntimeDeps): Promise<EngineRuntimes> {
+  const engine = await docker.runtimes();
+  if (!engine.names.includes(settings.tenantRuntime)) throw new TenantRuntimeMissing(missingRuntimeLine(settings.tenantRuntime, engine));
+  return engine;
+}
+
+/**
+ * The worker's check at start. A missing runtime stops it. An engine that does not answer does not: the
+ * worker's DB-only housekeeping and circuit timers must run through a Docker outage (W-10), and while the engine
+ * is down nothing can be created under any runtime; once it answers, a create under a runtime it lacks is
+ * refused by the engine itself ("Unknown runtime specified"), and the refill reports that.
+ */
+export async function checkTenantRuntimeAtStart(deps: RuntimeDeps & { log: Logger }): Promise<'verified' | 'unverified'> {
+  try {
+    await assertTenantRuntime(deps);
+    return 'verified';
+  } catch (err) {
+    if (!(err instanceof DockerError)) throw err;
+    deps.log.warn('tenant runtime not verified: the Docker engine did not answer; creates name it and the engine refuses them if it lacks it', {
+      tenantRuntime: deps.settings.tenantRuntime, error: err.message,
+    });
+    return 'unverified';
+  }
+}
+
+/** How tenant code is isolated under `runtime`, in an operator's words. */
+export function isolationOf(runtime: string): string {
+  if (runtime === GVISOR_RUNTIME) return "gVisor: tenant code runs on gVisor's application kernel, as in ah";
+  if (runtime === HOST_KERNEL_RUNTIME) return "WEAKER than ah's: tenant code runs on the host kernel (runc), not under gVisor";
+  return `not gVisor (ah runs tenant code under ${GVISOR_RUNTIME}): as isolated as ${runtime} makes it`;
+}
+
+export interface TenantRuntimeStatus {
+  runtime: string;
+  isolation: string;
+  /** Whether the engine lists it; null when the engine did not answer. */
+  registered: boolean | null;
+}
+
+/** For `keeper status`: the runtime in use, its isolation, and whether this engine has it. */
+export async function tenantRuntimeStatus({ docker, settings }: RuntimeDeps): Promise<TenantRuntimeStatus> {
+  const runtime = settings.tenantRuntime;
+  const registered = await docker.runtimes().then((e) => e.names.includes(runtime), (err: unknown) => {
+    if (err instanceof DockerError) return null;
+    throw err;
+  });
+  return { runtime, isolation: isolationOf(runtime), registered };
+}

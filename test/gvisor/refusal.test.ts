@@ -1,0 +1,103 @@
+/**
+ * keeper refuses to start on an engine without its tenant runtime: the suite's main engine, which has no gVisor
+ * registered (keeper's tests never change an engine they did not start). The built bin, as an operator runs it,
+ * with keeper's real default (runsc): the worker and every command that creates containers exit 2 with one line
+ * naming the runtime and the fix, and write and create nothing. `keeper status` says what runs tenant code.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DockerClient } from '../../src/docker/client';
+import { checkTenantRuntimeAtStart, TenantRuntimeMissing } from '../../src/host/tenant-runtime';
+import { createLogger } from '../../src/log';
+import { SettingsError } from '../../src/settings';
+import { keeper } from '../helpers/cli';
+import { tempDir, TEST_IMAGE, testSettings } from '../helpers/fixtures';
+import { cleanupPoolDb, poolDb } from '../pool/helpers';
+
+/** The line, exactly as an operator sees it on stderr (the engine's list of runtimes varies by version). */
+const REFUSAL = /^keeper: tenant runtime runsc is not registered with the Docker engine \(it lists [^)]*\brunc\b[^)]*\): install gVisor \(Debian: apt-get install runsc\) and register it with the engine \("runtimes": \{"runsc": \{"path": "\/usr\/bin\/runsc"\}\} in daemon\.json, then restart dockerd\), or pass --tenant-runtime runc to run tenant code on the host kernel, with weaker isolation than ah's gVisor\n$/;
+
+/** keeper's own default: no flag and no KEEPER_TENANT_RUNTIME (the test helpers otherwise pass runc). */
+const DEFAULT_RUNTIME = { KEEPER_TENANT_RUNTIME: undefined };
+const docker = new DockerClient();
+let pool: ReturnType<typeof poolDb> | undefined;
+
+beforeAll(async () => {
+  const engine = await docker.runtimes();
+  // The negative case needs an engine without runsc; a machine whose main engine has it must say so, not pass.
+  expect(engine.names, 'this test needs a main engine without runsc registered').not.toContain('runsc');
+  pool = poolDb();
+});
+afterAll(async () => {
+  if (pool?.db.open) await cleanupPoolDb(pool.db);
+});
+
+describe('an engine without the tenant runtime', () => {
+  it('keeper worker exits 2 with one line before it writes or starts anything', async () => {
+    const db = path.join(tempDir(), 'data', 'state.db');
+    const r = await keeper(['worker', '--db', db, '--host-id', 'gv-refused', '--metrics-port', '0'], DEFAULT_RUNTIME, 60_000);
+    expect(r.stderr).toMatch(REFUSAL);
+    expect(r.code).toBe(2);
+    expect(r.stdout).not.toContain('keeper is running');
+    expect(fs.existsSync(path.dirname(db))).toBe(false);
+  });
+
+  it('pool claim, pool refill --once and service create exit 2 with the same line, and change nothing', async () => {
+    const { file, tenant, db } = pool!;
+    const rows = () => db.prepare(`SELECT (SELECT COUNT(*) FROM environments) e, (SELECT COUNT(*) FROM services) s, (SELECT COUNT(*) FROM warm_pool) p`).get();
+    const before = rows();
+    const flags = ['--db', file, '--disk-warn', '99', '--disk-block', '100'];
+    const commands = [
+      ['pool', 'claim', '--tenant', tenant, '--name', 'refused', ...flags],
+      ['pool', 'refill', '--once', ...flags],
+      ['service', 'create', '--tenant', tenant, '--name', 'refused', '--image', TEST_IMAGE, ...flags],
+    ];
+    for (const args of commands) {
+      const r = await keeper(args, DEFAULT_RUNTIME, 60_000);
+      expect(r.stderr, args.join(' ')).toMatch(REFUSAL);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+    }
+    expect(rows()).toEqual(before);
+    expect(await docker.listContainers({ 'ah.tenant': tenant })).toEqual([]);
+    expect(await docker.listContainers({ 'ah.type': 'warm-pool' })).toEqual([]);
+  });
+
+  it('with --tenant-runtime runc, the documented way to accept the host kernel, service create runs its container under runc', async () => {
+    const { file, tenant } = pool!;
+    const r = await keeper(['service', 'create', '--tenant', tenant, '--name', 'accepted', '--image', TEST_IMAGE, '--db', file,
+      '--disk-warn', '99', '--disk-block', '100', '--tenant-runtime', 'runc', '--json'], DEFAULT_RUNTIME);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect((await docker.inspectContainer(JSON.parse(r.stdout).containerId)).runtime).toBe('runc');
+  });
+
+  it('keeper status shows the runtime in use, that this engine lacks runsc, and runc as weaker isolation', async () => {
+    const { file } = pool!;
+    const gv = await keeper(['status', '--db', file, '--json'], DEFAULT_RUNTIME);
+    expect(gv.code).toBe(0);
+    expect(JSON.parse(gv.stdout).tenantRuntime).toEqual({ runtime: 'runsc', registered: false, isolation: expect.stringMatching(/^gVisor/) });
+    const gvText = await keeper(['status', '--db', file], DEFAULT_RUNTIME);
+    expect(gvText.stdout).toMatch(/^tenant runtime runsc \(NOT registered with this engine\): gVisor: tenant code runs on gVisor's application kernel, as in ah$/m);
+
+    const rc = await keeper(['status', '--db', file, '--tenant-runtime', 'runc'], DEFAULT_RUNTIME);
+    expect(rc.stdout).toMatch(/^tenant runtime runc \(registered\): WEAKER than ah's: tenant code runs on the host kernel \(runc\), not under gVisor$/m);
+  });
+});
+
+describe("the worker's check when the engine does not answer", () => {
+  it('starts anyway (housekeeping and circuit timers outlive a Docker outage) and says the runtime is not verified', async () => {
+    const lines: string[] = [];
+    const log = createLogger({ format: 'json', write: (l) => lines.push(l) });
+    const settings = testSettings({ tenantRuntime: 'runsc' });
+    const down = new DockerClient('unix:///nonexistent/keeper-gvisor/docker.sock');
+    expect(await checkTenantRuntimeAtStart({ docker: down, settings, log })).toBe('unverified');
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/^tenant runtime not verified/), tenantRuntime: 'runsc' }),
+    ]);
+    // The engine that answers without runsc stops it, as a setting error (exit code 2).
+    await expect(checkTenantRuntimeAtStart({ docker, settings, log })).rejects.toSatisfy((e) => e instanceof TenantRuntimeMissing && e instanceof SettingsError);
+    expect(await checkTenantRuntimeAtStart({ docker, settings: testSettings({ tenantRuntime: 'runc' }), log })).toBe('verified');
+  });
+});
