@@ -12,6 +12,7 @@ import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import type { WatcherState } from './db/events';
 import type { StateDb } from './db/open';
+import { countOpenCircuits } from './db/services';
 import type { DiskVerdict } from './policy/disk';
 
 export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
@@ -64,7 +65,7 @@ export function loopMetricsInterceptor(metrics: KeeperMetrics, db: StateDb) {
         const result = await next(input);
         if (ctx.info.activityType === 'recordGcSweep') recordGcRemovals(metrics, input.args[0]);
         if (ctx.info.activityType === 'recordTickResult') {
-          metrics.circuitsOpen.set(db.prepare('SELECT COUNT(*) FROM services WHERE circuit_open = 1').pluck().get() as number);
+          metrics.circuitsOpen.set(countOpenCircuits(db));
         }
         return result;
       },

@@ -30,7 +30,7 @@ function shape(db: Database.Database, table: string) {
 }
 
 describe('a new state DB', () => {
-  it("gets ah's schema exactly: every table, column, type, default and index of ah-spec §8.2", () => {
+  it("gets ah's schema exactly: every table, column, type, default and index of its effective DDL", () => {
     const db = open(path.join(tempDir(), 'state.db'));
     const reference = new Database(':memory:');
     reference.exec(AH_DDL);

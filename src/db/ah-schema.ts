@@ -1,7 +1,7 @@
 /**
  * ah's state-DB migrations, under ah's own file names, so that ah treats a DB that keeper created as fully
  * migrated, and keeper recognises a DB that ah created. Applied in this order they produce the effective DDL
- * of ah-spec §8.2 exactly: columns that ah added with ALTER TABLE are added with ALTER TABLE here too, in
+ * of ah's effective schema (test/fixtures/ah-effective-ddl.sql) exactly: columns that ah added with ALTER TABLE are added with ALTER TABLE here too, in
  * the same order. keeper never changes these; its own state lives in `keeper_*` tables (keeper-schema.ts).
  */
 export interface Migration {

@@ -1,4 +1,4 @@
-/** Deployment rows written the way ah writes them (spec R-9): 32-char hex id, container_id '', build_id NULL. */
+/** Deployment rows written the way ah's reconciler writes them: 32-char hex id, container_id '', build_id NULL. */
 import crypto from 'node:crypto';
 import type { StateDb } from './open';
 

@@ -1,5 +1,5 @@
 /**
- * Environment rows, as ah's Create writes them (spec §3 E-2), plus the warm claim. The claim is one atomic
+ * Environment rows, as ah's environment create writes them, plus the warm claim. The claim is one atomic
  * UPDATE of warm_pool; it runs in the same immediate transaction as the write that makes the environment row
  * reference the claimed container and volume, so that from the moment a row is taken some row always holds
  * its Docker resources (GC sees them as owned) and no other claim can take it.

@@ -1,4 +1,4 @@
-/** Database and environment rows, as the reconciler keeps them (ah-spec R-5..R-8, with W-2/W-15/W-16 fixed). */
+/** Database and environment rows, as the reconciler keeps them (ah's rules, with W-2, W-15 and W-16 of docs/ah-differences.md fixed). */
 import type { StateDb } from './open';
 
 export interface HostedRow {

@@ -1,6 +1,6 @@
 /**
  * Rows behind `keeper service …`, the small lifecycle a standalone host needs so that the loops have services
- * to keep. The writes follow ah's services API (spec CB-7), including its order: a stop is written before the
+ * to keep. The writes follow ah's services API, including its order: a stop is written before the
  * container stops, so the reconciler never mistakes it for a crash.
  */
 import crypto from 'node:crypto';
@@ -30,11 +30,15 @@ export function ensureTenant(db: StateDb, tenantId: string, now: number): boolea
   return created;
 }
 
+/** The service row, `deploying`, and its tenant (with ah's default quota) when the tenant is new: one transaction. */
 export function insertDeployingService(db: StateDb, s: { id: string; tenantId: string; name: string; image: string; port: number }, now: number): void {
-  db.prepare(
-    `INSERT INTO services (id, tenant_id, name, status, image, source_type, container_id, port, created_at, updated_at)
-     VALUES (?, ?, ?, 'deploying', ?, 'image', '', ?, ?, ?)`,
-  ).run(s.id, s.tenantId, s.name, s.image, s.port, now, now);
+  db.transaction(() => {
+    ensureTenant(db, s.tenantId, now);
+    db.prepare(
+      `INSERT INTO services (id, tenant_id, name, status, image, source_type, container_id, port, created_at, updated_at)
+       VALUES (?, ?, ?, 'deploying', ?, 'image', '', ?, ?, ?)`,
+    ).run(s.id, s.tenantId, s.name, s.image, s.port, now, now);
+  })();
 }
 
 export function readService(db: StateDb, id: string): ServiceRecord | undefined {

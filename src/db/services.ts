@@ -119,6 +119,11 @@ export function readCircuit(db: StateDb, serviceId: string): CircuitRow | undefi
   return r && toCircuit(r);
 }
 
+/** How many services' circuits are open now (the keeper_circuits_open gauge). */
+export function countOpenCircuits(db: StateDb): number {
+  return db.prepare('SELECT COUNT(*) FROM services WHERE circuit_open = 1').pluck().get() as number;
+}
+
 /** Open circuits, and closed ones still escalated (circuit_open_count > 0). */
 export function listCircuits(db: StateDb): CircuitRow[] {
   return (db.prepare(`${CIRCUIT_SELECT} WHERE s.circuit_open = 1 OR s.circuit_open_count > 0 ORDER BY s.circuit_open DESC, s.id`).all() as (CircuitRow & { open: number })[]).map(toCircuit);

@@ -57,7 +57,7 @@ export interface ContainerSpec {
   init?: boolean;
   workingDir?: string;
   /**
-   * ah's confinement of tenant code (spec §9.3, §9.5); services also get a read-only root filesystem. A tenant
+   * ah's confinement of tenant code (the same for services, environments and pool containers); services also get a read-only root filesystem. A tenant
    * container always names its runtime (HostConfig.Runtime): it never falls to the engine's default by omission.
    */
   confined?: { readonlyRootfs: boolean; runtime: string };

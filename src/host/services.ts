@@ -6,7 +6,7 @@
  */
 import { recordDeployment } from '../db/deployments';
 import {
-  deleteService, ensureTenant, insertDeployingService, markDeployed, markDeployFailed, newServiceId, readService,
+  deleteService, insertDeployingService, markDeployed, markDeployFailed, newServiceId, readService,
   setOperatorStatus, type ServiceRecord,
 } from '../db/service-lifecycle';
 import { oneLine } from '../db/open';
@@ -60,10 +60,7 @@ export async function createService(deps: ServiceDeps, req: CreateServiceRequest
   await assertDiskAllows(deps, 'service deploy');
   await assertTenantRuntime(deps);
   const id = newServiceId();
-  db.transaction(() => {
-    ensureTenant(db, req.tenant, now());
-    insertDeployingService(db, { id, tenantId: req.tenant, name: req.name, image: req.image, port: req.port ?? 8000 }, now());
-  })();
+  insertDeployingService(db, { id, tenantId: req.tenant, name: req.name, image: req.image, port: req.port ?? 8000 }, now());
   try {
     const network = await resolveNetwork(db, docker, tenantNetworkName(req.tenant));
     const containerId = await docker.createContainer({

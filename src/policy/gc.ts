@@ -294,7 +294,7 @@ function oldestFirst(a: SnapshotRow, b: SnapshotRow): number {
 }
 
 /**
- * ah's retention (spec S-1..S-3), with W-G8 fixed: the count pass first (per service, the oldest beyond
+ * ah's snapshot retention, with W-G8 of docs/ah-differences.md fixed: the count pass first (per service, the oldest beyond
  * `maxPerService`), then the age pass over what is left. A snapshot whose image ref a service or container
  * still runs is never selected, and is not replaced by a newer one: the newest N are always kept.
  */

@@ -1,5 +1,5 @@
 /**
- * Builds a state DB the way ah itself leaves one: the effective DDL of ah-spec §8.2, every ah migration
+ * Builds a state DB the way ah itself leaves one: its effective DDL (test/fixtures/ah-effective-ddl.sql), every ah migration
  * recorded in schema_migrations, and some rows. keeper must open such a DB without changing anything of ah's.
  */
 import fs from 'node:fs';

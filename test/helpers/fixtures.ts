@@ -132,7 +132,7 @@ export async function confinementOf(containerId: string): Promise<{ capDrop: str
   };
 }
 
-/** What ah's confinement (spec §9.3) looks like through confinementOf. */
+/** What ah's confinement of tenant containers looks like through confinementOf. */
 export const AH_CONFINEMENT = {
   capDrop: ['ALL'],
   securityOpt: ['no-new-privileges'],

@@ -112,7 +112,7 @@ describe('build directories', () => {
   });
 });
 
-describe('snapshot retention (ah-spec §10.5, with W-G8 fixed)', () => {
+describe('snapshot retention (ah\'s rules and tests, with W-G8 fixed)', () => {
   const day = 86_400;
   const snap = (id: string, ageS: number, serviceId = 'svc-1'): SnapshotRow => ({ id, tenantId: 't', serviceId, imageRef: `r/${id}`, createdAt: NOW - ageS });
   const removed = (rows: SnapshotRow[], max: number, maxAge: number, running = new Set<string>()) =>

@@ -1,4 +1,4 @@
-/** Service rows and their real containers, the way ah lays them out (ah-spec §8, §9). No vitest imports: scripts use it too. */
+/** Service rows and their real containers, the way ah lays them out (its schema and its container names and labels). No vitest imports: scripts use it too. */
 import type { StateDb } from '../../src/db/open';
 import type { ContainerSpec } from '../../src/docker/client';
 import { uniqueId, waitFor, type EngineFixture } from '../helpers/fixtures';
