@@ -12,13 +12,13 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { openStateDb } from '../src/db/open';
-import { DockerClient } from '../src/docker/client';
 import { loadSettings } from '../src/settings';
 import { taskQueueFor } from '../src/ids';
 import { startDevServer } from '../src/temporal/dev-server';
 import { createKeeperHost } from '../src/keeper-host';
 import { silentLogger } from '../src/log';
 import { reconcileTick } from '../src/workflows/reconcileTick';
+import { TestDockerClient } from '../test/helpers/test-docker';
 
 const IMAGE = 'keeper-test/busybox:latest';
 const STEADY_TICKS = 7;
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
 async function benchOne(n: number, client: Client, native: NativeConnection): Promise<string[][]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-bench-'));
   const db = openStateDb(path.join(dir, 'state.db'));
-  const docker = new DockerClient();
+  const docker = new TestDockerClient();
   const hostId = `bench-${n}-${process.pid}`;
   const settings = loadSettings({ hostId, db: path.join(dir, 'state.db') }, {});
   const tenant = `tbench${n}`;

@@ -332,10 +332,6 @@ export class DockerClient {
     await this.call('container.restart', () => this.docker.getContainer(pathRef(id)).restart({ t: graceSeconds }));
   }
 
-  async killContainer(id: string, signal = 'SIGKILL'): Promise<void> {
-    await this.call('container.kill', () => this.docker.getContainer(pathRef(id)).kill({ signal }));
-  }
-
   async removeContainer(id: string, opts: { force?: boolean } = {}): Promise<void> {
     await this.call('container.remove', () => this.docker.getContainer(pathRef(id)).remove({ force: opts.force ?? false }));
   }
@@ -372,22 +368,12 @@ export class DockerClient {
       }));
   }
 
-  async inspectVolume(name: string): Promise<VolumeSummary> {
-    const v = await this.call('volume.inspect', () => this.docker.getVolume(pathRef(name)).inspect());
-    return { name: v.Name, labels: v.Labels ?? {}, createdAt: toUnixSeconds((v as { CreatedAt?: string }).CreatedAt) };
-  }
-
   /** Never forced: the engine refuses (409) to remove a volume that any container uses. */
   async removeVolume(name: string): Promise<void> {
     await this.call('volume.remove', () => this.docker.getVolume(pathRef(name)).remove({ force: false }));
   }
 
   // ---- images ----
-
-  async pruneDanglingImages(): Promise<{ deleted: number; reclaimedBytes: number }> {
-    const res = await this.call('image.prune', () => this.docker.pruneImages({ filters: { dangling: ['true'] } }));
-    return { deleted: res.ImagesDeleted?.length ?? 0, reclaimedBytes: res.SpaceReclaimed ?? 0 };
-  }
 
   /** One list call: untagged images that no tagged image has as a parent. */
   async listDanglingImages(): Promise<ImageSummary[]> {
@@ -397,10 +383,6 @@ export class DockerClient {
 
   async removeImage(ref: string): Promise<void> {
     await this.call('image.remove', () => this.docker.getImage(imageRef(ref)).remove({ noprune: true }));
-  }
-
-  async tagImage(source: string, repo: string, tag: string): Promise<void> {
-    await this.call('image.tag', () => this.docker.getImage(imageRef(source)).tag({ repo, tag }));
   }
 
   async imageExists(ref: string): Promise<boolean> {
@@ -523,14 +505,6 @@ export class DockerClient {
       stream.on('error', (err) => reject(toDockerError('events', err)));
     });
     return { done, close: () => stream.destroy() };
-  }
-
-  /** The events in [since, until], read to the end. */
-  async readEvents(opts: { since: number | string; until: number | string; labels?: LabelFilter; actions?: string[] }): Promise<DockerEvent[]> {
-    const events: DockerEvent[] = [];
-    const { done } = await this.streamEvents(opts, (e) => events.push(e));
-    await done;
-    return events;
   }
 }
 

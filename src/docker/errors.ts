@@ -15,11 +15,6 @@ export class DockerError extends Error {
   get isNotFound(): boolean {
     return this.status === 404;
   }
-
-  /** Anything that is not a 404: retrying later may succeed, and it proves nothing about the resource. */
-  get isTransient(): boolean {
-    return !this.isNotFound;
-  }
 }
 
 export function toDockerError(operation: string, err: unknown): DockerError {

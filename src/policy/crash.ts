@@ -84,25 +84,25 @@ export function isDown(state: string): boolean {
 }
 
 /**
- * Deaths between `prev` and `now` for the same container. Docker increments RestartCount each time its
- * restart policy restarts the container (it enters `restarting` already incremented), and a manual start
- * resets it to 0; a container that is down now and was not before died once more.
+ * Deaths between two looks at the same container, `previous` and `current`. Docker increments RestartCount each
+ * time its restart policy restarts the container (it enters `restarting` already incremented), and a manual
+ * start resets it to 0; a container that is down now and was not before died once more.
  *
  * With no earlier look, only deaths known to be recent count: the container's whole RestartCount if it was
  * created inside the window (all those restarts happened inside it), otherwise just a down container.
  */
 export function deathsBetween(
-  prev: ContainerLook | null,
-  now: ContainerLook,
-  createdAt: number,
+  previous: ContainerLook | null,
+  current: ContainerLook,
+  createdAtSec: number,
   nowSec: number,
   windowSec: number,
 ): number {
-  const downNow = isDown(now.state) ? 1 : 0;
-  if (!prev || prev.containerId !== now.containerId) {
-    const recent = nowSec - createdAt < windowSec;
-    return (recent ? now.restartCount : 0) + downNow;
+  const downNow = isDown(current.state) ? 1 : 0;
+  if (!previous || previous.containerId !== current.containerId) {
+    const recent = nowSec - createdAtSec < windowSec;
+    return (recent ? current.restartCount : 0) + downNow;
   }
-  const restarts = now.restartCount >= prev.restartCount ? now.restartCount - prev.restartCount : now.restartCount;
-  return Math.max(0, restarts + downNow - (isDown(prev.state) ? 1 : 0));
+  const restarts = current.restartCount >= previous.restartCount ? current.restartCount - previous.restartCount : current.restartCount;
+  return Math.max(0, restarts + downNow - (isDown(previous.state) ? 1 : 0));
 }

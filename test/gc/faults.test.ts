@@ -16,8 +16,9 @@ import { gcSweep, type GcSweepResult } from '../../src/workflows/gcSweep';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
+import { TestDockerClient } from '../helpers/test-docker';
 
-const docker = new DockerClient();
+const docker = new TestDockerClient();
 let env: TestWorkflowEnvironment;
 let proxy: DockerProxy;
 const fx = new EngineFixture();

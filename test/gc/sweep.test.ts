@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GcClassResult } from '../../src/host/gc/sweep';
 import { lastLoopResults } from '../../src/db/loop-results';
 import type { StateDb } from '../../src/db/open';
-import { DockerClient } from '../../src/docker/client';
 import type { GcClass } from '../../src/policy/gc';
 import type { Settings } from '../../src/settings';
 import { taskQueueFor } from '../../src/ids';
@@ -19,8 +18,9 @@ import { gcSweep, type GcSweepResult } from '../../src/workflows/gcSweep';
 import { EngineFixture, freshDb, tempDir, TEST_IMAGE, testSettings, uniqueId } from '../helpers/fixtures';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
 import * as w from './world';
+import { TestDockerClient } from '../helpers/test-docker';
 
-const docker = new DockerClient();
+const docker = new TestDockerClient();
 
 async function gone(kind: 'container' | 'volume' | 'network', name: string): Promise<boolean> {
   const inspect = { container: () => docker.inspectContainer(name), volume: () => docker.inspectVolume(name), network: () => docker.inspectNetwork(name) }[kind];

@@ -7,6 +7,7 @@ import Dockerode from 'dockerode';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient, dockerOptions, type ContainerSpec } from '../../src/docker/client';
 import { hostDeps, type HostDeps } from '../../src/host/deps';
+import { TestDockerClient } from './test-docker';
 import { silentLogger } from '../../src/log';
 import { loadSettings, type RawSettings, type Settings } from '../../src/settings';
 
@@ -49,7 +50,7 @@ export function testDeps(parts: { db: StateDb; docker: DockerClient; settings: S
  * Tracks what a test creates on the engine and removes it afterwards, so tests never see each other's leftovers.
  */
 export class EngineFixture {
-  readonly docker = new DockerClient();
+  readonly docker = new TestDockerClient();
   private containers = new Set<string>();
   private volumes = new Set<string>();
   private networks = new Set<string>();

@@ -23,10 +23,11 @@ import { DockerProxy } from '../helpers/docker-proxy';
 import { AH_CONFINEMENT, confinementOf, EngineFixture, testDeps, testSettings, TEST_TENANT_RUNTIME, uniqueId, waitFor, WEB_IMAGE } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile, readyByTemplate } from './helpers';
+import { TestDockerClient } from '../helpers/test-docker';
 
 const env = poolTestFile();
 let db: StateDb;
-const docker = new DockerClient();
+const docker = new TestDockerClient();
 
 function settingsFor(file: string, extra: RawSettings = {}): Settings {
   return testSettings({ db: file, diskWarn: '99', diskBlock: '100', pooledTemplates: 'default', poolSize: '1', ...extra });

@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { claimEnvironment } from '../../src/host/pool/claim';
 import { createPoolActivities } from '../../src/activities/pool';
 import type { StateDb } from '../../src/db/open';
-import { DockerClient } from '../../src/docker/client';
 import { isNotFound } from '../../src/docker/errors';
 import type { Settings } from '../../src/settings';
 import { taskQueueFor } from '../../src/ids';
@@ -15,10 +14,11 @@ import { gcSweep, type GcSweepResult } from '../../src/workflows/gcSweep';
 import { tempDir, testDeps, testSettings, TEST_TENANT_RUNTIME, uniqueId } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile } from './helpers';
+import { TestDockerClient } from '../helpers/test-docker';
 
 const env = poolTestFile();
 let db: StateDb;
-const docker = new DockerClient();
+const docker = new TestDockerClient();
 
 async function sweep(settings: Settings): Promise<GcSweepResult> {
   const worker = await keeperWorker(env, { db, docker, settings });

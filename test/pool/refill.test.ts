@@ -17,10 +17,11 @@ import { DockerProxy } from '../helpers/docker-proxy';
 import { TEST_IMAGE, testDeps, testSettings, uniqueId } from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile, readyByTemplate } from './helpers';
+import { TestDockerClient } from '../helpers/test-docker';
 
 const env = poolTestFile();
 let db: StateDb;
-const docker = new DockerClient();
+const docker = new TestDockerClient();
 
 async function refill(settings: Settings, client = docker): Promise<PoolRefillResult> {
   const worker = await keeperWorker(env, { db, docker: client, settings });

@@ -10,20 +10,20 @@ import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { lastLoopResults } from '../../src/db/loop-results';
-import { DockerClient } from '../../src/docker/client';
 import { ids, LOOPS } from '../../src/ids';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { freshDb, tempDir, testSettings, TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { extraEngine, type ExtraEngine } from '../helpers/engines';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
 import { addService, addTenant, deployments, nowSec, service } from '../reconcile/rows';
+import { TestDockerClient } from '../helpers/test-docker';
 
 const ENGINE = 'rel-outage';
 const OUTAGE_MS = 60_000;
 
 let env: TestWorkflowEnvironment;
 let engine: ExtraEngine;
-let docker: DockerClient;
+let docker: TestDockerClient;
 let worker: Worker | undefined;
 let running: Promise<void> | undefined;
 let db: StateDb;
@@ -42,7 +42,7 @@ function dockerdPid(): number | undefined {
 
 beforeAll(async () => {
   engine = extraEngine(ENGINE);
-  docker = new DockerClient(engine.dockerHost);
+  docker = new TestDockerClient(engine.dockerHost);
   env = await devServerEnv();
 });
 afterAll(async () => {

@@ -8,7 +8,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/open';
-import { DockerClient } from '../../src/docker/client';
 import { taskQueueFor } from '../../src/ids';
 import { gcSweep, poolRefill, reconcileTick } from '../../src/workflows';
 import { freshDb, tempDir, testSettings, TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
@@ -16,11 +15,12 @@ import { extraEngine } from '../helpers/engines';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
 import { addService, addTenant, service } from '../reconcile/rows';
 import { rng } from '../helpers/rng';
+import { TestDockerClient } from '../helpers/test-docker';
 
 const ENGINE = 'rel-outage'; // shared with dockerd-outage.test.ts: both need an engine nobody else sweeps
 const MIN_AGE_S = 15;
 let env: TestWorkflowEnvironment;
-let docker: DockerClient;
+let docker: TestDockerClient;
 let db: StateDb;
 let worker: Worker | undefined;
 let running: Promise<void> | undefined;
@@ -28,7 +28,7 @@ const u = uniqueId('s');
 let tenants: string[] = [];
 
 beforeAll(async () => {
-  docker = new DockerClient(extraEngine(ENGINE).dockerHost);
+  docker = new TestDockerClient(extraEngine(ENGINE).dockerHost);
   env = await devServerEnv();
 });
 afterAll(async () => {
