@@ -8,6 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AH_COLUMNS_KEEPER_NEEDS, AH_MIGRATIONS, type Migration } from './ah-schema';
 import { KEEPER_MIGRATIONS } from './keeper-schema';
+import { unixSeconds } from '../time';
 
 export type StateDb = Database.Database;
 
@@ -119,7 +120,7 @@ function applyMigrations(db: StateDb, table: string, migrations: Migration[]): v
   db.transaction(() => {
     for (const m of pending) {
       db.exec(m.sql);
-      record.run(m.name, Math.floor(Date.now() / 1000));
+      record.run(m.name, unixSeconds());
     }
   })();
 }
