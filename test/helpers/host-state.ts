@@ -32,12 +32,19 @@ function interfaces(netns?: string): string[] {
   }).sort();
 }
 
-/** `linkdown` comes and goes with a bridge's carrier; the route itself is what matters. */
+/**
+ * The routes, as configured. `linkdown` comes and goes with a bridge's carrier. The kernel's own IPv6 link-local
+ * and multicast routes appear on an interface the first time it gets a carrier (docker0, when the first container
+ * joins the default bridge) and stay: they are the kernel's autoconfiguration, not a route anyone set, so they are
+ * left out; a deleted or added interface still shows in the interfaces and its IPv4 routes.
+ */
 function routes(netns?: string): string[] {
   const v4 = lines(run('ip', ['route', 'show', 'table', 'all'], netns));
-  const v6 = lines(run('ip', ['-6', 'route', 'show', 'table', 'all'], netns));
-  return [...v4, ...v6].map((r) => r.replace(/\s+linkdown\b/g, '')).sort();
+  const v6 = lines(run('ip', ['-6', 'route', 'show', 'table', 'all'], netns)).filter((r) => !KERNEL_IPV6_AUTOCONF.test(r));
+  return [...new Set([...v4, ...v6].map((r) => r.replace(/\s+linkdown\b/g, '')))].sort();
 }
+
+const KERNEL_IPV6_AUTOCONF = /^(fe80::\/64 |local fe80::|multicast ff00::\/8 ).*\bproto kernel\b/;
 
 /** Rules and chains, without counters and the generated-at comments. */
 function iptables(netns?: string): string[] {
