@@ -1,5 +1,6 @@
 /** The README's configuration reference, generated from the settings schema so the two never disagree. */
 import { SETTINGS, type SettingSpec } from '../settings';
+import { TEMPORAL_CONNECTION_VARIABLES } from '../temporal/connection';
 
 function defaultText(s: SettingSpec): string {
   if (s.defaultText !== undefined) return s.defaultText;
@@ -9,6 +10,8 @@ function defaultText(s: SettingSpec): string {
 
 export function configTable(): string {
   const rows = SETTINGS.map((s) => `| \`--${s.flag}\` | \`${s.env}\` | \`${defaultText(s)}\` | ${s.help.replace(/</g, '&lt;')} |`);
+  // Temporal's own connection variables, read through @temporalio/envconfig: no flag of keeper's.
+  for (const v of TEMPORAL_CONNECTION_VARIABLES) rows.push(`| | \`${v.variable}\` | unset | ${v.help.replace(/</g, '&lt;')} |`);
   return ['| flag | variable | default | what it does |', '|---|---|---|---|', ...rows].join('\n');
 }
 

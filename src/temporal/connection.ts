@@ -19,6 +19,21 @@ import { diagnoseConnectFailure } from './diagnose';
 
 export type TemporalAuth = 'mtls' | 'api-key' | 'none';
 
+/**
+ * The variables @temporalio/envconfig reads besides keeper's own settings (README's configuration table lists
+ * them from here); each has the same key in a temporal.toml profile.
+ */
+export const TEMPORAL_CONNECTION_VARIABLES: { variable: string; help: string }[] = [
+  { variable: 'TEMPORAL_NAMESPACE', help: 'namespace, when --namespace is not given (profile: namespace)' },
+  { variable: 'TEMPORAL_CONFIG_FILE', help: 'the temporal.toml to read profiles from' },
+  { variable: 'TEMPORAL_API_KEY', help: 'API key, sent as `authorization: Bearer …`; turns TLS on (profile: api_key)' },
+  { variable: 'TEMPORAL_TLS', help: 'true or false: TLS on or off (profile: tls.disabled)' },
+  { variable: 'TEMPORAL_TLS_CLIENT_CERT_PATH', help: 'client certificate for mTLS, or its PEM in …_DATA (profile: tls.client_cert_path)' },
+  { variable: 'TEMPORAL_TLS_CLIENT_KEY_PATH', help: 'its private key, or the PEM in …_DATA (profile: tls.client_key_path)' },
+  { variable: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', help: "CA of the server's certificate, or its PEM in …_DATA (profile: tls.server_ca_cert_path)" },
+  { variable: 'TEMPORAL_TLS_SERVER_NAME', help: 'name to verify the server certificate against (profile: tls.server_name)' },
+];
+
 /** Where and how to connect; what the banner and `keeper status` show (never the key itself). */
 export interface TemporalTarget {
   /** Unset: no address anywhere (flag, TEMPORAL_ADDRESS, profile), so keeper uses a local server. */
