@@ -33,6 +33,7 @@ export interface Settings {
   circuitBackoffMs: number[];
   recovery: RecoveryMode;
   escalationDecayMs: number;
+  engineStopGraceMs: number;
   staleDeployAfterMs: number;
   staleEnvCreateAfterMs: number;
   gcIntervalMs: number;
@@ -42,6 +43,8 @@ export interface Settings {
   buildDirMaxAgeMs: number;
   snapshotMaxPerService: number;
   snapshotMaxAgeMs: number;
+  crashRecordMaxPerService: number;
+  crashRecordMaxAgeMs: number;
   poolIntervalMs: number;
   poolSize: number;
   poolMaxTotal: number;
@@ -51,6 +54,11 @@ export interface Settings {
   diskWarnPercent: number;
   diskBlockPercent: number;
   diskPaths: string[];
+  /** Raw, as given: `URL` or `slack:URL` (see notify/targets.ts). Secrets may hide in them: never logged. */
+  notifyWebhooks: string[];
+  /** Never logged, printed or put in a workflow's history. */
+  notifySecret: string | undefined;
+  notifyRetryForMs: number;
   metricsPort: number;
   logFormat: LogFormat;
 }
@@ -108,6 +116,42 @@ const percent: Parser<number> = (raw) => {
   return raw.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100 ? n : invalid(`must be a percentage between 0 and 100, got "${raw}"`);
 };
 
+/**
+ * Webhook URLs, comma-separated (a comma inside a URL is not followed by one): http or https, optionally
+ * `slack:`-prefixed. A URL can carry a token (Slack's do), so an error shows its origin at most, and it is
+ * thrown as keeper's own error: commander's would quote the whole value.
+ */
+const webhookList: Parser<string[]> = (raw) => {
+  if (raw.trim() === '') return [];
+  return raw.split(/,(?=\s*(?:slack:)?https?:\/\/)/i).map((item) => {
+    const text = item.trim();
+    const url = text.replace(/^slack:/i, '');
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      // reported below
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname) {
+      const shown = parsed ? parsed.origin : `${text.slice(0, 8)}…`;
+      throw new SettingsError(`invalid --notify-webhook: must be an http:// or https:// URL, optionally prefixed with slack: (got "${shown}")`);
+    }
+    return text;
+  });
+};
+
+/** The HMAC key: never echoed, so its errors are keeper's own (commander's would quote the value). */
+const secret: Parser<string | undefined> = (raw) => {
+  if (raw === '') return undefined;
+  if (raw.trim() !== raw || raw.length < 16) {
+    throw new SettingsError('invalid --notify-secret (KEEPER_NOTIFY_SECRET): must be at least 16 characters, without surrounding spaces (the value is not shown)');
+  }
+  return raw;
+};
+
+/** Pretty for a person at a terminal (stderr, where the lines go), JSON for a log collector. */
+const logFormatDefault = () => (process.stderr.isTTY ? 'pretty' : 'json');
+
 export interface SettingSpec<K extends keyof Settings = keyof Settings> {
   key: K;
   flag: string;
@@ -119,11 +163,13 @@ export interface SettingSpec<K extends keyof Settings = keyof Settings> {
   defaultText?: string;
   parse: Parser<Settings[K]>;
   help: string;
+  /** The flag may be given several times; the values add up (a list). */
+  repeatable?: boolean;
 }
 
 function spec<K extends keyof Settings>(
   key: K, flag: string, defaultValue: SettingSpec<K>['default'], parse: Parser<Settings[K]>, help: string,
-  extra: Partial<Pick<SettingSpec<K>, 'env' | 'defaultText'>> = {},
+  extra: Partial<Pick<SettingSpec<K>, 'env' | 'defaultText' | 'repeatable'>> = {},
 ): SettingSpec<K> {
   return { key, flag, env: 'KEEPER_' + flag.toUpperCase().replace(/-/g, '_'), default: defaultValue, parse, help, ...extra };
 }
@@ -150,6 +196,8 @@ export const SETTINGS: SettingSpec[] = [
     'at retry time: restart the kept container, or leave the service stopped'),
   spec('escalationDecayMs', 'escalation-decay', '24h', positiveDuration,
     'circuit_open_count returns to 0 after this long without an opening'),
+  spec('engineStopGraceMs', 'engine-stop-grace', '2m', positiveDuration,
+    "a container the engine itself stopped (dockerd's shutdown, a stop outside ah) counts as a crash only if still down this long after"),
   spec('staleDeployAfterMs', 'stale-deploy-after', '10m', positiveDuration, '`deploying` longer than this becomes `failed`'),
   spec('staleEnvCreateAfterMs', 'stale-env-create-after', '5m', positiveDuration,
     'environment `creating` longer than this becomes `failed`'),
@@ -162,6 +210,9 @@ export const SETTINGS: SettingSpec[] = [
   spec('snapshotMaxPerService', 'snapshot-max-per-service', '10', integer(0),
     'snapshots kept per service, newest first (0 turns the count rule off)'),
   spec('snapshotMaxAgeMs', 'snapshot-max-age', '30d', positiveDuration, 'snapshots older than this are removed'),
+  spec('crashRecordMaxPerService', 'crash-record-max-per-service', '50', integer(0, 100_000),
+    'crash records (keeper crashes) kept per service, newest first, by GC (0 turns the count rule off)'),
+  spec('crashRecordMaxAgeMs', 'crash-record-max-age', '30d', positiveDuration, 'crash records older than this are removed by GC'),
   spec('poolIntervalMs', 'pool-interval', '60s', positiveDuration, 'how often the pool schedule refills'),
   spec('poolSize', 'pool-size', '2', integer(0, 100), 'ready containers per pooled template'),
   spec('poolMaxTotal', 'pool-max-total', '6', integer(0, 1000), 'ready containers over all templates'),
@@ -172,8 +223,16 @@ export const SETTINGS: SettingSpec[] = [
   spec('diskBlockPercent', 'disk-block', '90', percent, 'disk usage percent that blocks pool refill and deploys'),
   spec('diskPaths', 'disk-paths', '', list(nonEmpty), "extra paths to guard, besides the DB's directory and Docker's root",
     { defaultText: '(none)' }),
+  spec('notifyWebhooks', 'notify-webhook', '', webhookList,
+    'webhook for circuit alerts (repeatable, or comma-separated); `slack:URL` for a Slack-compatible body',
+    { defaultText: '(none)', repeatable: true }),
+  spec('notifySecret', 'notify-secret', undefined, secret,
+    'at least 16 characters: signs each webhook body with HMAC-SHA256 (X-Keeper-Signature); never logged', { defaultText: '(unset: unsigned)' }),
+  spec('notifyRetryForMs', 'notify-retry-for', '24h', positiveDuration,
+    'a webhook that does not answer 2xx is retried (backoff 1 s doubling to 1 min) for this long, then given up'),
   spec('metricsPort', 'metrics-port', '9464', integer(0, 65535), 'Prometheus metrics port (0 turns metrics off)'),
-  spec('logFormat', 'log-format', 'json', oneOf<LogFormat>('json', 'pretty'), 'log lines as JSON or for people'),
+  spec('logFormat', 'log-format', logFormatDefault, oneOf<LogFormat>('json', 'pretty'), 'log lines as JSON or for people',
+    { defaultText: 'pretty on a terminal, else json' }),
 ];
 
 /** The name commander gives a flag's value: `--crash-window` → `crashWindow`. */
@@ -187,7 +246,8 @@ const defaultOf = (s: SettingSpec) => (typeof s.default === 'function' ? s.defau
 /** Adds every setting to `cmd` as a hidden option with its variable and parser, so each command takes them all. */
 export function withSettings(cmd: Command): Command {
   for (const s of SETTINGS) {
-    const option = new Option(`--${s.flag} <value>`, s.help).env(s.env).argParser((raw: string) => s.parse(raw));
+    const option = new Option(`--${s.flag} <value>`, s.help).env(s.env).argParser((raw: string, previous: unknown) =>
+      s.repeatable && Array.isArray(previous) ? [...previous, ...(s.parse(raw) as unknown[])] : s.parse(raw));
     cmd.addOption(option.hideHelp());
   }
   return cmd;

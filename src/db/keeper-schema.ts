@@ -89,3 +89,32 @@ CREATE TABLE keeper_container_runtimes (
   recorded_at INTEGER NOT NULL      -- unix seconds
 );`,
 });
+
+// ---- crash forensics and notifications (issue 14): the 14xx range ----
+KEEPER_MIGRATIONS.push(
+  {
+    name: 'keeper_1401_crash_records',
+    sql: `
+-- One row per counted death, written in the transaction that counts it (so a retried activity never writes
+-- two). What each field holds depends on how the death was seen; NULL means the engine no longer had it.
+-- The log tail is a tenant's output: it stays in this DB, which only its owner can read (0600).
+CREATE TABLE keeper_crash_records (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  service_id TEXT NOT NULL,
+  container_id TEXT NOT NULL,
+  died_at_ms INTEGER,                  -- unix ms; NULL when no fact of the time survived
+  exit_code INTEGER,                   -- NULL when unknown (Docker restarted it and its die event is gone)
+  oom_killed INTEGER,                  -- 1 or 0; NULL when unknown
+  signal TEXT,                         -- SIGKILL, SIGSEGV ... from an exit code above 128; NULL otherwise
+  seen_by TEXT NOT NULL,               -- look | event | restart-count | health-check | missing
+  engine_error TEXT NOT NULL DEFAULT '', -- the inspect's State.Error
+  reason TEXT NOT NULL,                -- the death in words
+  log_tail TEXT NOT NULL DEFAULT '',   -- the dead run's last lines: at most 50 and 8 kB, control characters removed
+  log_note TEXT NOT NULL DEFAULT '',   -- why the tail is empty or partial
+  window_start INTEGER NOT NULL,       -- crash_window_start it was counted in: the deaths that opened a circuit
+  recorded_at INTEGER NOT NULL         -- unix seconds; retention by age reads it
+);
+CREATE INDEX keeper_crash_records_by_service ON keeper_crash_records (service_id, id);
+CREATE INDEX keeper_crash_records_by_age ON keeper_crash_records (recorded_at);`,
+  },
+);

@@ -57,3 +57,12 @@ export function setLook(db: StateDb, serviceId: string, look: ContainerLook, now
 export function pruneLooks(db: StateDb): number {
   return db.prepare('DELETE FROM keeper_container_looks WHERE service_id NOT IN (SELECT id FROM services)').run().changes;
 }
+
+/** Whether keeper's last look is still `expected` (null: none yet): a crash on it can still be recorded. */
+export function lookIsStill(db: StateDb, serviceId: string, expected: ContainerLook | null): boolean {
+  const r = db.prepare('SELECT container_id, state, restart_count, health FROM keeper_container_looks WHERE service_id = ?').get(serviceId) as
+    { container_id: string; state: string; restart_count: number; health: string } | undefined;
+  if (!expected) return r === undefined;
+  return !!r && r.container_id === expected.containerId && r.state === expected.state && r.restart_count === expected.restartCount
+    && r.health === expected.health;
+}

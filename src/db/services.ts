@@ -9,6 +9,7 @@
  */
 import { countCrashes, openingAt, reachesThreshold, type ContainerLook, type CrashPolicy } from '../policy/crash';
 import type { ServiceRowFields } from '../policy/rows';
+import { insertCrashRecords, type CountedDeath, type LogTail } from './crash-records';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
 import { swapLook } from './looks';
 import type { StateDb } from './open';
@@ -36,6 +37,8 @@ export interface CrashRecord {
   reason: string;
   /** `running` when Docker already brought the container back up long enough ago. */
   statusAfter: 'crashed' | 'running';
+  /** Each death's facts, oldest first; absent from observations made before crash forensics. */
+  facts?: CountedDeath[];
 }
 
 export interface CircuitRef {
@@ -52,9 +55,10 @@ export interface CrashOutcome {
 
 /**
  * Counts a crash once: the look swap is the compare-and-set, and the service row must still be the watched
- * one (same container, circuit closed). At the threshold the circuit opens in the same transaction.
+ * one (same container, circuit closed). At the threshold the circuit opens in the same transaction. Each death
+ * is recorded (keeper_crash_records) in the same transaction too, with its log tail from `tails`.
  */
-export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: CrashPolicy): CrashOutcome {
+export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: CrashPolicy, tails: LogTail[] = []): CrashOutcome {
   return db.transaction((): CrashOutcome => {
     if (!swapLook(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
     const row = db
@@ -75,6 +79,8 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: Cr
         open ? 1 : 0, opening?.openCount ?? row.circuit_open_count, opening?.retryAt ?? null,
         c.serviceId, c.containerId, row.status);
     recordDeployment(db, { serviceId: c.serviceId, tenantId: row.tenant_id, image: row.image, status: 'crashed', trigger: 'reconciler', error: c.reason, at: now });
+    const deaths = c.facts ?? Array.from({ length: c.deaths }, unknownDeath);
+    insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStart: counters.windowStart as number, recordedAt: now }, deaths, tails);
     if (opening) {
       db.prepare(`INSERT INTO keeper_circuit_openings (service_id, generation, opened_at) VALUES (?, ?, ?)
                   ON CONFLICT(service_id) DO UPDATE SET generation = excluded.generation, opened_at = excluded.opened_at`)
@@ -86,6 +92,11 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: Cr
       opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
     };
   }).immediate();
+}
+
+/** A death an observation made before crash forensics reports: only its number is known. */
+function unknownDeath(): CountedDeath {
+  return { seenBy: 'restart-count', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
 }
 
 function lastOpenedAt(db: StateDb, serviceId: string): number | null {

@@ -4,7 +4,7 @@
  * benchmarks and tick results can say what a loop cost.
  */
 import Docker from 'dockerode';
-import type { Readable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 import { DockerError, toDockerError } from './errors';
 
 export { DockerError } from './errors';
@@ -35,6 +35,15 @@ export interface ContainerDetails {
   pid: number;
   startedAt: number; // unix seconds, 0 when never started
   finishedAt: number;
+  /** The same two times to the millisecond (crash forensics: logs up to a death); null when never. */
+  startedAtMs: number | null;
+  finishedAtMs: number | null;
+  /** The last exit's OOM kill: it survives a restart by the restart policy (ExitCode then reads 0 again). */
+  oomKilled: boolean;
+  /** The engine's error for the last start or exit, '' when none. */
+  error: string;
+  /** HostConfig.RestartPolicy.Name: '' or no, always, unless-stopped, on-failure. */
+  restartPolicy: string;
   createdAt: number;
   mounts: { type: string; name?: string; destination: string }[];
   networks: string[];
@@ -138,6 +147,11 @@ function toUnixSeconds(iso: string | undefined): number {
   if (!iso || iso.startsWith('0001-')) return 0;
   const ms = Date.parse(iso);
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+}
+
+function toUnixMs(iso: string | undefined): number | null {
+  const sec = toUnixSeconds(iso);
+  return sec === 0 ? null : Date.parse(iso as string);
 }
 
 function labelFilters(labels: LabelFilter): string[] {
@@ -277,6 +291,11 @@ export class DockerClient {
       pid: c.State.Pid ?? 0,
       startedAt: toUnixSeconds(c.State.StartedAt),
       finishedAt: toUnixSeconds(c.State.FinishedAt),
+      startedAtMs: toUnixMs(c.State.StartedAt),
+      finishedAtMs: toUnixMs(c.State.FinishedAt),
+      oomKilled: c.State.OOMKilled === true,
+      error: c.State.Error ?? '',
+      restartPolicy: c.HostConfig?.RestartPolicy?.Name ?? '',
       createdAt: toUnixSeconds(c.Created),
       mounts: (c.Mounts ?? []).map((m) => ({ type: m.Type, name: m.Name, destination: m.Destination })),
       networks: Object.keys(c.NetworkSettings?.Networks ?? {}),
@@ -346,6 +365,40 @@ export class DockerClient {
       this.docker.getContainer(id).logs({ stdout: true, stderr: true, tail, follow: false }),
     )) as unknown as Buffer;
     return demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+  }
+
+  /**
+   * What a container wrote between two times (unix ms), stdout and stderr in the engine's order, of which only
+   * the last `keepBytes` are kept in memory. The window bounds the read: `until` cannot be combined with
+   * `tail`, which the engine applies to the whole log before the times. Past `maxReadBytes` the read stops
+   * (`complete: false`); a read still going after `timeoutMs` is aborted (a transient DockerError).
+   */
+  async containerLogsBetween(
+    id: string, window: { sinceMs: number; untilMs: number }, limits: { keepBytes: number; maxReadBytes: number; timeoutMs: number },
+  ): Promise<{ text: string; complete: boolean }> {
+    const secs = (ms: number) => (ms / 1000).toFixed(3);
+    const signal = AbortSignal.timeout(limits.timeoutMs);
+    const stream = await this.call('container.logs', () => new Promise<Readable>((resolve, reject) => {
+      this.docker.modem.dial({
+        path: `/containers/${pathRef(id)}/logs?`, method: 'GET', isStream: true, abortSignal: signal,
+        statusCodes: { 200: true, 404: 'no such container', 500: 'server error', 501: 'logs not supported by the log driver' },
+        options: { stdout: true, stderr: true, follow: false, since: secs(window.sinceMs), until: secs(window.untilMs) },
+      }, (err: unknown, res: unknown) => (err ? reject(err) : resolve(res as Readable)));
+    }));
+    const kept = new TailBuffer(limits.keepBytes);
+    let read = 0;
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (kept.push(chunk), done()) });
+    const complete = await new Promise<boolean>((resolve, reject) => {
+      stream.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > limits.maxReadBytes) (stream.destroy(), resolve(false));
+      });
+      this.docker.modem.demuxStream(stream, sink, sink);
+      stream.on('end', () => resolve(true));
+      stream.on('close', () => resolve(read <= limits.maxReadBytes));
+      stream.on('error', (err) => reject(toDockerError('container.logs', err)));
+    });
+    return { text: kept.text(), complete };
   }
 
   // ---- volumes ----
@@ -506,6 +559,16 @@ export class DockerClient {
     });
     return { done, close: () => stream.destroy() };
   }
+
+  /** The events in [since, until], read to the end. */
+  async readEvents(opts: {
+    since: number | string; until: number | string; labels?: LabelFilter; types?: string[]; actions?: string[]; signal?: AbortSignal;
+  }): Promise<DockerEvent[]> {
+    const events: DockerEvent[] = [];
+    const { done } = await this.streamEvents(opts, (e) => events.push(e));
+    await done;
+    return events;
+  }
 }
 
 function parseEvent(line: string): DockerEvent {
@@ -543,4 +606,22 @@ function ignoreStatus(status: number) {
     if (err instanceof DockerError && err.status === status) return;
     throw err;
   };
+}
+
+/** The last `maxBytes` of a byte stream, without holding the rest. */
+class TailBuffer {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    while (this.bytes - this.chunks[0].length >= this.maxBytes) this.bytes -= this.chunks.shift()!.length;
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.chunks);
+    return all.subarray(Math.max(0, all.length - this.maxBytes)).toString('utf8');
+  }
 }

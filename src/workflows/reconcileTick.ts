@@ -58,6 +58,8 @@ export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeep
   checked: number;
   inspected: number;
   transientErrors: number;
+  /** Deaths the engine itself caused (dockerd stopping), held, not counted, while it may start them again. */
+  engineStopsHeld: number;
   opened: number;
   circuitsExpired: number;
   splitBrain: SplitBrain[];
@@ -76,6 +78,7 @@ function summarise(
     checked: obs.checked,
     inspected: obs.inspected,
     transientErrors: obs.transientErrors,
+    engineStopsHeld: obs.engineStopsHeld ?? 0,
     ...rest,
     opened: opened.length,
     circuitsExpired,

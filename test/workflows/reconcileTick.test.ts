@@ -66,7 +66,7 @@ describe('reconcileTick', () => {
     expect(steps).toEqual(['housekeep', 'observeHost', 'applyObservation', 'recordTickResult']);
     expect(stubs.applyObservation.mock.calls).toEqual([[obs]]);
     const expected: TickSummary = {
-      dockerReachable: true, checked: 4, inspected: 2, transientErrors: 1,
+      dockerReachable: true, checked: 4, inspected: 2, transientErrors: 1, engineStopsHeld: 0,
       crashes: 1, crashedServices: 1, opened: 0, unhealthyRestarted: 0, recovered: 0, missing: 1, databasesUnavailable: 0,
       databasesReady: 0, environmentsStopped: 0, containersStopped: 0, dockerActionErrors: 0, circuitsExpired: 0,
       failedDeploys: 2, failedEnvCreates: 1, expiredLeases: 3, decayed: 4,

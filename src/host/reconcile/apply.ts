@@ -10,6 +10,7 @@ import { markServiceRunning, markServiceStopped, readCircuit, recordCrash, type 
 import type { CrashPolicy } from '../../policy/crash';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
+import { readLogTails } from './log-tails';
 import type { TickObservation } from './observation';
 
 export interface TickApplied {
@@ -66,7 +67,7 @@ async function applyCrashes(
 ): Promise<void> {
   const { db, docker, log, metrics } = deps;
   for (const c of obs.crashes) {
-    const outcome = recordCrash(db, c, now, policy);
+    const outcome = recordCrash(db, c, now, policy, await readLogTails(deps, c));
     if (outcome.counted > 0) {
       applied.crashes += outcome.counted;
       applied.crashedServices++;

@@ -24,6 +24,8 @@ export interface TickObservation {
   crashes: (CrashRecord & { restart: boolean })[];
   looks: { serviceId: string; expected: ContainerLook | null; next: ContainerLook }[];
   unchanged: number; // containers confirmed unchanged since keeper's last look
+  /** Deaths the engine itself caused (its own stop), held while it may start the containers again. */
+  engineStopsHeld?: number;
   backUp: { serviceId: string; containerId: string }[];
   gone: { serviceId: string; containerId: string }[];
   databases: { id: string; from: string; to: string }[];

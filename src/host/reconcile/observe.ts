@@ -5,6 +5,7 @@
  * looks it confirmed unchanged move their time forward (touchLooks), which changes no state.
  */
 import pLimit from 'p-limit';
+import type { CountedDeath } from '../../db/crash-records';
 import { DockerError, type ContainerDetails, type ContainerSummary } from '../../docker/client';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
 import { readServices, type ServiceRow } from '../../db/services';
@@ -12,6 +13,7 @@ import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../pol
 import { deathsBetween, isDown, type ContainerLook, type CrashPolicy } from '../../policy/crash';
 import { containerIdProblem, serviceRowProblem } from '../../policy/rows';
 import type { HostDeps } from '../deps';
+import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation, type TickObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
@@ -22,7 +24,9 @@ export const BACK_UP_AFTER_SEC = 10;
 export const INSPECT_CONCURRENCY = 8;
 const WATCHED_STATUSES = new Set(['running', 'crashed']);
 
-export async function observeHost(deps: Pick<HostDeps, 'db' | 'docker'>, policy: CrashPolicy, now: number): Promise<TickObservation> {
+export async function observeHost(
+  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>, policy: CrashPolicy, now: number,
+): Promise<TickObservation> {
   const { db, docker } = deps;
   const obs = emptyObservation(now);
   const services = readServices(db);
@@ -44,6 +48,7 @@ export async function observeHost(deps: Pick<HostDeps, 'db' | 'docker'>, policy:
   const limit = pLimit(INSPECT_CONCURRENCY);
   const observer = serviceObserver({ listed: serviceList, looks: readLooks(db), inspector, policy, obs });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
+  await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   touchLooks(db, observer.unchanged, now);
   obs.unchanged = observer.unchanged.length;
   findSplitBrain(services, serviceList, obs);
@@ -73,6 +78,7 @@ interface ServiceContext {
 /** Observes watched services one by one, collecting those confirmed unchanged since keeper's last look. */
 function serviceObserver(ctx: ServiceContext) {
   const unchanged: string[] = [];
+  const pending: PendingCrash[] = [];
   const { obs } = ctx;
   const backUp = (s: ServiceRow, running: boolean, upSec: number | null) => {
     if (s.status === 'crashed' && running && upSec !== null && upSec >= BACK_UP_AFTER_SEC) {
@@ -94,7 +100,7 @@ function serviceObserver(ctx: ServiceContext) {
     const current = lookOf(containerId, details, previous);
     if (details === 'missing' && s.status === 'crashed') {
       if (previous?.state === 'missing' || !previous) obs.gone.push({ serviceId: s.id, containerId });
-      else obs.crashes.push(crashOf(s, stored ?? null, current, { deaths: 1, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false }));
+      else obs.crashes.push(crashOf(s, stored ?? null, current, { deaths: 1, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: [MISSING] }));
       return;
     }
     const upSec = details === 'missing' || !details.startedAt ? 0 : obs.now - details.startedAt;
@@ -104,22 +110,32 @@ function serviceObserver(ctx: ServiceContext) {
     backUp(s, current.state === 'running', upSec);
   }
 
-  /** Deaths since the previous look, or a container that turned unhealthy: one crash record. */
+  /** Deaths since the previous look, or a container that turned unhealthy: one crash, once its evidence is in. */
   function recordDeaths(
-    s: ServiceRow, stored: ContainerLook | null, previous: ContainerLook | null, current: ContainerLook,
+    s: ServiceRow, stored: StoredLook | null, previous: StoredLook | null, current: ContainerLook,
     details: ContainerDetails | 'missing', upSec: number,
   ): boolean {
-    const createdAtSec = details === 'missing' ? 0 : details.createdAt;
-    const deaths = deathsBetween(previous, current, createdAtSec, obs.now, ctx.policy.windowSec);
+    const deaths = deathsBetween(previous, current, details === 'missing' ? 0 : details.createdAt, obs.now, ctx.policy.windowSec);
+    if (details === 'missing') {
+      if (deaths === 0) return false;
+      obs.crashes.push(crashOf(s, stored, current, { deaths, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: Array(deaths).fill(MISSING) }));
+      return true;
+    }
     const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
     if (deaths === 0 && !unhealthy) return false;
     const down = isDown(current.state) || current.state === 'restarting' || unhealthy || upSec < BACK_UP_AFTER_SEC;
-    const reason = unhealthy ? 'container unhealthy (health check failed)' : crashReason(current, details, deaths);
-    obs.crashes.push(crashOf(s, stored, current, { deaths: deaths + (unhealthy ? 1 : 0), reason, statusAfter: down ? 'crashed' : 'running', restart: unhealthy }));
+    pending.push({
+      serviceId: s.id, containerId: s.containerId as string, fullId: details.id, stored: stored && asLook(stored), current, deaths, unhealthy,
+      downNow: isDown(current.state), statusAfter: down ? 'crashed' : 'running', run: runStateOf(details),
+      sinceMs: (previous?.lookedAt ?? details.createdAt) * 1000,
+    });
     return true;
   }
-  return { observe, unchanged };
+  return { observe, unchanged, pending };
 }
+
+/** A container that is gone (404): nothing of its death is left to read. */
+const MISSING: CountedDeath = { seenBy: 'missing', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
 
 function lookOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerLook | null): ContainerLook {
   return details === 'missing'
@@ -129,16 +145,9 @@ function lookOf(containerId: string, details: ContainerDetails | 'missing', prev
 
 function crashOf(
   s: ServiceRow, expected: ContainerLook | null, next: ContainerLook,
-  what: { deaths: number; reason: string; statusAfter: 'crashed' | 'running'; restart: boolean },
+  what: { deaths: number; reason: string; statusAfter: 'crashed' | 'running'; restart: boolean; facts: CountedDeath[] },
 ): TickObservation['crashes'][number] {
-  const expectedLook = expected && { containerId: expected.containerId, state: expected.state, restartCount: expected.restartCount, health: expected.health };
-  return { serviceId: s.id, containerId: s.containerId as string, expectedLook, nextLook: next, ...what };
-}
-
-function crashReason(current: ContainerLook, details: ContainerDetails | 'missing', deaths: number): string {
-  if (details === 'missing') return 'container not found by reconciler';
-  if (isDown(current.state)) return `container ${current.state} (exit code ${details.exitCode})`;
-  return `container restarted by Docker after ${deaths} crash${deaths === 1 ? '' : 'es'}`;
+  return { serviceId: s.id, containerId: s.containerId as string, expectedLook: expected && asLook(expected), nextLook: next, ...what };
 }
 
 /** The list proves nothing happened to this container since the last look: same state, no start or stop since. */
@@ -146,10 +155,6 @@ function unchangedSince(c: ContainerSummary, previous: StoredLook, nowSec: numbe
   return c.state === previous.state
     && isUnhealthy(c.status) === (previous.health === 'unhealthy')
     && !mayHaveChangedSince(c.status, previous.lookedAt, nowSec);
-}
-
-function sameLook(a: ContainerLook, b: ContainerLook): boolean {
-  return a.containerId === b.containerId && a.state === b.state && a.restartCount === b.restartCount && a.health === b.health;
 }
 
 const short = (id: string | null | undefined) => (id ?? '').slice(0, 12);

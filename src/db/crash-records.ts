@@ -1,0 +1,108 @@
+/** keeper_crash_records: one row per counted death, its facts and its run's last lines (see keeper_1401). */
+import fs from 'node:fs';
+import { signalOf, deathReason } from '../policy/crash-words';
+import type { DeathFacts, SeenBy } from '../policy/death-facts';
+import type { StateDb } from './open';
+
+/** A death the tick counts: its facts, and whether the engine had stopped it (counted after the grace). */
+export interface CountedDeath extends DeathFacts {
+  engineStopped?: boolean;
+}
+
+/** A death's log tail as read from the engine, or why there is none. */
+export interface LogTail {
+  tail: string;
+  note: string;
+}
+
+export interface CrashRecordRow {
+  id: number;
+  serviceId: string;
+  containerId: string;
+  diedAtMs: number | null;
+  exitCode: number | null;
+  oomKilled: boolean | null;
+  signal: string | null;
+  seenBy: SeenBy;
+  engineError: string;
+  reason: string;
+  logTail: string;
+  logNote: string;
+  windowStart: number;
+  recordedAt: number;
+}
+
+const SELECT = `SELECT id, service_id AS serviceId, container_id AS containerId, died_at_ms AS diedAtMs, exit_code AS exitCode,
+    oom_killed AS oomKilled, signal, seen_by AS seenBy, engine_error AS engineError, reason, log_tail AS logTail,
+    log_note AS logNote, window_start AS windowStart, recorded_at AS recordedAt
+  FROM keeper_crash_records`;
+
+const toRow = (r: Omit<CrashRecordRow, 'oomKilled'> & { oomKilled: number | null }): CrashRecordRow =>
+  ({ ...r, oomKilled: r.oomKilled === null ? null : r.oomKilled === 1 });
+
+/** Inserts one row per death; call it inside the transaction that counts them. */
+export function insertCrashRecords(
+  db: StateDb, c: { serviceId: string; containerId: string; windowStart: number; recordedAt: number }, deaths: CountedDeath[], tails: LogTail[],
+): void {
+  const insert = db.prepare(`INSERT INTO keeper_crash_records (service_id, container_id, died_at_ms, exit_code, oom_killed, signal,
+      seen_by, engine_error, reason, log_tail, log_note, window_start, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  deaths.forEach((d, i) => {
+    const oom = d.oomKilled === null ? null : d.oomKilled ? 1 : 0;
+    insert.run(c.serviceId, c.containerId, d.diedAtMs, d.exitCode, oom, signalOf(d.exitCode), d.seenBy, d.engineError,
+      deathReason(d), tails[i]?.tail ?? '', tails[i]?.note ?? '', c.windowStart, c.recordedAt);
+  });
+}
+
+/** A service's most recent deaths, newest first. */
+export function listCrashRecords(db: StateDb, serviceId: string, limit: number): CrashRecordRow[] {
+  const rows = db.prepare(`${SELECT} WHERE service_id = ? ORDER BY id DESC LIMIT ?`).all(serviceId, limit);
+  return (rows as Parameters<typeof toRow>[0][]).map(toRow);
+}
+
+/** The deaths counted in one crash window (the ones that opened its circuit), oldest first, without their logs. */
+export function deathsOfWindow(db: StateDb, serviceId: string, windowStart: number, limit: number): CrashRecordRow[] {
+  const rows = db.prepare(`SELECT * FROM (${SELECT} WHERE service_id = ? AND window_start = ? ORDER BY id DESC LIMIT ?) ORDER BY id`)
+    .all(serviceId, windowStart, limit);
+  return (rows as Parameters<typeof toRow>[0][]).map((r) => ({ ...toRow(r), logTail: '' }));
+}
+
+/** Each service's last recorded death: its reason and time, for `keeper status`. */
+export function lastDeaths(db: StateDb): Map<string, { reason: string; diedAtMs: number | null; recordedAt: number }> {
+  const rows = db.prepare(`SELECT service_id AS serviceId, reason, died_at_ms AS diedAtMs, recorded_at AS recordedAt FROM keeper_crash_records
+                           WHERE id IN (SELECT MAX(id) FROM keeper_crash_records GROUP BY service_id)`).all() as
+    { serviceId: string; reason: string; diedAtMs: number | null; recordedAt: number }[];
+  return new Map(rows.map((r) => [r.serviceId, r]));
+}
+
+/** Per service: how many records it has, and how many were recorded before `cutoff` (unix seconds). */
+export function crashRecordCounts(db: StateDb, cutoff: number): { serviceId: string; total: number; older: number; oldest: number }[] {
+  return db.prepare(`SELECT service_id AS serviceId, COUNT(*) AS total, SUM(recorded_at < ?) AS older, MIN(recorded_at) AS oldest
+                     FROM keeper_crash_records GROUP BY service_id ORDER BY service_id`).all(cutoff) as
+    { serviceId: string; total: number; older: number; oldest: number }[];
+}
+
+/** Keeps a service's newest `keep` records (0: no count rule) and none recorded before `cutoff`. */
+export function pruneCrashRecords(db: StateDb, serviceId: string, keep: number, cutoff: number): number {
+  return db.transaction(() => {
+    let n = db.prepare('DELETE FROM keeper_crash_records WHERE service_id = ? AND recorded_at < ?').run(serviceId, cutoff).changes;
+    if (keep > 0) {
+      n += db.prepare(`DELETE FROM keeper_crash_records WHERE service_id = ? AND id NOT IN
+                         (SELECT id FROM keeper_crash_records WHERE service_id = ? ORDER BY id DESC LIMIT ?)`).run(serviceId, serviceId, keep).changes;
+    }
+    return n;
+  }).immediate();
+}
+
+/**
+ * Log tails are a tenant's output, possibly with secrets in it: they are kept only in a state DB that no one
+ * but its owner can read. keeper creates its DB 0600; one that ah or an operator made readable to others gets
+ * the facts without the lines, and a note that says why.
+ */
+export function logTailsRefusedBecause(db: StateDb): string | undefined {
+  try {
+    const mode = fs.statSync(db.name).mode & 0o777;
+    return mode & 0o077 ? `not kept: the state DB ${db.name} is readable by others (mode ${mode.toString(8)}; chmod 600 it)` : undefined;
+  } catch (err) {
+    return `not kept: the state DB's mode cannot be read (${(err as Error).message})`;
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The tick's crash evidence. For the containers whose look shows deaths, it reads the engine's events since
+ * keeper's last look (one read for all of them, only when some container died), works out each death's facts
+ * (policy/death-facts.ts) and applies the engine-stop rule (policy/engine-stop.ts): a death the engine itself
+ * caused is held, not counted, while the engine may still start the container again.
+ */
+import { DockerError, type ContainerDetails, type DockerClient, type DockerEvent } from '../../docker/client';
+import type { CountedDeath } from '../../db/crash-records';
+import type { ContainerLook } from '../../policy/crash';
+import { crashReason } from '../../policy/crash-words';
+import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
+import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
+import type { TickObservation } from './observation';
+
+/** A container whose look shows deaths, waiting for its evidence. */
+export interface PendingCrash {
+  serviceId: string;
+  /** As the service row holds it (maybe a 12-character prefix). */
+  containerId: string;
+  /** The engine's full id: events name containers by it. */
+  fullId: string;
+  /** The look this crash replaces, and the look that proves it. */
+  stored: ContainerLook | null;
+  current: ContainerLook;
+  /** Deaths the look shows: RestartCount's, and one more when the container is down now. */
+  deaths: number;
+  downNow: boolean;
+  unhealthy: boolean;
+  statusAfter: 'crashed' | 'running';
+  run: RunState;
+  /** Events from here on can be this container's deaths: keeper's last look at it, or its creation. */
+  sinceMs: number;
+}
+
+export const DEATH_EVENT_ACTIONS: ContainerEventFact['action'][] = ['die', 'start', 'kill', 'oom'];
+const EVENTS_READ_TIMEOUT_MS = 10_000;
+
+export function runStateOf(d: ContainerDetails): RunState {
+  return {
+    status: d.status, exitCode: d.exitCode, oomKilled: d.oomKilled, error: d.error, startedAtMs: d.startedAtMs,
+    finishedAtMs: d.finishedAtMs, restartPolicy: d.restartPolicy,
+  };
+}
+
+/** Turns the pending crashes into the observation's crash records (and held engine stops). */
+export async function settleCrashes(docker: DockerClient, pending: PendingCrash[], obs: TickObservation, nowMs: number, graceMs: number): Promise<void> {
+  if (pending.length === 0) return;
+  const events = await readDeathEvents(docker, Math.min(...pending.map((p) => p.sinceMs)) - 1000, nowMs, obs);
+  for (const p of pending) settle(p, events.get(p.fullId) ?? [], obs, nowMs, graceMs);
+}
+
+function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservation, nowMs: number, graceMs: number): void {
+  const deaths: CountedDeath[] = factsOfDeaths(p.deaths, p.downNow, p.run, events);
+  let next = p.current;
+  let statusAfter = p.statusAfter;
+  const look = p.downNow ? deaths[deaths.length - 1] : undefined;
+  if (look && isHeldEngineStop(look, p.run, events, nowMs, graceMs)) {
+    // As if the engine had not stopped it yet: the next look decides again, from the same earlier look.
+    deaths.pop();
+    next = { ...p.current, state: 'running', health: p.stored?.health ?? '' };
+    statusAfter = 'running';
+    obs.engineStopsHeld = (obs.engineStopsHeld ?? 0) + 1;
+  } else if (look && stoppedByEngine(look, p.run, events)) {
+    look.engineStopped = true;
+  }
+  if (p.unhealthy) deaths.push(healthCheckDeath(p.run, nowMs));
+  if (deaths.length === 0) {
+    if (p.stored && !sameLook(p.stored, next)) obs.looks.push({ serviceId: p.serviceId, expected: p.stored, next });
+    return;
+  }
+  const reason = p.unhealthy ? 'container unhealthy (health check failed)' : crashReason(deaths, p.current.state);
+  obs.crashes.push({
+    serviceId: p.serviceId, containerId: p.containerId, expectedLook: p.stored, nextLook: next, deaths: deaths.length, reason,
+    statusAfter, restart: p.unhealthy, facts: deaths,
+  });
+}
+
+/** The unhealthy run is alive: its output up to now is what led to the failed checks. */
+function healthCheckDeath(run: RunState, nowMs: number): CountedDeath {
+  const since = Math.max(run.startedAtMs ?? nowMs - LOG_LOOKBACK_MS, nowMs - LOG_LOOKBACK_MS);
+  return { seenBy: 'health-check', diedAtMs: nowMs, exitCode: null, oomKilled: null, engineError: '', logWindow: { sinceMs: since, untilMs: nowMs } };
+}
+
+/** ah services' die, start, kill and oom events in [sinceMs, untilMs], by container; none when unreadable. */
+async function readDeathEvents(docker: DockerClient, sinceMs: number, untilMs: number, obs: TickObservation): Promise<Map<string, ContainerEventFact[]>> {
+  const byContainer = new Map<string, ContainerEventFact[]>();
+  let events: DockerEvent[];
+  try {
+    events = await docker.readEvents({
+      since: (sinceMs / 1000).toFixed(3), until: (untilMs / 1000).toFixed(3), labels: { 'ah.service': true }, types: ['container'],
+      actions: DEATH_EVENT_ACTIONS, signal: AbortSignal.timeout(EVENTS_READ_TIMEOUT_MS),
+    });
+  } catch (err) {
+    if (!(err instanceof DockerError)) throw err;
+    // The facts that events carry are then unknown; the inspect's still stand.
+    if (obs.transientSamples.length < 3) obs.transientSamples.push(`events since the last look: ${err.message}`);
+    return byContainer;
+  }
+  for (const e of events) {
+    const action = e.action as ContainerEventFact['action'];
+    if (!DEATH_EVENT_ACTIONS.includes(action)) continue;
+    const fact: ContainerEventFact = { action, atMs: Number(e.timeNano / 1_000_000n) };
+    if (action === 'die' && /^-?\d+$/.test(e.attributes.exitCode ?? '')) fact.exitCode = Number(e.attributes.exitCode);
+    if (action === 'kill' && e.attributes.signal) fact.signal = e.attributes.signal;
+    byContainer.set(e.id, [...(byContainer.get(e.id) ?? []), fact]);
+  }
+  return byContainer;
+}
+
+/** The look's own fields, without what a stored look adds (its time): what a compare-and-set compares. */
+export function asLook(l: ContainerLook): ContainerLook {
+  return { containerId: l.containerId, state: l.state, restartCount: l.restartCount, health: l.health };
+}
+
+export function sameLook(a: ContainerLook, b: ContainerLook): boolean {
+  return a.containerId === b.containerId && a.state === b.state && a.restartCount === b.restartCount && a.health === b.health;
+}

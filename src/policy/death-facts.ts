@@ -1,0 +1,134 @@
+/**
+ * The facts of each death between two looks at a container, pure: which of them can still be had, and from
+ * where. The engine tells a death three ways, and each keeps different facts:
+ * - the inspect of a container that is down now (`look`): its State has the exit code, the OOM kill, the time
+ *   of death, the engine's error and the dead run's start, all of them;
+ * - a `die` event (`event`): the exit code and the time; an `oom` event before it tells an OOM kill, and the
+ *   `start` events around it bound the dead run's output. The engine keeps events in memory only (the last
+ *   256 of all kinds, none from before its own start), so events of older deaths may be gone;
+ * - RestartCount alone (`restart-count`): Docker restarted the container and no event is left. For the most
+ *   recent such death the inspect still has the time (FinishedAt) and the OOM kill (OOMKilled), but not the
+ *   exit code: a running container's State.ExitCode reads 0 again (while `restarting` it still has it). Of
+ *   older ones nothing is left but their number.
+ * All times are unix milliseconds.
+ */
+
+export type SeenBy = 'event' | 'look' | 'restart-count' | 'health-check' | 'missing';
+
+/** An engine event about one container, as the tick reads them. */
+export interface ContainerEventFact {
+  action: 'die' | 'start' | 'kill' | 'oom';
+  atMs: number;
+  exitCode?: number;
+  /** The signal a `kill` event sent, as the engine names it (a number, e.g. "15"). */
+  signal?: string;
+}
+
+/** What the inspect says of the container's current (or, when it is down, last) run. */
+export interface RunState {
+  status: string;
+  exitCode: number;
+  oomKilled: boolean;
+  /** The engine's own error for the run (e.g. a failed restart); '' when none. */
+  error: string;
+  startedAtMs: number | null;
+  finishedAtMs: number | null;
+  restartPolicy: string;
+}
+
+export interface LogWindow {
+  sinceMs: number;
+  untilMs: number;
+}
+
+export interface DeathFacts {
+  seenBy: SeenBy;
+  diedAtMs: number | null;
+  exitCode: number | null;
+  oomKilled: boolean | null;
+  engineError: string;
+  /** Where the dead run's output lies; null when the time of death is unknown. */
+  logWindow: LogWindow | null;
+}
+
+/** The log of a run is read back at most this far before its death: enough for its last lines. */
+export const LOG_LOOKBACK_MS = 10 * 60_000;
+/** Output the log copier drains after the exit can carry a time a little after it. */
+const LOG_DRAIN_MS = 1_000;
+/** The engine's die event follows the exit it reports by the time it takes to drain the output (≤ 2 s). */
+const DIE_EVENT_LAG_MS = 5_000;
+
+/**
+ * The facts of `deaths` deaths, oldest first. `downNow`: the last of them is the container's present state
+ * (it is exited or dead); the others were restarts by Docker. `events` are this container's, since the
+ * previous look, in time order (empty when they could not be read).
+ */
+export function factsOfDeaths(deaths: number, downNow: boolean, state: RunState, events: ContainerEventFact[]): DeathFacts[] {
+  if (deaths <= 0) return [];
+  const dies = events.filter((e) => e.action === 'die');
+  const lookDie = downNow ? dieOf(state, dies) : undefined;
+  const restartDies = lookDie ? dies.filter((d) => d !== lookDie) : dies;
+  const restarts = deaths - (downNow ? 1 : 0);
+  const matched = restartDies.slice(Math.max(0, restartDies.length - restarts));
+  const out: DeathFacts[] = [];
+  for (let i = 0; i < restarts; i++) {
+    const die = matched[i - (restarts - matched.length)];
+    if (die) out.push(fromEvent(die, events, state));
+    else out.push(i === restarts - 1 && !downNow ? fromLastRestart(state) : unknownDeath());
+  }
+  if (downNow) out.push(fromLook(state));
+  return out;
+}
+
+/** The die event that reports the exit the inspect shows, if the engine still has it. */
+export function dieOf(state: RunState, dies: ContainerEventFact[]): ContainerEventFact | undefined {
+  const at = state.finishedAtMs;
+  if (at === null) return undefined;
+  return dies.find((d) => d.atMs >= at - 100 && d.atMs <= at + DIE_EVENT_LAG_MS);
+}
+
+function fromLook(state: RunState): DeathFacts {
+  const died = state.finishedAtMs;
+  const since = state.startedAtMs ?? (died === null ? null : died - LOG_LOOKBACK_MS);
+  return {
+    seenBy: 'look', diedAtMs: died, exitCode: state.exitCode, oomKilled: state.oomKilled, engineError: state.error,
+    logWindow: died === null || since === null ? null : window(since, died + LOG_DRAIN_MS, died),
+  };
+}
+
+function fromEvent(die: ContainerEventFact, events: ContainerEventFact[], state: RunState): DeathFacts {
+  const before = events.filter((e) => e.atMs <= die.atMs);
+  const runStart = lastOf(before, 'start')?.atMs ?? lastOf(before.filter((e) => e !== die), 'die')?.atMs ?? null;
+  const oomKilled = before.some((e) => e.action === 'oom' && (runStart === null || e.atMs >= runStart));
+  const nextStart = events.find((e) => e.action === 'start' && e.atMs > die.atMs)?.atMs
+    ?? (state.startedAtMs !== null && state.startedAtMs > die.atMs ? state.startedAtMs : null);
+  return {
+    seenBy: 'event', diedAtMs: die.atMs, exitCode: die.exitCode ?? null, oomKilled, engineError: '',
+    logWindow: window(runStart ?? die.atMs - LOG_LOOKBACK_MS, nextStart ?? die.atMs + LOG_DRAIN_MS, die.atMs),
+  };
+}
+
+/** Docker restarted it and its event is gone: the inspect keeps the time and the OOM kill of the last death. */
+function fromLastRestart(state: RunState): DeathFacts {
+  const died = state.finishedAtMs;
+  const until = state.status === 'running' && state.startedAtMs !== null ? state.startedAtMs : died === null ? null : died + LOG_DRAIN_MS;
+  return {
+    seenBy: 'restart-count', diedAtMs: died, exitCode: state.status === 'restarting' ? state.exitCode : null,
+    oomKilled: state.oomKilled, engineError: '',
+    logWindow: died === null || until === null ? null : window(died - LOG_LOOKBACK_MS, until, died),
+  };
+}
+
+function unknownDeath(): DeathFacts {
+  return { seenBy: 'restart-count', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
+}
+
+/** A run's output window, never reaching back more than LOG_LOOKBACK_MS before its death. */
+function window(sinceMs: number, untilMs: number, diedAtMs: number): LogWindow {
+  return { sinceMs: Math.max(sinceMs, diedAtMs - LOG_LOOKBACK_MS), untilMs: Math.max(untilMs, diedAtMs) };
+}
+
+function lastOf(events: ContainerEventFact[], action: ContainerEventFact['action']): ContainerEventFact | undefined {
+  for (let i = events.length - 1; i >= 0; i--) if (events[i].action === action) return events[i];
+  return undefined;
+}
