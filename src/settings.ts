@@ -134,7 +134,7 @@ const webhookList: Parser<string[]> = (raw) => {
     }
     if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname) {
       const shown = parsed ? parsed.origin : `${text.slice(0, 8)}…`;
-      throw new SettingsError(`invalid --notify-webhook: must be an http:// or https:// URL, optionally prefixed with slack: (got "${shown}")`);
+      throw new SettingsError(`invalid --notify-webhook (KEEPER_NOTIFY_WEBHOOK): must be an http:// or https:// URL, optionally prefixed with slack: (got "${shown}")`);
     }
     return text;
   });

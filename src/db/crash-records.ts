@@ -32,7 +32,7 @@ export interface CrashRecordRow {
   recordedAt: number;
 }
 
-const SELECT = `SELECT id, service_id AS serviceId, container_id AS containerId, died_at_ms AS diedAtMs, exit_code AS exitCode,
+const CRASH_RECORD_SELECT = `SELECT id, service_id AS serviceId, container_id AS containerId, died_at_ms AS diedAtMs, exit_code AS exitCode,
     oom_killed AS oomKilled, signal, seen_by AS seenBy, engine_error AS engineError, reason, log_tail AS logTail,
     log_note AS logNote, window_start AS windowStart, recorded_at AS recordedAt
   FROM keeper_crash_records`;
@@ -55,13 +55,13 @@ export function insertCrashRecords(
 
 /** A service's most recent deaths, newest first. */
 export function listCrashRecords(db: StateDb, serviceId: string, limit: number): CrashRecordRow[] {
-  const rows = db.prepare(`${SELECT} WHERE service_id = ? ORDER BY id DESC LIMIT ?`).all(serviceId, limit);
+  const rows = db.prepare(`${CRASH_RECORD_SELECT} WHERE service_id = ? ORDER BY id DESC LIMIT ?`).all(serviceId, limit);
   return (rows as Parameters<typeof toRow>[0][]).map(toRow);
 }
 
 /** The deaths counted in one crash window (the ones that opened its circuit), oldest first, without their logs. */
 export function deathsOfWindow(db: StateDb, serviceId: string, windowStart: number, limit: number): CrashRecordRow[] {
-  const rows = db.prepare(`SELECT * FROM (${SELECT} WHERE service_id = ? AND window_start = ? ORDER BY id DESC LIMIT ?) ORDER BY id`)
+  const rows = db.prepare(`SELECT * FROM (${CRASH_RECORD_SELECT} WHERE service_id = ? AND window_start = ? ORDER BY id DESC LIMIT ?) ORDER BY id`)
     .all(serviceId, windowStart, limit);
   return (rows as Parameters<typeof toRow>[0][]).map((r) => ({ ...toRow(r), logTail: '' }));
 }

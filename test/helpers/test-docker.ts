@@ -36,12 +36,4 @@ export class TestDockerClient extends DockerClient {
   async killContainer(id: string, signal = 'SIGKILL'): Promise<void> {
     await this.classified('container.kill', () => this.raw.getContainer(id).kill({ signal }));
   }
-
-  /** The events in [since, until], read to the end. */
-  async readEvents(opts: { since: number | string; until: number | string; labels?: LabelFilter; actions?: string[] }): Promise<DockerEvent[]> {
-    const events: DockerEvent[] = [];
-    const { done } = await this.streamEvents(opts, (e) => events.push(e));
-    await done;
-    return events;
-  }
 }
