@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
 import { registerCircuitCommand } from './cli/circuit';
+import { registerCrashesCommand } from './cli/crashes';
 import { registerGcCommand } from './cli/gc';
 import { registerHealthCommand } from './cli/health';
 import { registerPoolCommand } from './cli/pool';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerGcCommand(program);
   registerReconcileCommand(program);
   registerCircuitCommand(program);
+  registerCrashesCommand(program);
   return program;
 }
 

@@ -55,6 +55,12 @@ export interface DeathFacts {
 export const LOG_LOOKBACK_MS = 10 * 60_000;
 /** Output the log copier drains after the exit can carry a time a little after it. */
 const LOG_DRAIN_MS = 1_000;
+/**
+ * A run's first lines carry a time up to a few milliseconds before the StartedAt and the start event the
+ * engine records after the process is already running (measured: 0.5-1.5 ms): its window opens this early,
+ * but never before the previous run's death.
+ */
+const RUN_OUTPUT_LEAD_MS = 1_000;
 /** The engine's die event follows the exit it reports by the time it takes to drain the output (≤ 2 s). */
 const DIE_EVENT_LAG_MS = 5_000;
 
@@ -89,7 +95,7 @@ export function dieOf(state: RunState, dies: ContainerEventFact[]): ContainerEve
 
 function fromLook(state: RunState): DeathFacts {
   const died = state.finishedAtMs;
-  const since = state.startedAtMs ?? (died === null ? null : died - LOG_LOOKBACK_MS);
+  const since = state.startedAtMs !== null ? state.startedAtMs - RUN_OUTPUT_LEAD_MS : died === null ? null : died - LOG_LOOKBACK_MS;
   return {
     seenBy: 'look', diedAtMs: died, exitCode: state.exitCode, oomKilled: state.oomKilled, engineError: state.error,
     logWindow: died === null || since === null ? null : window(since, died + LOG_DRAIN_MS, died),
@@ -98,13 +104,15 @@ function fromLook(state: RunState): DeathFacts {
 
 function fromEvent(die: ContainerEventFact, events: ContainerEventFact[], state: RunState): DeathFacts {
   const before = events.filter((e) => e.atMs <= die.atMs);
-  const runStart = lastOf(before, 'start')?.atMs ?? lastOf(before.filter((e) => e !== die), 'die')?.atMs ?? null;
+  const previousDeath = lastOf(before.filter((e) => e !== die), 'die')?.atMs ?? null;
+  const runStart = lastOf(before, 'start')?.atMs ?? previousDeath;
   const oomKilled = before.some((e) => e.action === 'oom' && (runStart === null || e.atMs >= runStart));
-  const nextStart = events.find((e) => e.action === 'start' && e.atMs > die.atMs)?.atMs
-    ?? (state.startedAtMs !== null && state.startedAtMs > die.atMs ? state.startedAtMs : null);
+  const since = runStart === null ? die.atMs - LOG_LOOKBACK_MS : Math.max(runStart - RUN_OUTPUT_LEAD_MS, (previousDeath ?? -Infinity) + 1);
+  // The engine sends die once the run's output is drained: nothing of this run is later, and the next run's
+  // first lines (which precede its start event) are not yet written.
   return {
     seenBy: 'event', diedAtMs: die.atMs, exitCode: die.exitCode ?? null, oomKilled, engineError: '',
-    logWindow: window(runStart ?? die.atMs - LOG_LOOKBACK_MS, nextStart ?? die.atMs + LOG_DRAIN_MS, die.atMs),
+    logWindow: window(since, die.atMs + 1, die.atMs),
   };
 }
 

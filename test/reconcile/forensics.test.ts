@@ -1,0 +1,160 @@
+/**
+ * Crash forensics on the real engine: each way a tenant's container dies is recorded with its reason and the
+ * dead run's last log lines, in keeper_crash_records, by a real reconcile tick on the dev server. Nothing is
+ * mocked: the OOM killer is the kernel's (a 16 MB memory limit), the signal is a real SIGKILL from the host.
+ */
+import fs from 'node:fs';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { listCrashRecords, type CrashRecordRow } from '../../src/db/crash-records';
+import type { StateDb } from '../../src/db/open';
+import { DockerClient } from '../../src/docker/client';
+import { LOG_TAIL_MAX_BYTES, LOG_TAIL_MAX_LINES } from '../../src/policy/log-tail';
+import type { Settings } from '../../src/settings';
+import { keeper } from '../helpers/cli';
+import { crashContainer } from '../helpers/crash';
+import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
+import { devServerEnv } from '../helpers/temporal';
+import { addService, addTenant, deployments, runServiceContainer, runTick, service } from './helpers';
+
+let env: TestWorkflowEnvironment;
+let db: StateDb;
+let dbFile: string;
+let settings: Settings;
+let tenant: string;
+const engine = new EngineFixture();
+const docker = new DockerClient();
+const deps = () => ({ db, docker, settings });
+
+beforeAll(async () => {
+  env = await devServerEnv();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+afterEach(async () => {
+  await engine.cleanup();
+  db?.close();
+});
+const setup = () => {
+  ({ db, file: dbFile } = freshDb());
+  settings = testSettings({ db: dbFile });
+  tenant = addTenant(db);
+};
+
+/** A service whose container runs `script` once (no restart policy) and has exited by itself. */
+async function deadService(script: string, extra: { memoryBytes?: number } = {}): Promise<{ sid: string; cid: string }> {
+  const sid = uniqueId('svc');
+  const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', script], restartPolicy: 'no', ...extra });
+  await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited', 30_000);
+  addService(db, tenant, { containerId: cid }, sid);
+  return { sid, cid };
+}
+
+async function onlyRecord(sid: string): Promise<CrashRecordRow> {
+  const summary = await runTick(env, deps());
+  expect(summary.crashes).toBe(1);
+  const records = listCrashRecords(db, sid, 10);
+  expect(records).toHaveLength(1);
+  return records[0];
+}
+
+describe('crash forensics on the real engine', () => {
+  it('records a process that exits 3: its code, no signal, the time of death and both output streams', async () => {
+    setup();
+    const before = Date.now();
+    const { sid, cid } = await deadService('echo "listening on :8000"; echo "fatal: DATABASE_URL is not set" >&2; exit 3');
+    const r = await onlyRecord(sid);
+    expect(r).toMatchObject({ serviceId: sid, containerId: cid, exitCode: 3, oomKilled: false, signal: null, seenBy: 'look', reason: 'exit code 3', logNote: '' });
+    // The engine copies the two streams separately: lines written within a millisecond of each other may swap.
+    expect(r.logTail.split('\n').sort()).toEqual(['fatal: DATABASE_URL is not set', 'listening on :8000']);
+    expect(r.diedAtMs).toBeGreaterThanOrEqual(before - 1000);
+    expect(r.diedAtMs).toBeLessThanOrEqual(Date.now());
+    // ah's form, with the reason in it: what ah's API and dashboards show.
+    expect(service(db, sid).last_error).toBe('container exited (exit code 3)');
+    expect(deployments(db, sid)[0]).toMatchObject({ status: 'crashed', error_message: 'container exited (exit code 3)' });
+  });
+
+  it("records an OOM kill as the kernel's, with the run's last lines before it", async () => {
+    setup();
+    // tail buffers a line that never ends: /dev/zero grows it past the 16 MB limit.
+    const { sid } = await deadService('echo "loading model"; exec tail /dev/zero', { memoryBytes: 16 * 1024 * 1024 });
+    const r = await onlyRecord(sid);
+    expect(r).toMatchObject({ exitCode: 137, oomKilled: true, signal: 'SIGKILL', reason: 'exit code 137 (OOM killed)', logTail: 'loading model' });
+    expect(deployments(db, sid)[0].error_message).toBe('container exited (exit code 137 (OOM killed))');
+  });
+
+  it('records a process killed by a signal from outside (not OOM): SIGKILL from its exit code', async () => {
+    setup();
+    const sid = uniqueId('svc');
+    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'echo "worker ready"; exec sleep 3600'], restartPolicy: 'no' });
+    await waitFor('its output', async () => (await docker.containerLogs(cid, 5)).includes('worker ready'));
+    addService(db, tenant, { containerId: cid }, sid);
+    expect((await runTick(env, deps())).crashes).toBe(0);
+    await crashContainer(docker, cid);
+    await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
+    const r = await onlyRecord(sid);
+    expect(r).toMatchObject({ exitCode: 137, oomKilled: false, signal: 'SIGKILL', reason: 'exit code 137 (SIGKILL)', seenBy: 'look', logTail: 'worker ready' });
+  });
+
+  it('records a death Docker already restarted from its die event, with the dead run’s lines only', async () => {
+    setup();
+    const sid = uniqueId('svc');
+    // Each run prints its number: the dead run's tail must hold "run 0" and not the restarted run's "run 1".
+    const script = 'n=$(cat /tmp/runs 2>/dev/null || echo 0); echo "run $n"; echo $((n+1)) > /tmp/runs; exec sleep 3600';
+    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', script], restartPolicy: 'unless-stopped' });
+    await waitFor('first run', async () => (await docker.containerLogs(cid, 5)).includes('run 0'));
+    addService(db, tenant, { containerId: cid }, sid);
+    expect((await runTick(env, deps())).crashes).toBe(0);
+    await crashContainer(docker, cid);
+    await waitFor('Docker to restart it', async () => {
+      const d = await docker.inspectContainer(cid);
+      return d.restartCount === 1 && d.status === 'running' && (await docker.containerLogs(cid, 5)).includes('run 1');
+    });
+    const r = await onlyRecord(sid);
+    expect(r).toMatchObject({ seenBy: 'event', exitCode: 137, oomKilled: false, signal: 'SIGKILL', reason: 'exit code 137 (SIGKILL), restarted by Docker' });
+    expect(r.logTail).toBe('run 0');
+    expect(service(db, sid).last_error).toBe('container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))');
+  });
+
+  it('keeps at most 50 lines and 8 kB, with terminal escapes and control characters taken out', async () => {
+    setup();
+    const script = [
+      'i=0; while [ $i -lt 200 ]; do printf "line %03d \\033[31mred\\033[0m \\007bell\\r\\n" $i; i=$((i+1)); done',
+      'printf "\\033]0;title\\007\\033[2Jlast\\n"; exit 1',
+    ].join('; ');
+    const { sid } = await deadService(script);
+    const r = await onlyRecord(sid);
+    const lines = r.logTail.split('\n');
+    expect(lines.length).toBeLessThanOrEqual(LOG_TAIL_MAX_LINES);
+    expect(Buffer.byteLength(r.logTail)).toBeLessThanOrEqual(LOG_TAIL_MAX_BYTES);
+    expect(lines[lines.length - 1]).toBe('last');
+    expect(lines[lines.length - 2]).toBe('line 199 red bell');
+    expect(r.logTail).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+  });
+
+  it('keeps no log lines in a state DB that others can read, and says why', async () => {
+    setup();
+    expect(fs.statSync(dbFile).mode & 0o777).toBe(0o600);
+    fs.chmodSync(dbFile, 0o644);
+    const { sid } = await deadService('echo "secret=hunter2"; exit 2');
+    const r = await onlyRecord(sid);
+    expect(r).toMatchObject({ exitCode: 2, logTail: '' });
+    expect(r.logNote).toContain('readable by others (mode 644; chmod 600 it)');
+  });
+
+  it('`keeper crashes` lists them, newest first, as text and as JSON; an unknown service is one line, exit 1', async () => {
+    setup();
+    const { sid } = await deadService('echo "out of retries"; exit 3');
+    await onlyRecord(sid);
+    db.close();
+    const text = await keeper(['crashes', sid, '--db', dbFile]);
+    expect(text.stderr).toBe('');
+    expect(text.stdout).toMatch(new RegExp(`^${sid}: 1 most recent death, newest first\\n\\n\\S+Z  exit code 3\\n  seen by look, container [0-9a-f]{12}\\n  \\| out of retries\\n$`));
+    const json = JSON.parse((await keeper(['crashes', sid, '--json', '--db', dbFile])).stdout);
+    expect(json).toMatchObject({ serviceId: sid, deaths: [{ exitCode: 3, reason: 'exit code 3', logTail: 'out of retries' }] });
+    const unknown = await keeper(['crashes', 'svc-nope', '--db', dbFile]);
+    expect(unknown).toMatchObject({ code: 1, stderr: 'keeper: no service svc-nope, and no crash recorded for it\n' });
+    db = freshDb().db; // afterEach closes it
+  });
+});
