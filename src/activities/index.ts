@@ -7,6 +7,7 @@ import type { HostDeps } from '../host/deps';
 import { createCircuitActivities } from './circuit';
 import { createGcActivities } from './gc';
 import { createHealthActivities } from './health';
+import { createNotifyActivities } from './notify';
 import { createPoolActivities } from './pool';
 import { createReconcileActivities } from './reconcile';
 
@@ -17,6 +18,7 @@ export function createActivities(deps: HostDeps) {
     ...createGcActivities(deps),
     ...createReconcileActivities(deps),
     ...createCircuitActivities(deps),
+    ...createNotifyActivities(deps),
   };
 }
 

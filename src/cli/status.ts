@@ -23,6 +23,14 @@ function temporalSummary(settings: Settings): string {
   return `${describeTarget(target)}${target.embedded ? " (npm start's embedded server)" : ''}`;
 }
 
+/** The webhooks and how their deliveries ended; a refused or given-up one is named, with its error. */
+function alertsLine(n: HostStatus['notifications'], nowSec: number): string {
+  if (n.webhooks.length === 0) return 'no webhooks (--notify-webhook): circuit events reach no one';
+  const base = `${n.webhooks.join(', ')}${n.signed ? ' (signed)' : ''}: ${n.delivered} delivered, ${n.failed} failed (30 days)`;
+  const f = n.lastFailure;
+  return f ? `${base}; last failure ${ago(f.finishedAt, nowSec)}: ${f.kind} of ${f.serviceId} to ${f.targetShown}: ${f.error}` : base;
+}
+
 function render(s: HostStatus & { temporal: string }): string {
   const counts = (c: Record<string, number>) => Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   const out = [`host ${s.host}`, `temporal ${s.temporal}`, '', 'services'];
@@ -42,6 +50,7 @@ function render(s: HostStatus & { temporal: string }): string {
   out.push('', `disk (${s.disk.level}; warn ${s.disk.warnAt}%, block ${s.disk.blockAt}%)`);
   out.push(table(['path', 'role', 'used'], s.disk.paths.map((p) => [p.path, p.role, p.usedPercent === null ? p.message : `${p.usedPercent.toFixed(1)}%`])).replace(/^/gm, '  '));
   out.push('', `events         ${s.events.state}: ${s.events.detail}`);
+  out.push(`alerts         ${alertsLine(s.notifications, s.now)}`);
   out.push('', 'last runs');
   out.push(
     s.loops.length === 0

@@ -117,4 +117,24 @@ CREATE TABLE keeper_crash_records (
 CREATE INDEX keeper_crash_records_by_service ON keeper_crash_records (service_id, id);
 CREATE INDEX keeper_crash_records_by_age ON keeper_crash_records (recorded_at);`,
   },
+  {
+    name: 'keeper_1402_notifications',
+    sql: `
+-- The outcome of each alert at each webhook: one row per (event, target), written once delivery ended, so
+-- keeper status can say what reached whom and which receiver refused. A target is named by its origin and a
+-- hash of its URL, never by the URL (webhook URLs carry tokens).
+CREATE TABLE keeper_notifications (
+  event_key TEXT NOT NULL,           -- the idempotency key the receiver got
+  target_id TEXT NOT NULL,
+  target_shown TEXT NOT NULL,
+  kind TEXT NOT NULL,                -- circuit-opened | circuit-closed | recovery-failed
+  service_id TEXT NOT NULL,
+  outcome TEXT NOT NULL,             -- delivered | failed
+  attempts INTEGER NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  finished_at INTEGER NOT NULL,      -- unix seconds
+  PRIMARY KEY (event_key, target_id)
+);
+CREATE INDEX keeper_notifications_by_time ON keeper_notifications (finished_at);`,
+  },
 );

@@ -113,12 +113,14 @@ export interface CircuitRow {
   generation: number;
   retryAt: number | null;
   crashCount: number;
+  /** crash_window_start: the window whose deaths opened the circuit (keeper_crash_records.window_start). */
+  windowStart: number | null;
   openedAt: number | null; // when keeper opened it; null if ah did
 }
 
 const CIRCUIT_SELECT = `SELECT s.id AS serviceId, s.tenant_id AS tenantId, s.status, s.container_id AS containerId,
     s.circuit_open AS open, s.circuit_open_count AS generation, s.circuit_retry_at AS retryAt, s.crash_count AS crashCount,
-    o.opened_at AS openedAt
+    s.crash_window_start AS windowStart, o.opened_at AS openedAt
   FROM services s LEFT JOIN keeper_circuit_openings o ON o.service_id = s.id`;
 
 function toCircuit(r: Omit<CircuitRow, 'open'> & { open: number }): CircuitRow {

@@ -4,8 +4,10 @@
  */
 import { DockerError } from '../docker/client';
 import { ignoreNotFound } from '../docker/errors';
+import { deathsOfWindow } from '../db/crash-records';
 import { setLook } from '../db/looks';
 import { closeCircuit, readCircuit, type Recovery } from '../db/services';
+import type { DeathSummary } from '../policy/notification';
 import { isValidContainerId } from '../policy/rows';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
@@ -16,19 +18,36 @@ export interface HeldCircuit {
   retryAt: number; // unix seconds
   /** Milliseconds until retryAt on this host's clock, so the workflow's timer does not depend on the server's. */
   remainingMs: number;
+  /** This host (child workflow ids name it), and whether it has webhooks to alert. */
+  hostId?: string;
+  alerts?: boolean;
+  /** The recorded deaths of the window that opened it, oldest first: the circuit's "why" (memo, result, alert). */
+  deaths?: DeathSummary[];
 }
 
 export interface RecoveryResult {
   recovered: boolean;
   status?: 'running' | 'stopped';
+  /** Why recovery could not bring the service back (its kept container is gone). */
+  error?: string;
 }
 
-export async function holdCircuit({ db, docker, clock }: Pick<HostDeps, 'db' | 'docker' | 'clock'>, serviceId: string): Promise<HeldCircuit> {
+/** An alert and a memo carry at most this many deaths: the threshold's worth, by default. */
+export const DEATHS_PER_CIRCUIT = 10;
+
+export async function holdCircuit(
+  { db, docker, clock, settings }: Pick<HostDeps, 'db' | 'docker' | 'clock' | 'settings'>, serviceId: string,
+): Promise<HeldCircuit> {
   const c = readCircuit(db, serviceId);
   if (!c?.open) return { open: false, generation: c?.generation ?? 0, retryAt: 0, remainingMs: 0 };
   if (isValidContainerId(c.containerId)) await ignoreNotFound(docker.stopContainer(c.containerId));
   const retryAt = c.retryAt ?? unixSeconds(clock);
-  return { open: true, generation: c.generation, retryAt, remainingMs: Math.max(0, retryAt * 1000 - clock.nowMs()) };
+  const deaths = c.windowStart === null ? [] : deathsOfWindow(db, serviceId, c.windowStart, DEATHS_PER_CIRCUIT)
+    .map(({ diedAtMs, reason, containerId }) => ({ diedAtMs, reason, containerId: containerId.slice(0, 12) }));
+  return {
+    open: true, generation: c.generation, retryAt, remainingMs: Math.max(0, retryAt * 1000 - clock.nowMs()),
+    hostId: settings.hostId, alerts: settings.notifyWebhooks.length > 0, deaths,
+  };
 }
 
 /** Closes generation `generation` of the circuit; with --recovery restart, starts the kept container first. */
@@ -49,8 +68,9 @@ export async function recoverCircuit(
     // A start through the API resets RestartCount: later deaths are counted from 0.
     setLook(db, serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
   }
-  if (recovered) log.info('circuit closed', { serviceId, generation, trigger, status: started.status });
-  return recovered ? { recovered, status: started.status } : { recovered };
+  if (recovered) log.info('circuit closed', { serviceId, generation, trigger, status: started.status, ...(started.error ? { error: started.error } : {}) });
+  if (!recovered) return { recovered };
+  return { recovered, status: started.status, ...(started.error ? { error: started.error } : {}) };
 }
 
 /** Starts the kept container; a container that is gone leaves the service stopped with the reason. */

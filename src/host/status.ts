@@ -1,7 +1,7 @@
 /**
  * `keeper status`: one look at this host from its state DB and engine, with no Temporal needed. Services with
- * their crash and circuit state, databases and environments, the pool, disk usage, the event watcher, and each
- * loop's last result.
+ * their crash and circuit state, databases and environments, the pool, disk usage, the event watcher, alerts
+ * and how their deliveries ended, and each loop's last result.
  */
 import { readEventWatcherState } from '../db/events';
 import { lastLoopResults } from '../db/loop-results';
@@ -9,6 +9,7 @@ import { countsByStatus, serviceStatuses } from '../db/status';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 import { readDiskGuard } from './disk';
+import { notificationStatus } from './notifications';
 import { poolStats } from './pool/admin';
 import { tenantRuntimeStatus } from './tenant-runtime';
 
@@ -26,6 +27,7 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
     disk: await readDiskGuard(deps),
     loops: lastLoopResults(db),
     events: describeWatcher(readEventWatcherState(db, settings.hostId)),
+    notifications: notificationStatus(deps),
   };
 }
 

@@ -2,11 +2,22 @@
  * One open circuit: a durable timer to its retry time, or an operator's `reset` signal, whichever comes first,
  * then one idempotent recovery (a compare-and-set on the circuit's generation). Query `state` at any time.
  * Started by the reconcile tick (parent-close ABANDON) or by `keeper circuit reset` through signal-with-start.
+ * Its memo and result carry the deaths that opened it (the UI's "why"), and each of its events (opened, closed,
+ * recovery failed) is an alert to the host's webhooks, delivered by a notifyOperators workflow of its own.
  */
-import { condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { condition, log, ParentClosePolicy, patched, proxyActivities, setHandler, startChild, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { HeldCircuit } from '../host/circuit';
+import { ids } from '../ids';
+import type { NotificationEvent } from '../policy/notification';
+import { serviceAttributes } from '../search-attributes';
 import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
 import { circuitResetSignal, circuitStateQuery, type CircuitInput, type CircuitState } from './messages';
+import { notifyOperators } from './notifyOperators';
+
+/** Runs from before this patch neither set the memo nor alert: they replay as they ran. */
+export const CIRCUIT_ALERTS_PATCH = 'circuit-evidence-and-alerts';
 
 const { holdCircuit, recoverCircuit } = proxyActivities<Activities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
@@ -30,16 +41,38 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
 
   const held = await holdCircuit(serviceId);
   if (!held.open) return (state = { ...state, generation: held.generation, phase: 'closed', closedBy: 'superseded' });
-  state = { serviceId, generation: held.generation, retryAt: held.retryAt, phase: 'open' };
+  const alerts = patched(CIRCUIT_ALERTS_PATCH);
+  state = { serviceId, generation: held.generation, retryAt: held.retryAt, phase: 'open', ...(alerts ? { deaths: held.deaths ?? [] } : {}) };
+  if (alerts) {
+    upsertMemo({ deaths: state.deaths, retryAt: held.retryAt });
+    await alert(held, serviceId, { kind: 'circuit-opened', retryAt: held.retryAt, deaths: held.deaths ?? [] });
+  }
 
   const byReset = held.remainingMs > 0 ? await condition(() => resetRequested, held.remainingMs) : resetRequested;
   state = { ...state, phase: 'recovering' };
   const result = await recoverCircuit(serviceId, held.generation, byReset ? 'manual_reset' : 'auto_recovery');
-  state = {
-    ...state,
-    phase: 'closed',
-    closedBy: result.recovered ? (byReset ? 'reset' : 'timer') : 'superseded',
-    ...(result.status ? { status: result.status } : {}),
-  };
+  const closedBy = result.recovered ? (byReset ? 'reset' : 'timer') : 'superseded';
+  state = { ...state, phase: 'closed', closedBy, ...(result.status ? { status: result.status } : {}) };
+  if (alerts && closedBy !== 'superseded') {
+    await alert(held, serviceId, result.error ? { kind: 'recovery-failed', error: result.error } : { kind: 'circuit-closed', closedBy, status: result.status });
+  }
   return state;
+}
+
+/** Starts the event's alert, which outlives this workflow; a host without webhooks has none to send. */
+async function alert(held: HeldCircuit, serviceId: string, what: Omit<NotificationEvent, 'hostId' | 'serviceId' | 'generation' | 'atMs'>): Promise<void> {
+  if (!held.alerts || !held.hostId) return;
+  const event: NotificationEvent = { ...what, hostId: held.hostId, serviceId, generation: held.generation, atMs: Date.now() };
+  try {
+    await startChild(notifyOperators, {
+      workflowId: ids.notify(held.hostId, serviceId, held.generation, event.kind),
+      args: [event],
+      taskQueue: workflowInfo().taskQueue,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: serviceAttributes(held.hostId, serviceId),
+    });
+  } catch (err) {
+    // Already sent for this generation (a circuit workflow started again by a reset): the receiver has it.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }

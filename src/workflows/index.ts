@@ -4,3 +4,4 @@ export { circuitBreaker } from './circuitBreaker';
 export { gcSweep } from './gcSweep';
 export { poolRefill } from './poolRefill';
 export { reconcileTick } from './reconcileTick';
+export { notifyOperators } from './notifyOperators';

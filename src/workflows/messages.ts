@@ -3,6 +3,7 @@
  * same definitions). Workflow code imports this module: it stays deterministic.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { DeathSummary } from '../policy/notification';
 
 export interface CircuitState {
   serviceId: string;
@@ -15,6 +16,8 @@ export interface CircuitState {
   closedBy?: 'timer' | 'reset' | 'superseded';
   /** The service status recovery left: running (recovery=restart) or stopped. */
   status?: 'running' | 'stopped';
+  /** The recorded deaths that opened it, oldest first (also in the workflow's memo). */
+  deaths?: DeathSummary[];
 }
 
 export interface CircuitInput {

@@ -30,7 +30,7 @@ describe('circuitBreaker', () => {
   it('closes by its durable timer once remainingMs has passed (time skipped), recovering that generation', async () => {
     const stubs = circuitStubs(open(3, 30 * MINUTE_MS));
     const { result, handle } = await executeWithStubs(env, stubs, circuitBreaker, { serviceId: 'svc-a' });
-    expect(result).toEqual({ serviceId: 'svc-a', generation: 3, retryAt: RETRY_AT_SEC, phase: 'closed', closedBy: 'timer', status: 'running' });
+    expect(result).toEqual({ serviceId: 'svc-a', generation: 3, retryAt: RETRY_AT_SEC, phase: 'closed', closedBy: 'timer', status: 'running', deaths: [] });
     expect(stubs.holdCircuit).toHaveBeenCalledWith('svc-a');
     expect(stubs.recoverCircuit.mock.calls).toEqual([['svc-a', 3, 'auto_recovery']]);
     const waitedMs = await elapsedMs(handle);
@@ -54,7 +54,7 @@ describe('circuitBreaker', () => {
         const s = await handle.query(circuitStateQuery);
         return s.generation === 2 ? s : undefined;
       });
-      expect(state).toEqual({ serviceId: 'svc-c', generation: 2, retryAt: RETRY_AT_SEC, phase: 'open' });
+      expect(state).toEqual({ serviceId: 'svc-c', generation: 2, retryAt: RETRY_AT_SEC, phase: 'open', deaths: [] });
       await handle.signal(circuitResetSignal, 'operator says so');
       return { result: await handle.result(), waitedMs: await elapsedMs(handle) };
     });
@@ -79,7 +79,7 @@ describe('circuitBreaker', () => {
   it('reports superseded when recovery finds another generation (the compare-and-set said no)', async () => {
     const stubs = circuitStubs(open(4, 10 * MINUTE_MS), { recovered: false });
     const { result } = await executeWithStubs(env, stubs, circuitBreaker, { serviceId: 'svc-e' });
-    expect(result).toEqual({ serviceId: 'svc-e', generation: 4, retryAt: RETRY_AT_SEC, phase: 'closed', closedBy: 'superseded' });
+    expect(result).toEqual({ serviceId: 'svc-e', generation: 4, retryAt: RETRY_AT_SEC, phase: 'closed', closedBy: 'superseded', deaths: [] });
     expect(stubs.recoverCircuit).toHaveBeenCalledTimes(1);
   });
 
@@ -98,4 +98,51 @@ describe('circuitBreaker', () => {
     expect(result).toMatchObject({ closedBy: 'timer', status: 'running' });
     expect(stubs.recoverCircuit).toHaveBeenCalledTimes(2);
   });
+
+  it('carries the deaths that opened it in its memo, state and result, and alerts opened then closed', async () => {
+    const deaths = [{ diedAtMs: 1_899_999_000_000, reason: 'exit code 137 (OOM killed)', containerId: 'c0ffee' }];
+    const stubs = { ...circuitStubs({ ...open(2, 60 * MINUTE_MS), hostId: 'h1', alerts: true, deaths }), ...alertStubs() };
+    const { result, memo, alerts } = await withStubWorker(env, stubs, async (taskQueue) => {
+      const handle = await env.client.workflow.start(circuitBreaker, { taskQueue, workflowId: 'circuit-alerts-' + taskQueue, args: [{ serviceId: 'svc-h' }] });
+      await waitFor('the opened alert', async () => stubs.deliverNotification.mock.calls.length === 1);
+      expect(await handle.query(circuitStateQuery)).toMatchObject({ phase: 'open', deaths });
+      await handle.signal(circuitResetSignal);
+      const result = await handle.result();
+      await waitFor('the closed alert', async () => stubs.deliverNotification.mock.calls.length === 2);
+      return { result, memo: (await handle.describe()).memo, alerts: stubs.deliverNotification.mock.calls.map((c) => c[1]) };
+    });
+    expect(result).toEqual({ serviceId: 'svc-h', generation: 2, retryAt: RETRY_AT_SEC, phase: 'closed', closedBy: 'reset', status: 'running', deaths });
+    expect(memo).toEqual({ deaths, retryAt: RETRY_AT_SEC });
+    expect(alerts).toMatchObject([
+      { kind: 'circuit-opened', hostId: 'h1', serviceId: 'svc-h', generation: 2, retryAt: RETRY_AT_SEC, deaths },
+      { kind: 'circuit-closed', hostId: 'h1', serviceId: 'svc-h', generation: 2, closedBy: 'reset', status: 'running' },
+    ]);
+  });
+
+  it('alerts a recovery that failed: the kept container is gone', async () => {
+    const error = 'kept container is gone; redeploy required';
+    const stubs = { ...circuitStubs({ ...open(1, 0), hostId: 'h1', alerts: true, deaths: [] }, { recovered: true, status: 'stopped', error }), ...alertStubs() };
+    const { result } = await executeWithStubs(env, stubs, circuitBreaker, { serviceId: 'svc-i' });
+    expect(result).toMatchObject({ closedBy: 'timer', status: 'stopped' });
+    expect(stubs.deliverNotification.mock.calls.map((c) => c[1].kind)).toEqual(['circuit-opened', 'recovery-failed']);
+    expect(stubs.deliverNotification.mock.calls[1][1]).toMatchObject({ error });
+  });
+
+  it('starts no alert on a host without webhooks, nor for a superseded generation', async () => {
+    const quiet = { ...circuitStubs({ ...open(1, 0), hostId: 'h1', alerts: false, deaths: [] }), ...alertStubs() };
+    await executeWithStubs(env, quiet, circuitBreaker, { serviceId: 'svc-j' });
+    expect(quiet.planNotification).not.toHaveBeenCalled();
+    const superseded = { ...circuitStubs({ ...open(1, 0), hostId: 'h1', alerts: true, deaths: [] }, { recovered: false }), ...alertStubs() };
+    await executeWithStubs(env, superseded, circuitBreaker, { serviceId: 'svc-k' });
+    expect(superseded.deliverNotification.mock.calls.map((c) => c[1].kind)).toEqual(['circuit-opened']);
+  });
 });
+
+/** The alert workflow's activities, delivering to one stub webhook at once. */
+function alertStubs() {
+  return {
+    planNotification: vi.fn<Activities['planNotification']>(async () => ({ targets: [{ id: 't1', shown: 'stub (t1)' }], retryForMs: 60_000 })),
+    deliverNotification: vi.fn<Activities['deliverNotification']>(async () => ({ status: 200, attempt: 1 })),
+    recordNotifications: vi.fn<Activities['recordNotifications']>(async () => undefined),
+  } satisfies Pick<Activities, 'planNotification' | 'deliverNotification' | 'recordNotifications'>;
+}
