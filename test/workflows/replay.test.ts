@@ -15,6 +15,7 @@ import { historyFromFixture } from '../helpers/history-fixture';
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 const WORKFLOW_TYPES = Object.keys(workflows).sort();
 const POOL_PATCH = 'detach-claimed-from-pool';
+const CIRCUIT_PATCH = 'circuit-evidence-and-alerts';
 
 const recorded = fs
   .readdirSync(DIR)
@@ -47,6 +48,11 @@ describe('replay of recorded histories', () => {
   it(`has poolRefill histories recorded with and without the ${POOL_PATCH} patch`, () => {
     const pool = recorded.filter((r) => r.type === 'poolRefill').map((r) => patchesOf(r.history).includes(POOL_PATCH));
     expect(new Set(pool)).toEqual(new Set([true, false]));
+  });
+
+  it(`has circuitBreaker histories recorded with and without the ${CIRCUIT_PATCH} patch`, () => {
+    const circuits = recorded.filter((r) => r.type === 'circuitBreaker').map((r) => patchesOf(r.history).includes(CIRCUIT_PATCH));
+    expect(new Set(circuits)).toEqual(new Set([true, false]));
   });
 
   it.each(recorded.map((r) => [r.file, r] as const))('%s replays deterministically', async (_file, { file, history }) => {
