@@ -42,6 +42,7 @@ describe('keeper worker (npm start)', () => {
       try {
         await keeper.waitForOutput(/keeper is running[\s\S]*pool\s+next run/, 90_000);
         expect(keeper.output).toContain(`host        ${hostId} (task queue keeper-${hostId})`);
+        expect(keeper.output).toContain('alerts      none (--notify-webhook): circuit events reach no one');
         expect(keeper.output).toContain(`UI          http://127.0.0.1:${EMBEDDED_UI_PORT}/namespaces/default/workflows?query=`);
         const ui = await waitFor('the UI', async () => (await fetch(`http://127.0.0.1:${EMBEDDED_UI_PORT}/`)).ok, 30_000);
         expect(ui).toBe(true);
