@@ -29,6 +29,8 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
     diskWarnRatio: meter.createGauge('keeper_disk_warn_ratio', 'float', '', '--disk-warn as a fraction (0-1)'),
     diskBlockRatio: meter.createGauge('keeper_disk_block_ratio', 'float', '',
       '--disk-block as a fraction (0-1): at or above it the guard blocks pool refills and deploys'),
+    notifications: meter.createCounter('keeper_notifications', 'deliveries',
+      'alert deliveries to webhooks that ended, by kind and outcome (delivered, failed: refused or given up)'),
   };
 }
 
@@ -56,7 +58,8 @@ export function recordDiskVerdict(metrics: KeeperMetrics, verdict: DiskVerdict):
 
 /**
  * Activity interceptor that turns loop results into metrics when a loop records them, so the loops stay free
- * of it: the GC summary gives removals by class, and open circuits are counted from the DB after each tick.
+ * of it: the GC summary gives removals by class, open circuits are counted from the DB after each tick, and an
+ * alert's recorded ends give deliveries by outcome.
  */
 export function loopMetricsInterceptor(metrics: KeeperMetrics, db: StateDb) {
   return (ctx: Context): { inbound: ActivityInboundCallsInterceptor } => ({
@@ -64,6 +67,7 @@ export function loopMetricsInterceptor(metrics: KeeperMetrics, db: StateDb) {
       async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
         const result = await next(input);
         if (ctx.info.activityType === 'recordGcSweep') recordGcRemovals(metrics, input.args[0]);
+        if (ctx.info.activityType === 'recordNotifications') recordDeliveries(metrics, input.args[0], input.args[1]);
         if (ctx.info.activityType === 'recordTickResult') {
           metrics.circuitsOpen.set(countOpenCircuits(db));
         }
@@ -76,4 +80,11 @@ export function loopMetricsInterceptor(metrics: KeeperMetrics, db: StateDb) {
 function recordGcRemovals(metrics: KeeperMetrics, summary: unknown): void {
   const classes = (summary as { summary?: { class: string; removed: number }[] })?.summary ?? [];
   for (const c of classes) if (c.removed > 0) metrics.gcRemovals.add(c.removed, { class: c.class });
+}
+
+function recordDeliveries(metrics: KeeperMetrics, event: unknown, ends: unknown): void {
+  const kind = (event as { kind?: string })?.kind ?? 'unknown';
+  for (const e of (ends as { delivered: boolean }[] | undefined) ?? []) {
+    metrics.notifications.add(1, { kind, outcome: e.delivered ? 'delivered' : 'failed' });
+  }
 }

@@ -38,7 +38,7 @@ describe('deploy/prometheus/keeper-alerts.yml', () => {
   it('has the alerts the brief asks for, each with a severity, a summary and a description', () => {
     const names = new Set(rules.map((r) => r.alert));
     expect([...names].sort()).toEqual([
-      'KeeperCircuitOpen', 'KeeperDiskBlock', 'KeeperDiskWarn', 'KeeperEventWatcherUnavailable', 'KeeperLoopFailing',
+      'KeeperAlertDeliveryFailing', 'KeeperCircuitOpen', 'KeeperDiskBlock', 'KeeperDiskWarn', 'KeeperEventWatcherUnavailable', 'KeeperLoopFailing',
       'KeeperLoopNotRunning', 'KeeperServiceCrashing', 'KeeperWorkerDown',
     ]);
     for (const r of rules) {
@@ -89,12 +89,12 @@ describe('deploy/grafana/keeper.json', () => {
     }
   });
 
-  it('shows crashes, circuits, loop runs, failures and latency, the pool, GC, Docker calls and disk', () => {
+  it('shows crashes, circuits, loop runs, failures and latency, the pool, GC, Docker calls, disk and alert deliveries', () => {
     const exprs = panels.flatMap((p) => p.targets ?? []).map((t) => t.expr).join('\n');
     for (const metric of [
       'keeper_crashes_total', 'keeper_circuits_open', 'temporal_workflow_completed_total', 'temporal_workflow_failed_total',
       'temporal_workflow_endtoend_latency_bucket', 'keeper_pool_ready', 'keeper_gc_removals_total',
-      'keeper_docker_api_calls_total', 'keeper_disk_used_ratio', 'keeper_event_watcher_state',
+      'keeper_docker_api_calls_total', 'keeper_disk_used_ratio', 'keeper_event_watcher_state', 'keeper_notifications_total',
     ]) {
       expect(exprs, metric).toContain(metric);
     }
