@@ -39,9 +39,11 @@ function interfaces(netns?: string): string[] {
  * left out; a deleted or added interface still shows in the interfaces and its IPv4 routes.
  */
 function routes(netns?: string): string[] {
+  // `ip route show table all` lists the IPv6 tables too (iproute2 6.1), so the filter applies to both lists.
   const v4 = lines(run('ip', ['route', 'show', 'table', 'all'], netns));
-  const v6 = lines(run('ip', ['-6', 'route', 'show', 'table', 'all'], netns)).filter((r) => !KERNEL_IPV6_AUTOCONF.test(r));
-  return [...new Set([...v4, ...v6].map((r) => r.replace(/\s+linkdown\b/g, '')))].sort();
+  const v6 = lines(run('ip', ['-6', 'route', 'show', 'table', 'all'], netns));
+  const configured = [...v4, ...v6].filter((r) => !KERNEL_IPV6_AUTOCONF.test(r));
+  return [...new Set(configured.map((r) => r.replace(/\s+linkdown\b/g, '')))].sort();
 }
 
 const KERNEL_IPV6_AUTOCONF = /^(fe80::\/64 |local fe80::|multicast ff00::\/8 ).*\bproto kernel\b/;
