@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { readStatus, type HostStatus } from '../host/status';
+import { lastCrashWords } from '../policy/crash-words';
 import { loopResultWords } from '../policy/loop-words';
 import type { Settings } from '../settings';
 import { operatorTarget } from '../temporal/client';
@@ -32,9 +33,9 @@ const services: Section = (s) => {
   if (s.services.length === 0) return ['', 'services', '  none'];
   const rows = s.services.map((v) => [
     v.id, v.tenantId, v.name, v.status, v.crashesInWindow, v.circuitOpen ? 'OPEN' : 'closed', v.circuitOpen ? when(v.circuitRetryAt, s.now) : '-',
-    v.circuitOpenCount,
+    v.circuitOpenCount, v.lastCrash ? lastCrashWords(v.lastCrash, s.now) : '-',
   ]);
-  return ['', 'services', indent(table(['service', 'tenant', 'name', 'status', 'crashes', 'circuit', 'retry at', 'opened'], rows))];
+  return ['', 'services', indent(table(['service', 'tenant', 'name', 'status', 'crashes', 'circuit', 'retry at', 'opened', 'last crash'], rows))];
 };
 
 const hosted: Section = (s) => {
@@ -70,7 +71,7 @@ export function renderStatus(s: StatusView): string {
 
 export function registerStatusCommand(program: Command): void {
   withSettings(program.command('status'))
-    .description('services, circuits, databases, environments, pool, disk and the last run of each loop')
+    .description('services (with their last crash), circuits, databases, environments, pool, disk and the last run of each loop')
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { lastCrashWords } from '../../src/policy/crash-words';
 import { gcWords, loopResultWords, refillWords, tickWords } from '../../src/policy/loop-words';
 import { agoWords } from '../../src/time';
 import type { PoolRefillResult } from '../../src/workflows/poolRefill';
@@ -75,9 +76,13 @@ describe('loopResultWords', () => {
   });
 });
 
-describe('agoWords', () => {
+describe('agoWords and lastCrashWords', () => {
   it('says seconds, minutes, hours and days as an operator reads them, past or to come', () => {
     expect([agoWords(988, 1000), agoWords(760, 1000), agoWords(1000 - 3 * 3600, 1000), agoWords(0, 3 * 86400), agoWords(2800, 1000)])
       .toEqual(['12 s ago', '4 min ago', '3 h ago', '3 d ago', 'in 30 min']);
+  });
+  it('gives the time of death when known, else when keeper counted it', () => {
+    expect(lastCrashWords({ reason: 'exit code 137 (OOM killed)', diedAtMs: 820_400, recordedAt: 830 }, 1000)).toBe('3 min ago: exit code 137 (OOM killed)');
+    expect(lastCrashWords({ reason: 'exit code unknown, restarted by Docker', diedAtMs: null, recordedAt: 940 }, 1000)).toBe('counted 60 s ago: exit code unknown, restarted by Docker');
   });
 });

@@ -117,6 +117,26 @@ describe('crash forensics on the real engine', () => {
     expect(service(db, sid).last_error).toBe('container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))');
   });
 
+  it('`keeper status` shows each service\'s last crash (how long ago, why) and the tick that counted it in words; `--json` the raw rows', async () => {
+    setup();
+    const { sid } = await deadService('echo "loading model"; exec tail /dev/zero', { memoryBytes: 16 * 1024 * 1024 });
+    const calm = addService(db, tenant, { status: 'stopped', containerId: null });
+    await onlyRecord(sid);
+    db.close();
+    const text = await keeper(['status', '--db', dbFile]);
+    expect(text).toMatchObject({ code: 0, stderr: '' });
+    expect(text.stdout).toMatch(/^  service +tenant +name +status +crashes +circuit +retry at +opened +last crash$/m);
+    expect(text.stdout).toMatch(new RegExp(`^  ${sid} +${tenant} +${sid} +crashed +1 +closed +- +0 +\\d+ s ago: exit code 137 \\(OOM killed\\)$`, 'm'));
+    expect(text.stdout).toMatch(new RegExp(`^  ${calm} +${tenant} +${calm} +stopped +0 +closed +- +0 +-$`, 'm'));
+    // ok, or a warning when another test's container on this engine looks like split-brain to this host.
+    expect(text.stdout).toMatch(/^  reconcile +\d+ s ago +(ok|warning): 1 service, 1 crash, 0 circuits opened\b/m);
+    const json = JSON.parse((await keeper(['status', '--db', dbFile, '--json'])).stdout);
+    expect(json.services.find((v: { id: string }) => v.id === sid).lastCrash).toMatchObject({ reason: 'exit code 137 (OOM killed)', diedAtMs: expect.any(Number) });
+    expect(json.services.find((v: { id: string }) => v.id === calm).lastCrash).toBeNull();
+    expect(json.loops.find((l: { loop: string }) => l.loop === 'reconcile').result).toMatchObject({ checked: 1, crashes: 1, opened: 0 });
+    db = freshDb().db; // afterEach closes it
+  });
+
   it('keeps at most 50 lines and 8 kB, with terminal escapes and control characters taken out', async () => {
     setup();
     const script = [
