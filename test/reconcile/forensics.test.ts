@@ -13,6 +13,7 @@ import { LOG_TAIL_MAX_BYTES, LOG_TAIL_MAX_LINES } from '../../src/policy/log-tai
 import type { Settings } from '../../src/settings';
 import { keeper } from '../helpers/cli';
 import { crashContainer } from '../helpers/crash';
+import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerEnv } from '../helpers/temporal';
 import { addService, addTenant, deployments, runServiceContainer, runTick, service } from './helpers';
@@ -115,6 +116,34 @@ describe('crash forensics on the real engine', () => {
     expect(r).toMatchObject({ seenBy: 'event', exitCode: 137, oomKilled: false, signal: 'SIGKILL', reason: 'exit code 137 (SIGKILL), restarted by Docker' });
     expect(r.logTail).toBe('run 0');
     expect(service(db, sid).last_error).toBe('container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))');
+    expect(deployments(db, sid)[0]).toMatchObject({ status: 'crashed', error_message: 'container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))' });
+  });
+
+  it('records a death Docker restarted whose die event cannot be read (restart count only) with what the inspect still has', async () => {
+    setup();
+    const sid = uniqueId('svc');
+    // The first run is OOM killed; the run Docker starts after it finds /tmp/ran and stays up.
+    const script = 'if [ ! -f /tmp/ran ]; then touch /tmp/ran; echo "loading model"; exec tail /dev/zero; fi; exec sleep 3600';
+    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', script], restartPolicy: 'unless-stopped', memoryBytes: 16 * 1024 * 1024 });
+    await waitFor('Docker to restart it after the OOM kill', async () => {
+      const d = await docker.inspectContainer(cid);
+      return d.restartCount === 1 && d.status === 'running';
+    }, 30_000);
+    addService(db, tenant, { containerId: cid }, sid);
+    const proxy = await DockerProxy.start();
+    try {
+      proxy.fail({ method: 'GET', path: /^\/events/, status: 500 });
+      expect((await runTick(env, { ...deps(), docker: new DockerClient(proxy.dockerHost) })).crashes).toBe(1);
+      expect(proxy.requests.filter((q) => q.injected).length).toBeGreaterThan(0);
+    } finally {
+      await proxy.close();
+    }
+    const [r] = listCrashRecords(db, sid, 10);
+    // A running container's State.ExitCode reads 0 again; its OOMKilled stays until the next death.
+    expect(r).toMatchObject({ seenBy: 'restart-count', exitCode: null, oomKilled: true, reason: 'OOM killed, exit code unknown, restarted by Docker' });
+    const reason = 'container restarted by Docker after 1 crash (last: OOM killed, exit code unknown)';
+    expect(service(db, sid).last_error).toBe(reason);
+    expect(deployments(db, sid)[0]).toMatchObject({ status: 'crashed', trigger: 'reconciler', error_message: reason });
   });
 
   it('`keeper status` shows each service\'s last crash (how long ago, why) and the tick that counted it in words; `--json` the raw rows', async () => {
