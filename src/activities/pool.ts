@@ -1,12 +1,14 @@
 /**
  * The poolRefill workflow's activities. A pool entry that cannot be made by retrying (its template is gone, its
  * image is not on the engine, its name is taken) fails as non-retryable, typed by its reason, so the workflow
- * reports it once instead of retrying. The expected ones (a missing image) are BENIGN: the SDK then logs them
- * at debug, not as a warning with a task token every refill.
+ * reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
+ * out and reports it as a condition of the refill (logged once, by recordPoolRefill); one removed between the
+ * plan and the create is BENIGN, so the SDK logs it at debug, not as a warning with a task token.
  */
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { recordLoopResult } from '../db/loop-results';
+import { reportConditions } from '../host/conditions';
 import { recordDiskVerdict } from '../metrics';
 import type { HostDeps } from '../host/deps';
 import { readDiskGuard } from '../host/disk';
@@ -15,6 +17,7 @@ import {
   createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts, type PoolEntryRequest,
   type PoolEntryResult,
 } from '../host/pool/refill';
+import { refillConditions, refillUnchecked } from '../policy/conditions';
 import type { DiskVerdict } from '../policy/disk';
 import { unixSeconds } from '../time';
 import type { PoolRefillResult } from '../workflows/poolRefill';
@@ -41,10 +44,14 @@ export function createPoolActivities(deps: HostDeps) {
       }
     },
 
-    /** Stores the refill's result as the pool loop's last result (for `keeper pool status`). */
+    /**
+     * Stores the refill's result as the pool loop's last result (for `keeper status` and `keeper pool status`)
+     * and logs its conditions once (a missing image, the disk guard), not every refill.
+     */
     async recordPoolRefill(result: PoolRefillResult): Promise<void> {
       const workflowId = activityInfo().workflowExecution?.workflowId ?? '';
       recordLoopResult(deps.db, { loop: 'pool', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result });
+      reportConditions(deps, 'pool', refillConditions(result), refillUnchecked(result));
       if (deps.metrics) for (const t of poolStats(deps.db, deps.settings).templates) deps.metrics.poolReady.set(t.ready, { template: t.id });
     },
   };

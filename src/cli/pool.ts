@@ -14,30 +14,17 @@ import { ClaimRequestError, claimEnvironment, type ClaimResult } from '../host/p
 import { assertTenantRuntime } from '../host/tenant-runtime';
 import { runWorkflowOnce } from '../temporal/run-once';
 import { requestPoolRefill } from '../temporal/schedules';
+import { refillWords } from '../policy/loop-words';
 import { isoSeconds } from '../time';
-import { poolRefill, type PoolRefillResult } from '../workflows/poolRefill';
+import { poolRefill } from '../workflows/poolRefill';
 import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withSettings } from './common';
-
-function describeRefill(r: PoolRefillResult): string {
-  if (r.blocked) return `blocked: ${r.disk.message}`;
-  const made = r.created.filter((c) => c.outcome === 'created').length;
-  const parts = [`${made} created`, `${r.prune.pruned.length} ghost(s) pruned`];
-  if (r.detach?.detached.length) parts.push(`${r.detach.detached.length} claimed container(s) detached from ah-pool`);
-  if (r.detach?.failed.length) parts.push(`${r.detach.failed.length} not detached: ${r.detach.failed[0].error}`);
-  if (r.detach?.error) parts.push(`ah-pool not read: ${r.detach.error}`);
-  if (r.prune.replaced?.length) parts.push(`${r.prune.replaced.length} of another runtime replaced (${r.prune.replaced[0].runtime})`);
-  if (r.prune.kept.length) parts.push(`${r.prune.kept.length} kept after a transient error`);
-  if (r.failed.length) parts.push(`${r.failed.length} failed: ${r.failed[0].error}`);
-  if (r.disk.level !== 'ok') parts.push(`disk: ${r.disk.message}`);
-  return parts.join(', ');
-}
 
 function renderStatus(s: PoolStatusReport): string {
   return [
     table(['TEMPLATE', 'ID', 'POOLED', 'READY'], s.templates.map((t) => [t.name, t.id, t.pooled ? 'yes' : 'no', t.ready])),
     `total ready ${s.total} (size ${s.size} per template, max ${s.maxTotal})${s.claimedRows ? `, ${s.claimedRows} claimed row(s)` : ''}`,
     ...(s.unknownTemplates.length ? [`unknown pooled templates: ${s.unknownTemplates.join(', ')}`] : []),
-    s.lastRefill ? `last refill ${isoSeconds(s.lastRefill.finishedAt)}: ${describeRefill(s.lastRefill.result)}` : 'last refill: none yet',
+    s.lastRefill ? `last refill ${isoSeconds(s.lastRefill.finishedAt)}, ${refillWords(s.lastRefill.result)}` : 'last refill: none yet',
   ].join('\n');
 }
 
@@ -66,7 +53,7 @@ export function registerPoolCommand(program: Command): void {
       await assertTenantRuntime({ docker: new DockerClient(), settings });
       const run = await runWorkflowOnce(settings, poolRefill, ids.once(settings.hostId, 'pool', Date.now()), []);
       printOneShot(run, !!opts.json, (r) =>
-        [`refill: ${describeRefill(r)}`, `ready:  ${Object.entries(r.ready).map(([t, n]) => `${t}=${n}`).join(' ') || 'none'}`].join('\n'),
+        [`refill: ${refillWords(r)}`, `ready:  ${Object.entries(r.ready).map(([t, n]) => `${t}=${n}`).join(' ') || 'none'}`].join('\n'),
       );
       if (run.result.error) throw new Error(run.result.error);
     });

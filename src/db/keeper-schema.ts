@@ -138,3 +138,21 @@ CREATE TABLE keeper_notifications (
 CREATE INDEX keeper_notifications_by_time ON keeper_notifications (finished_at);`,
   },
 );
+
+// ---- quieter logs for expected conditions: the 16xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1601_reported_conditions',
+  sql: `
+-- The expected conditions (a template image missing, the disk guard's warning or block) each loop of each host
+-- last logged, so that it logs one when it appears or changes and once when it clears, across worker restarts.
+CREATE TABLE keeper_reported_conditions (
+  host_id TEXT NOT NULL,
+  loop TEXT NOT NULL,               -- pool
+  subject TEXT NOT NULL,            -- template:<id> | pooled:<entry> | disk
+  state TEXT NOT NULL,              -- compared between runs; a change is logged again
+  message TEXT NOT NULL,            -- the line logged when it appeared
+  cleared TEXT NOT NULL,            -- the line to log when it clears
+  since INTEGER NOT NULL,           -- unix seconds: when this state was first reported
+  PRIMARY KEY (host_id, loop, subject)
+);`,
+});

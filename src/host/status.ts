@@ -1,8 +1,10 @@
 /**
  * `keeper status`: one look at this host from its state DB and engine, with no Temporal needed. Services with
- * their crash and circuit state, databases and environments, the pool, disk usage, the event watcher, alerts
- * and how their deliveries ended, and each loop's last result.
+ * their crash and circuit state and their last recorded death, databases and environments, the pool, disk usage,
+ * the event watcher, alerts and how their deliveries ended, and each loop's last result (raw: the CLI words it,
+ * `--json` prints it as stored).
  */
+import { lastDeaths } from '../db/crash-records';
 import { readEventWatcherState } from '../db/events';
 import { lastLoopResults } from '../db/loop-results';
 import { countsByStatus, serviceStatuses } from '../db/status';
@@ -19,7 +21,7 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
   return {
     host: settings.hostId,
     now,
-    services: serviceStatuses(db, now, settings.crashWindowMs / 1000),
+    services: servicesWithLastCrash(db, now, settings.crashWindowMs / 1000),
     databases: countsByStatus(db, 'databases'),
     environments: countsByStatus(db, 'environments'),
     pool: poolStats(db, settings),
@@ -32,6 +34,12 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
 }
 
 export type HostStatus = Awaited<ReturnType<typeof readStatus>>;
+
+/** Each service's row, with its newest keeper_crash_records entry (null when none is kept). */
+function servicesWithLastCrash(db: HostDeps['db'], now: number, windowSeconds: number) {
+  const deaths = lastDeaths(db);
+  return serviceStatuses(db, now, windowSeconds).map((s) => ({ ...s, lastCrash: deaths.get(s.id) ?? null }));
+}
 
 /** What the event watcher is doing, in an operator's words; the periodic tick runs whatever it says. */
 function describeWatcher(w: { state: string; lastError: string; stateSince: number } | undefined) {

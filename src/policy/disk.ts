@@ -34,6 +34,8 @@ export interface DiskVerdict {
   paths: DiskPathVerdict[];
   /** One line: the blocking paths, else the warnings, else "disk ok". */
   message: string;
+  /** The paths the message names; what a change of the verdict is told by (src/policy/conditions.ts). */
+  flaggedPaths: string[];
 }
 
 export function usedPercent(totalBytes: number, freeBytes: number): number {
@@ -66,11 +68,7 @@ export function judgeDisk(usages: DiskUsage[], warnAt: number, blockAt: number):
   const blocking = paths.filter((p) => p.level === 'block');
   const warning = paths.filter((p) => p.level === 'warn' || p.level === 'unknown');
   const level = blocking.length > 0 ? 'block' : warning.length > 0 ? 'warn' : 'ok';
-  const message =
-    blocking.length > 0
-      ? blocking.map((p) => p.message).join('; ')
-      : warning.length > 0
-        ? warning.map((p) => p.message).join('; ')
-        : 'disk ok';
-  return { level, warnAt, blockAt, paths, message };
+  const flagged = blocking.length > 0 ? blocking : warning;
+  const message = flagged.length > 0 ? flagged.map((p) => p.message).join('; ') : 'disk ok';
+  return { level, warnAt, blockAt, paths, message, flaggedPaths: flagged.map((p) => p.path) };
 }

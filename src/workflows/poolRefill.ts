@@ -32,7 +32,8 @@ export interface PoolRefillResult {
   /** Absent from results recorded before claims deferred the detach. */
   detach?: PoolDetachReport;
   prune: PruneReport;
-  disk: { level: DiskVerdict['level']; message: string };
+  /** flaggedPaths is absent from results recorded before conditions were logged once. */
+  disk: { level: DiskVerdict['level']; message: string; flaggedPaths?: string[] };
   blocked: boolean;
   plan: RefillPlan | null;
   created: PoolEntryResult[];
@@ -46,7 +47,7 @@ export async function poolRefill(): Promise<PoolRefillResult> {
   const detach = patched('detach-claimed-from-pool') ? await detachClaimedFromPool() : undefined;
   const prune = await prunePoolGhosts();
   const verdict = await checkDiskSpace();
-  const disk = { level: verdict.level, message: verdict.message };
+  const disk = { level: verdict.level, message: verdict.message, flaggedPaths: verdict.flaggedPaths };
   const result: PoolRefillResult = { detach, prune, disk, blocked: false, plan: null, created: [], failed: [], ready: {} };
 
   if (verdict.level === 'block') {

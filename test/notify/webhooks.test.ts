@@ -143,6 +143,6 @@ describe('alerts to webhooks', () => {
     expect(r.received).toHaveLength(1);
     const out = await keeper(['status', '--db', host.file, '--host-id', host.settings.hostId, '--notify-webhook', r.url()]);
     expect(out.code).toBe(0);
-    expect(out.stdout).toMatch(/0 delivered, 1 failed \(30 days\); last failure \d+s ago: circuit-opened of svc-404 to http:\/\/127\.0\.0\.1:\d+ \(\w{12}\): .*HTTP 404/);
+    expect(out.stdout).toMatch(/0 delivered, 1 failed \(30 days\); last failure \d+ s ago: circuit-opened of svc-404 to http:\/\/127\.0\.0\.1:\d+ \(\w{12}\): .*HTTP 404/);
   });
 });

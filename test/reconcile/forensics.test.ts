@@ -13,6 +13,7 @@ import { LOG_TAIL_MAX_BYTES, LOG_TAIL_MAX_LINES } from '../../src/policy/log-tai
 import type { Settings } from '../../src/settings';
 import { keeper } from '../helpers/cli';
 import { crashContainer } from '../helpers/crash';
+import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerEnv } from '../helpers/temporal';
 import { addService, addTenant, deployments, runServiceContainer, runTick, service } from './helpers';
@@ -115,6 +116,54 @@ describe('crash forensics on the real engine', () => {
     expect(r).toMatchObject({ seenBy: 'event', exitCode: 137, oomKilled: false, signal: 'SIGKILL', reason: 'exit code 137 (SIGKILL), restarted by Docker' });
     expect(r.logTail).toBe('run 0');
     expect(service(db, sid).last_error).toBe('container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))');
+    expect(deployments(db, sid)[0]).toMatchObject({ status: 'crashed', error_message: 'container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))' });
+  });
+
+  it('records a death Docker restarted whose die event cannot be read (restart count only) with what the inspect still has', async () => {
+    setup();
+    const sid = uniqueId('svc');
+    // The first run is OOM killed; the run Docker starts after it finds /tmp/ran and stays up.
+    const script = 'if [ ! -f /tmp/ran ]; then touch /tmp/ran; echo "loading model"; exec tail /dev/zero; fi; exec sleep 3600';
+    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', script], restartPolicy: 'unless-stopped', memoryBytes: 16 * 1024 * 1024 });
+    await waitFor('Docker to restart it after the OOM kill', async () => {
+      const d = await docker.inspectContainer(cid);
+      return d.restartCount === 1 && d.status === 'running';
+    }, 30_000);
+    addService(db, tenant, { containerId: cid }, sid);
+    const proxy = await DockerProxy.start();
+    try {
+      proxy.fail({ method: 'GET', path: /^\/events/, status: 500 });
+      expect((await runTick(env, { ...deps(), docker: new DockerClient(proxy.dockerHost) })).crashes).toBe(1);
+      expect(proxy.requests.filter((q) => q.injected).length).toBeGreaterThan(0);
+    } finally {
+      await proxy.close();
+    }
+    const [r] = listCrashRecords(db, sid, 10);
+    // A running container's State.ExitCode reads 0 again; its OOMKilled stays until the next death.
+    expect(r).toMatchObject({ seenBy: 'restart-count', exitCode: null, oomKilled: true, reason: 'OOM killed, exit code unknown, restarted by Docker' });
+    const reason = 'container restarted by Docker after 1 crash (last: OOM killed, exit code unknown)';
+    expect(service(db, sid).last_error).toBe(reason);
+    expect(deployments(db, sid)[0]).toMatchObject({ status: 'crashed', trigger: 'reconciler', error_message: reason });
+  });
+
+  it('`keeper status` shows each service\'s last crash (how long ago, why) and the tick that counted it in words; `--json` the raw rows', async () => {
+    setup();
+    const { sid } = await deadService('echo "loading model"; exec tail /dev/zero', { memoryBytes: 16 * 1024 * 1024 });
+    const calm = addService(db, tenant, { status: 'stopped', containerId: null });
+    await onlyRecord(sid);
+    db.close();
+    const text = await keeper(['status', '--db', dbFile]);
+    expect(text).toMatchObject({ code: 0, stderr: '' });
+    expect(text.stdout).toMatch(/^  service +tenant +name +status +crashes +circuit +retry at +opened +last crash$/m);
+    expect(text.stdout).toMatch(new RegExp(`^  ${sid} +${tenant} +${sid} +crashed +1 +closed +- +0 +\\d+ s ago: exit code 137 \\(OOM killed\\)$`, 'm'));
+    expect(text.stdout).toMatch(new RegExp(`^  ${calm} +${tenant} +${calm} +stopped +0 +closed +- +0 +-$`, 'm'));
+    // ok, or a warning when another test's container on this engine looks like split-brain to this host.
+    expect(text.stdout).toMatch(/^  reconcile +\d+ s ago +(ok|warning): 1 service, 1 crash, 0 circuits opened\b/m);
+    const json = JSON.parse((await keeper(['status', '--db', dbFile, '--json'])).stdout);
+    expect(json.services.find((v: { id: string }) => v.id === sid).lastCrash).toMatchObject({ reason: 'exit code 137 (OOM killed)', diedAtMs: expect.any(Number) });
+    expect(json.services.find((v: { id: string }) => v.id === calm).lastCrash).toBeNull();
+    expect(json.loops.find((l: { loop: string }) => l.loop === 'reconcile').result).toMatchObject({ checked: 1, crashes: 1, opened: 0 });
+    db = freshDb().db; // afterEach closes it
   });
 
   it('keeps at most 50 lines and 8 kB, with terminal escapes and control characters taken out', async () => {

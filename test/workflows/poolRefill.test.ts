@@ -15,7 +15,8 @@ import { executeWithStubs } from './helpers';
 const env = timeSkippingForFile();
 const ENTRY_ID = /^wp_[0-9a-f]{20}$/;
 
-const verdict = (level: DiskVerdict['level'], message: string): DiskVerdict => ({ level, warnAt: 80, blockAt: 90, paths: [], message });
+const verdict = (level: DiskVerdict['level'], message: string): DiskVerdict =>
+  ({ level, warnAt: 80, blockAt: 90, paths: [], message, flaggedPaths: level === 'ok' ? [] : ['/var/lib/docker'] });
 const plan = (steps: RefillPlan['steps'], ready: Record<string, number> = {}): RefillPlan => ({ steps, ready, pooled: steps.map((s) => s.templateId), unknownTemplates: [] });
 
 type Create = (req: PoolEntryRequest) => Promise<PoolEntryResult>;

@@ -49,6 +49,21 @@ export interface RefillPlan {
   ready: Record<string, number>;
   pooled: string[];
   unknownTemplates: string[];
+  /**
+   * Pooled templates whose image this engine lacks: left out of the steps (keeper does not pull), and reported
+   * as the refill's conditions. Absent from plans made before the plan checked images.
+   */
+  missingImages?: MissingImage[];
+  /** Pooled templates whose image the engine did not answer about: planned as usual, their creates find out. */
+  imagesUnchecked?: string[];
+}
+
+type ImageCheck = Required<Pick<RefillPlan, 'missingImages' | 'imagesUnchecked'>>;
+
+export interface MissingImage {
+  templateId: string;
+  name: string;
+  image: string;
 }
 
 export interface PoolEntryRequest {
@@ -160,12 +175,34 @@ export async function detachClaimedFromPool({ db, docker }: PoolDeps): Promise<P
   return report;
 }
 
-/** What this refill should create: the pooled templates (from the setting) up to size and max total. */
-export function planPoolRefill({ db, settings }: Pick<HostDeps, 'db' | 'settings'>): RefillPlan {
+/**
+ * What this refill should create: the pooled templates (from the setting) whose image the engine has, up to
+ * size and max total. A missing image is a condition of the refill, not a failure of each of its entries.
+ */
+export async function planPoolRefill({ db, docker, settings }: Pick<HostDeps, 'db' | 'docker' | 'settings'>): Promise<RefillPlan> {
   const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, listTemplates(db));
+  const { missingImages, imagesUnchecked } = await checkImages(docker, pooled);
+  const creatable = pooled.filter((t) => !missingImages.some((m) => m.templateId === t.id)).map((t) => t.id);
   const ready = readyCounts(db);
-  const steps = planRefill({ pooled: pooled.map((t) => t.id), ready, size: settings.poolSize, maxTotal: settings.poolMaxTotal });
-  return { steps, ready, pooled: pooled.map((t) => t.id), unknownTemplates: unknown };
+  const steps = planRefill({ pooled: creatable, ready, size: settings.poolSize, maxTotal: settings.poolMaxTotal });
+  return { steps, ready, pooled: pooled.map((t) => t.id), unknownTemplates: unknown, missingImages, imagesUnchecked };
+}
+
+/**
+ * The templates whose image the engine answers 404 for, and those it did not answer about: these stay in the
+ * plan, and their creates fail and are retried as any engine error is.
+ */
+async function checkImages(docker: HostDeps['docker'], templates: { id: string; name: string; baseImage: string }[]): Promise<ImageCheck> {
+  const out: ImageCheck = { missingImages: [], imagesUnchecked: [] };
+  for (const t of templates) {
+    try {
+      if (!(await docker.imageExists(t.baseImage))) out.missingImages.push({ templateId: t.id, name: t.name, image: t.baseImage });
+    } catch (err) {
+      if (!(err instanceof DockerError)) throw err;
+      out.imagesUnchecked.push(t.id);
+    }
+  }
+  return out;
 }
 
 /**
