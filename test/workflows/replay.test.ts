@@ -14,7 +14,8 @@ import { historyFromFixture } from '../helpers/history-fixture';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 const WORKFLOW_TYPES = Object.keys(workflows).sort();
-const POOL_PATCH = 'detach-claimed-from-pool';
+/** Each patched workflow, and its patch: the histories must prove both the old and the new command sequence replay. */
+const PATCHES: [type: string, patch: string][] = [['poolRefill', 'detach-claimed-from-pool'], ['gcSweep', 'gc-crash-records']];
 
 const recorded = fs
   .readdirSync(DIR)
@@ -44,9 +45,9 @@ describe('replay of recorded histories', () => {
     expect(recorded.filter((r) => r.type === type).map((r) => r.file)).not.toEqual([]);
   });
 
-  it(`has poolRefill histories recorded with and without the ${POOL_PATCH} patch`, () => {
-    const pool = recorded.filter((r) => r.type === 'poolRefill').map((r) => patchesOf(r.history).includes(POOL_PATCH));
-    expect(new Set(pool)).toEqual(new Set([true, false]));
+  it.each(PATCHES)('has %s histories recorded with and without the %s patch', (type, patch) => {
+    const withPatch = recorded.filter((r) => r.type === type).map((r) => patchesOf(r.history).includes(patch));
+    expect(new Set(withPatch)).toEqual(new Set([true, false]));
   });
 
   it.each(recorded.map((r) => [r.file, r] as const))('%s replays deterministically', async (_file, { file, history }) => {
