@@ -51,6 +51,7 @@ async function sweep(docker: DockerClient, db: StateDb, dir: string, dryRun: boo
     gc.removeDanglingImages(input),
     gc.removeOldBuildDirs({ dryRun }),
     gc.removeExpiredSnapshots(input),
+    gc.removeOldCrashRecords({ dryRun }),
   ]);
   const wallMs = performance.now() - t0;
   const all: GcClassResult[] = [containers, ...rest];

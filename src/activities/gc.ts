@@ -3,8 +3,8 @@ import { activityInfo } from '@temporalio/activity';
 import { recordLoopResult } from '../db/loop-results';
 import type { HostDeps } from '../host/deps';
 import {
-  removeDanglingImages, removeEmptyTenantNetworks, removeExpiredSnapshots, removeOldBuildDirs, removeOrphanContainers,
-  removeOrphanVolumes,
+  removeDanglingImages, removeEmptyTenantNetworks, removeExpiredSnapshots, removeOldBuildDirs, removeOldCrashRecords,
+  removeOrphanContainers, removeOrphanVolumes,
 } from '../host/gc/classes';
 import type { GcClassInput, GcClassResult } from '../host/gc/sweep';
 import { unixSeconds } from '../time';
@@ -18,6 +18,7 @@ export function createGcActivities(deps: HostDeps) {
     removeDanglingImages: (input: GcClassInput): Promise<GcClassResult> => removeDanglingImages(gc, input),
     removeOldBuildDirs: (input: GcClassInput): Promise<GcClassResult> => removeOldBuildDirs(gc, input),
     removeExpiredSnapshots: (input: GcClassInput): Promise<GcClassResult> => removeExpiredSnapshots(gc, input),
+    removeOldCrashRecords: (input: GcClassInput): Promise<GcClassResult> => removeOldCrashRecords(gc, input),
 
     /** Stores the sweep's summary as the gc loop's last result, for `keeper status`. */
     async recordGcSweep(summary: unknown): Promise<void> {

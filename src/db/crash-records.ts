@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import { signalOf, deathReason } from '../policy/crash-words';
 import type { DeathFacts, SeenBy } from '../policy/death-facts';
+import type { RetainedRow } from '../policy/gc';
 import type { StateDb } from './open';
 
 /** A death the tick counts: its facts, and whether the engine had stopped it (counted after the grace). */
@@ -74,23 +75,16 @@ export function lastDeaths(db: StateDb): Map<string, { reason: string; diedAtMs:
   return new Map(rows.map((r) => [r.serviceId, r]));
 }
 
-/** Per service: how many records it has, and how many were recorded before `cutoff` (unix seconds). */
-export function crashRecordCounts(db: StateDb, cutoff: number): { serviceId: string; total: number; older: number; oldest: number }[] {
-  return db.prepare(`SELECT service_id AS serviceId, COUNT(*) AS total, SUM(recorded_at < ?) AS older, MIN(recorded_at) AS oldest
-                     FROM keeper_crash_records GROUP BY service_id ORDER BY service_id`).all(cutoff) as
-    { serviceId: string; total: number; older: number; oldest: number }[];
+/** Every record as GC's retention sees it (id, service, recorded_at), without its facts or log. */
+export function listCrashRecordAges(db: StateDb): RetainedRow[] {
+  const rows = db.prepare('SELECT id, service_id AS serviceId, recorded_at AS recordedAt FROM keeper_crash_records').all() as
+    { id: number; serviceId: string; recordedAt: number }[];
+  return rows.map((r) => ({ id: String(r.id), serviceId: r.serviceId, createdAt: Number(r.recordedAt) }));
 }
 
-/** Keeps a service's newest `keep` records (0: no count rule) and none recorded before `cutoff`. */
-export function pruneCrashRecords(db: StateDb, serviceId: string, keep: number, cutoff: number): number {
-  return db.transaction(() => {
-    let n = db.prepare('DELETE FROM keeper_crash_records WHERE service_id = ? AND recorded_at < ?').run(serviceId, cutoff).changes;
-    if (keep > 0) {
-      n += db.prepare(`DELETE FROM keeper_crash_records WHERE service_id = ? AND id NOT IN
-                         (SELECT id FROM keeper_crash_records WHERE service_id = ? ORDER BY id DESC LIMIT ?)`).run(serviceId, serviceId, keep).changes;
-    }
-    return n;
-  }).immediate();
+/** Deleting an already deleted record is success: the GC activity may be retried. */
+export function deleteCrashRecord(db: StateDb, id: string): void {
+  db.prepare('DELETE FROM keeper_crash_records WHERE id = ?').run(Number(id));
 }
 
 /**

@@ -14,7 +14,7 @@
 
 import { POOL_VOLUME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER, VOLUME_PREFIXES } from '../names';
 
-export type GcClass = 'containers' | 'volumes' | 'networks' | 'images' | 'buildDirs' | 'snapshots';
+export type GcClass = 'containers' | 'volumes' | 'networks' | 'images' | 'buildDirs' | 'snapshots' | 'crashRecords';
 
 /** Why a resource is kept. Results count these, so an operator sees why nothing happened. */
 export type KeepReason =
@@ -25,7 +25,7 @@ export type KeepReason =
   | 'age-unknown' // the engine gave no creation time: treated as young
   | 'not-empty' // a network with attached containers
   | 'image-in-use' // a snapshot whose image a service or container still runs
-  | 'within-limits' // a snapshot inside both retention limits
+  | 'within-limits' // a snapshot or crash record inside both retention limits
   | 'symlink' // a build-dir entry that is a symlink: never followed
   | 'not-a-directory'
   | 'hidden' // a build-dir entry whose name starts with '.'
@@ -270,45 +270,55 @@ export function planBuildDirs(entries: BuildDirObs[], rule: BuildDirRule): Plan<
   );
 }
 
-// ---- snapshot retention ----
+// ---- retention of rows kept per service (snapshots, crash records) ----
 
-export interface SnapshotRow {
+/** A row kept under a per-service retention rule. */
+export interface RetainedRow {
   id: string;
-  tenantId: string;
   serviceId: string;
-  imageRef: string;
   createdAt: number; // unix seconds
+}
+
+export interface SnapshotRow extends RetainedRow {
+  tenantId: string;
+  imageRef: string;
 }
 
 export interface RetentionRule {
   now: number; // unix seconds
-  /** Newest snapshots kept per service; 0 turns the count pass off. */
+  /** Newest rows kept per service; 0 turns the count pass off. */
   maxPerService: number;
-  /** Snapshots strictly older than this are removed; 0 turns the age pass off. */
+  /** Rows strictly older than this are removed; 0 turns the age pass off. */
   maxAgeSeconds: number;
 }
 
-/** Oldest first; ties (created_at has one-second resolution) broken by id, so the order is defined. */
-function oldestFirst(a: SnapshotRow, b: SnapshotRow): number {
-  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
+const DIGITS = /^\d+$/;
 
 /**
- * ah's snapshot retention, with W-G8 of docs/ah-differences.md fixed: the count pass first (per service, the oldest beyond
- * `maxPerService`), then the age pass over what is left. A snapshot whose image ref a service or container
- * still runs is never selected, and is not replaced by a newer one: the newest N are always kept.
+ * Oldest first; ties (one-second resolution) broken by id, so the order is defined. Crash record ids are
+ * AUTOINCREMENT integers, so two of them compare as numbers (as text, record 10 would sort before record 9).
  */
-export function planSnapshots(rows: SnapshotRow[], runningRefs: Set<string>, rule: RetentionRule): Plan<SnapshotRow> {
-  const out: Plan<SnapshotRow> = { remove: [], kept: {} };
+function oldestFirst(a: RetainedRow, b: RetainedRow): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
+  if (DIGITS.test(a.id) && DIGITS.test(b.id) && a.id.length !== b.id.length) return a.id.length - b.id.length;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** The reason of each row over a limit, by id: the count pass first (per service, the oldest beyond the count), then age. */
+function overLimits(rows: RetainedRow[], rule: RetentionRule, what: string): Map<string, string> {
   const chosen = new Map<string, string>(); // id -> reason
   if (rule.maxPerService > 0) {
-    const byService = new Map<string, SnapshotRow[]>();
-    for (const r of rows) byService.set(r.serviceId, [...(byService.get(r.serviceId) ?? []), r]);
+    const byService = new Map<string, RetainedRow[]>();
+    for (const r of rows) {
+      const list = byService.get(r.serviceId);
+      if (list) list.push(r);
+      else byService.set(r.serviceId, [r]);
+    }
     for (const list of byService.values()) {
       const excess = list.length - rule.maxPerService;
       if (excess <= 0) continue;
       for (const r of [...list].sort(oldestFirst).slice(0, excess)) {
-        chosen.set(r.id, `over the limit of ${rule.maxPerService} snapshots for service ${r.serviceId}`);
+        chosen.set(r.id, `over the limit of ${rule.maxPerService} ${what} for service ${r.serviceId}`);
       }
     }
   }
@@ -318,13 +328,44 @@ export function planSnapshots(rows: SnapshotRow[], runningRefs: Set<string>, rul
       if (!chosen.has(r.id) && r.createdAt < cutoff) chosen.set(r.id, `older than ${rule.maxAgeSeconds}s`);
     }
   }
+  return chosen;
+}
+
+/** What a retention is of: its rows' word in reasons, what keeps an over-limit row, and how a removal is named. */
+interface RetentionOf<T> {
+  what: string;
+  inUse?: (r: T) => boolean;
+  nameOf?: (r: T) => string;
+}
+
+/** Plans a per-service retention: rows over a limit go, unless `inUse` keeps one (it is then not replaced). */
+function planRetention<T extends RetainedRow>(rows: T[], rule: RetentionRule, of: RetentionOf<T>): Plan<T> {
+  const out: Plan<T> = { remove: [], kept: {} };
+  const chosen = overLimits(rows, rule, of.what);
   for (const r of [...rows].sort(oldestFirst)) {
     const reason = chosen.get(r.id);
     let keep: KeepReason | undefined;
     if (!reason) keep = 'within-limits';
-    else if (r.imageRef && runningRefs.has(r.imageRef)) keep = 'image-in-use';
+    else if (of.inUse?.(r)) keep = 'image-in-use';
     if (keep) out.kept[keep] = (out.kept[keep] ?? 0) + 1;
-    else out.remove.push({ item: { name: r.id, ageSeconds: ageSeconds(r.createdAt, rule.now), reason: reason! }, target: r });
+    else out.remove.push({ item: { name: of.nameOf?.(r) ?? r.id, ageSeconds: ageSeconds(r.createdAt, rule.now), reason: reason! }, target: r });
   }
   return out;
+}
+
+/**
+ * ah's snapshot retention, with W-G8 of docs/ah-differences.md fixed: the count pass first (per service, the oldest beyond
+ * `maxPerService`), then the age pass over what is left. A snapshot whose image ref a service or container
+ * still runs is never selected, and is not replaced by a newer one: the newest N are always kept.
+ */
+export function planSnapshots(rows: SnapshotRow[], runningRefs: Set<string>, rule: RetentionRule): Plan<SnapshotRow> {
+  return planRetention(rows, rule, { what: 'snapshots', inUse: (r) => !!r.imageRef && runningRefs.has(r.imageRef) });
+}
+
+/**
+ * keeper's crash records (what `keeper crashes` shows): the newest per service, none past the age limit. Nothing
+ * keeps one over a limit; a removal is named `<service>#<record id>`, so the age pass's reason need not say whose.
+ */
+export function planCrashRecords(rows: RetainedRow[], rule: RetentionRule): Plan<RetainedRow> {
+  return planRetention(rows, rule, { what: 'crash records', nameOf: (r) => `${r.serviceId}#${r.id}` });
 }

@@ -4,7 +4,7 @@
  * images; the other classes then run side by side. Each class is its own activity, and a class that fails is
  * reported, not fatal: the rest of the sweep still runs.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { GcClassInput, GcClassResult } from '../host/gc/sweep';
 import type { GcClass } from '../policy/gc';
@@ -45,13 +45,16 @@ export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResu
   const containers = await runClass('containers', dryRun, (i) => gc.removeOrphanContainers(i), {});
   const gone = (dryRun ? containers.planned : containers.removed).flatMap((c) => (c.id ? [c.id] : []));
   const input: Omit<GcClassInput, 'dryRun'> = { goneContainers: gone };
-  const rest = await Promise.all([
+  const runs = [
     runClass('volumes', dryRun, (i) => gc.removeOrphanVolumes(i), input),
     runClass('networks', dryRun, (i) => gc.removeEmptyTenantNetworks(i), input),
     runClass('images', dryRun, (i) => gc.removeDanglingImages(i), input),
     runClass('buildDirs', dryRun, (i) => gc.removeOldBuildDirs(i), {}),
     runClass('snapshots', dryRun, (i) => gc.removeExpiredSnapshots(i), input),
-  ]);
+  ];
+  // Patched: a sweep that started on a worker without the crash-record class replays without it.
+  if (patched('gc-crash-records')) runs.push(runClass('crashRecords', dryRun, (i) => gc.removeOldCrashRecords(i), {}));
+  const rest = await Promise.all(runs);
   const classes = [containers, ...rest];
   const summary = classes.map(summarise);
   const result: GcSweepResult = { dryRun, classes, summary, totals: totalsOf(summary) };

@@ -11,6 +11,7 @@ import type { GcSweepResult } from '../../src/workflows/gcSweep';
 import { keeperInProcess as keeper } from '../helpers/cli';
 import { EngineFixture, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
+import { crashRecord, crashRecordIds } from './world';
 
 const fx = new EngineFixture();
 const env = devServerForFile(fx);
@@ -29,6 +30,7 @@ describe('keeper gc', () => {
     fs.mkdirSync(`${dir}/builds/old-${u}`, { recursive: true });
     const past = new Date(Date.now() - 2 * 3_600_000);
     fs.utimesSync(`${dir}/builds/old-${u}`, past, past);
+    const record = crashRecord(db, `svc-${u}`, Math.floor(Date.now() / 1000) - 31 * 86_400); // past the 30d default
 
     const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
     await worker.runUntil(async () => {
@@ -37,18 +39,24 @@ describe('keeper gc', () => {
       const plan = JSON.parse(dry.out) as GcSweepResult;
       expect(plan.dryRun).toBe(true);
       const planned = plan.classes.flatMap((c) => c.planned.map((i) => `${c.class}:${i.name}`)).sort();
-      expect(planned).toEqual(expect.arrayContaining([`containers:ah-kanban-${u}`, `volumes:ah-kanban-${u}`, `buildDirs:old-${u}`]));
+      expect(plan.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords']);
+      expect(planned).toEqual(expect.arrayContaining([
+        `containers:ah-kanban-${u}`, `volumes:ah-kanban-${u}`, `buildDirs:old-${u}`, `crashRecords:svc-${u}#${record}`,
+      ]));
       expect(fs.existsSync(`${dir}/builds/old-${u}`)).toBe(true);
 
       const human = await keeper(['gc', '--once', '--dry-run', ...flags]);
       expect(human.out).toMatch(/^gc dry run: \d+ to remove, nothing removed/);
       expect(human.out).toMatch(new RegExp(`volumes +remove +ah-kanban-${u} +\\S+ +orphan volume`));
+      expect(human.out).toMatch(new RegExp(`crashRecords +remove +svc-${u}#${record} +31d +older than 2592000s`));
+      expect(crashRecordIds(db)).toContain(record);
 
       const real = await keeper(['gc', '--once', '--json', ...flags]);
       expect(real.code, real.err).toBe(0);
       const done = JSON.parse(real.out) as GcSweepResult;
       expect(done.classes.flatMap((c) => c.removed.map((i) => `${c.class}:${i.name}`)).sort()).toEqual(planned);
       expect(fs.existsSync(`${dir}/builds/old-${u}`)).toBe(false);
+      expect(crashRecordIds(db)).not.toContain(record);
     });
     db.close();
   });

@@ -89,12 +89,15 @@ describe('a sweep over a world of every class', () => {
   let real: GcSweepResult;
   let snaps: Record<string, string>;
   let t: string;
+  const records = { over: [] as string[], kept: [] as string[], afterDry: [] as string[] };
 
   beforeAll(async () => {
     ({ db } = freshDb());
     buildDir = tempDir('keeper-gc-builds-');
     outside = tempDir('keeper-gc-outside-');
-    settings = testSettings({ gcMinAge: '0s', buildDir, snapshotMaxPerService: '3', snapshotMaxAge: '30d' });
+    settings = testSettings({
+      gcMinAge: '0s', buildDir, snapshotMaxPerService: '3', snapshotMaxAge: '30d', crashRecordMaxPerService: '3', crashRecordMaxAge: '30d',
+    });
     t = w.tenant(db);
 
     // -- orphan containers of every kind: no row anywhere references them
@@ -205,7 +208,17 @@ describe('a sweep over a world of every class', () => {
       snaps[key] = w.snapshot(db, t, svc, { id: `${u}-${key}`, imageRef: ref, createdAt: now - age });
     }
 
+    // -- crash records, limit 3 and 30 days: a service with 5 (two of them recorded in the same second) loses
+    //    its 2 oldest by count; another loses its 40-day-old one by age; a third's, 29 days old, stay
+    const [c1, c2, c3] = [w.service(db, t), w.service(db, t), w.service(db, t)];
+    const oldestTwo = [w.crashRecord(db, c1, now - 5 * day), w.crashRecord(db, c1, now - 4 * day)];
+    records.kept.push(w.crashRecord(db, c1, now - 4 * day), w.crashRecord(db, c1, now - 2 * day), w.crashRecord(db, c1, now - day));
+    const aged = w.crashRecord(db, c2, now - 40 * day);
+    records.kept.push(w.crashRecord(db, c2, now - day), w.crashRecord(db, c3, now - 29 * day), w.crashRecord(db, c3, now - 29 * day));
+    records.over.push(...oldestTwo, aged);
+
     dry = await sweep(db, settings, true);
+    records.afterDry = w.crashRecordIds(db);
     real = await sweep(db, settings, false);
   });
 
@@ -276,14 +289,24 @@ describe('a sweep over a world of every class', () => {
   });
 
   it('the dry run removed nothing and listed exactly what the real run then removed, class by class', () => {
-    for (const cls of ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots'] as GcClass[]) {
+    for (const cls of ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords'] as GcClass[]) {
       expect(byClass(dry, cls).removed, cls).toEqual([]);
       expect(names(dry, cls, 'planned'), cls).toEqual(names(real, cls, 'removed'));
       expect(byClass(real, cls).failed, cls).toEqual([]);
       expect(byClass(real, cls).error, cls).toBeUndefined();
     }
     expect(dry.totals.planned).toBe(real.totals.removed);
-    expect(dry.totals.planned).toBeGreaterThanOrEqual(orphan.containers.length + orphan.volumes.length + 5);
+    expect(dry.totals.planned).toBeGreaterThanOrEqual(orphan.containers.length + orphan.volumes.length + 8);
+  });
+
+  it('removes crash records over the per-service count (oldest first, ties by id) or the age; keeps the rest; the dry run removed none', () => {
+    expect(records.afterDry).toEqual([...records.over, ...records.kept].sort((a, b) => Number(a) - Number(b)));
+    const removed = byClass(real, 'crashRecords').removed;
+    expect(removed.map((i) => i.name.split('#')[1]).sort()).toEqual([...records.over].sort());
+    expect(removed.filter((i) => /over the limit of 3 crash records for service/.test(i.reason))).toHaveLength(2);
+    expect(removed.filter((i) => i.reason === `older than ${30 * 86_400}s`)).toHaveLength(1);
+    expect(w.crashRecordIds(db)).toEqual([...records.kept].sort((a, b) => Number(a) - Number(b)));
+    expect(byClass(real, 'crashRecords').kept['within-limits']).toBe(records.kept.length);
   });
 
   it('logs every removal with class, name, age and reason in the result, and records the sweep', () => {

@@ -62,6 +62,17 @@ export function snapshotIds(db: StateDb): string[] {
   return (db.prepare('SELECT id FROM snapshots ORDER BY id').pluck().all() as string[]);
 }
 
+/** A crash record as a tick writes it (the facts of an `exit 1`), recorded at `recordedAt` (unix seconds). Returns its id. */
+export function crashRecord(db: StateDb, serviceId: string, recordedAt: number): string {
+  const r = db.prepare(`INSERT INTO keeper_crash_records (service_id, container_id, died_at_ms, exit_code, seen_by, reason, window_start, recorded_at)
+                        VALUES (?, 'c0ffee', ?, 1, 'look', 'exit code 1', ?, ?)`).run(serviceId, recordedAt * 1000, recordedAt, recordedAt);
+  return String(r.lastInsertRowid);
+}
+
+export function crashRecordIds(db: StateDb): string[] {
+  return (db.prepare('SELECT id FROM keeper_crash_records ORDER BY id').pluck().all() as number[]).map(String);
+}
+
 /** The raw engine, for fixtures the adapter has no method for (commit). */
 export function rawDocker(): Docker {
   return new Docker(dockerOptions(process.env.DOCKER_HOST));

@@ -6,6 +6,7 @@
  * loads this module.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RUN_TAG_VARIABLE } from './host-state';
 
@@ -33,6 +34,17 @@ export function extraEngine(base: string, opts: { daemonConfig?: string } = {}):
     env: { ...process.env, KEEPER_ENGINE_OWNER: engineOwner(tag) },
   });
   return { name, dockerHost: out.trim().split('\n').pop()!, pidFile: `/run/keeper-dockerd-${name}/docker.pid` };
+}
+
+/** The pid of engine `engine`'s dockerd while that process lives; undefined once it has exited (or never wrote one). */
+export function dockerdPid(engine: Pick<ExtraEngine, 'pidFile'>): number | undefined {
+  try {
+    const pid = Number(readFileSync(engine.pidFile, 'utf8').trim());
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -9,8 +9,10 @@ import {
   judgeNetwork,
   judgeVolume,
   needsStop,
+  planCrashRecords,
   planSnapshots,
   type References,
+  type RetainedRow,
   type SnapshotRow,
 } from '../../src/policy/gc';
 
@@ -146,5 +148,48 @@ describe('snapshot retention (ah\'s rules and tests, with W-G8 fixed)', () => {
   it('ties on created_at are broken by id, so the choice is defined', () => {
     const rows = [snap('b', 10), snap('a', 10), snap('c', 10)];
     expect(removed(rows, 1, 0)).toEqual(['a', 'b']);
+  });
+});
+
+describe('crash record retention (keeper crashes)', () => {
+  const day = 86_400;
+  // Record ids are AUTOINCREMENT integers: a higher id was recorded later.
+  const rec = (id: number, ageS: number, serviceId = 'svc-1'): RetainedRow => ({ id: String(id), serviceId, createdAt: NOW - ageS });
+  const plan = (rows: RetainedRow[], max: number, maxAge: number) => planCrashRecords(rows, { now: NOW, maxPerService: max, maxAgeSeconds: maxAge });
+  const removed = (rows: RetainedRow[], max: number, maxAge: number) => plan(rows, max, maxAge).remove.map((r) => r.target.id);
+
+  it('count pass, per service: each keeps its newest N, whatever the other has', () => {
+    const rows = [...[1, 2, 3, 4, 5].map((id) => rec(id, 100 - id, 'svc-1')), rec(6, 50, 'svc-2'), rec(7, 40, 'svc-2')];
+    const p = plan(rows, 3, 0);
+    expect(p.remove.map((r) => r.target.id)).toEqual(['1', '2']);
+    expect(p.remove.map((r) => r.item)).toEqual([
+      { name: 'svc-1#1', ageSeconds: 99, reason: 'over the limit of 3 crash records for service svc-1' },
+      { name: 'svc-1#2', ageSeconds: 98, reason: 'over the limit of 3 crash records for service svc-1' },
+    ]);
+    expect(p.kept).toEqual({ 'within-limits': 5 });
+  });
+  it('age pass: strictly older than the limit, in every service, also under the count', () => {
+    const rows = [rec(1, 31 * day), rec(2, 30 * day), rec(3, day), rec(4, 40 * day, 'svc-2')];
+    const p = plan(rows, 50, 30 * day);
+    expect(p.remove.map((r) => [r.item.name, r.item.reason])).toEqual([
+      ['svc-2#4', `older than ${30 * day}s`],
+      ['svc-1#1', `older than ${30 * day}s`],
+    ]);
+  });
+  it('both passes: the count first, then the age over what is left; each record once', () => {
+    const rows = [rec(1, 60 * day), rec(2, 45 * day), rec(3, 40 * day), rec(4, 2 * day), rec(5, day)];
+    const p = plan(rows, 3, 30 * day);
+    expect(p.remove.map((r) => [r.target.id, r.item.reason.startsWith('over the limit') ? 'count' : 'age'])).toEqual([['1', 'count'], ['2', 'count'], ['3', 'age']]);
+    expect(p.kept).toEqual({ 'within-limits': 2 });
+  });
+  it('0 turns each pass off; both 0 keeps everything', () => {
+    const rows = [rec(1, 400 * day), rec(2, 300 * day), rec(3, day)];
+    expect(removed(rows, 0, 30 * day)).toEqual(['1', '2']);
+    expect(removed(rows, 1, 0)).toEqual(['1', '2']);
+    expect(plan(rows, 0, 0)).toEqual({ remove: [], kept: { 'within-limits': 3 } });
+  });
+  it('ties on recorded_at (one tick records several deaths): the lower id goes first, compared as a number', () => {
+    const rows = [rec(10, 5), rec(9, 5), rec(11, 5), rec(100, 5)];
+    expect(removed(rows, 2, 0)).toEqual(['9', '10']);
   });
 });

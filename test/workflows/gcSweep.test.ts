@@ -1,7 +1,8 @@
 /**
  * gcSweep with stub activities on the time-skipping server: containers first, then the other classes with the
  * containers this sweep took away; a dry run plans and records nothing; a class whose activity fails is
- * reported with its error while the others still run; a summary the DB cannot take does not fail the sweep.
+ * reported with its error while the others still run (crashRecords too); a summary the DB cannot take does not
+ * fail the sweep.
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
@@ -13,7 +14,8 @@ import { executeWithStubs } from './helpers';
 
 const env = timeSkippingForFile();
 
-type ClassActivity = 'removeOrphanContainers' | 'removeOrphanVolumes' | 'removeEmptyTenantNetworks' | 'removeDanglingImages' | 'removeOldBuildDirs' | 'removeExpiredSnapshots';
+type ClassActivity = 'removeOrphanContainers' | 'removeOrphanVolumes' | 'removeEmptyTenantNetworks' | 'removeDanglingImages' | 'removeOldBuildDirs'
+  | 'removeExpiredSnapshots' | 'removeOldCrashRecords';
 const CLASS_OF: Record<ClassActivity, GcClass> = {
   removeOrphanContainers: 'containers',
   removeOrphanVolumes: 'volumes',
@@ -21,6 +23,7 @@ const CLASS_OF: Record<ClassActivity, GcClass> = {
   removeDanglingImages: 'images',
   removeOldBuildDirs: 'buildDirs',
   removeExpiredSnapshots: 'snapshots',
+  removeOldCrashRecords: 'crashRecords',
 };
 
 const item = (name: string, id?: string): GcItem => ({ name, ...(id ? { id } : {}), ageSeconds: 900, reason: 'orphan' });
@@ -52,6 +55,7 @@ function gcStubs(results: Partial<Record<GcClass, (dryRun: boolean) => GcClassRe
     removeDanglingImages: classStub('removeDanglingImages'),
     removeOldBuildDirs: classStub('removeOldBuildDirs'),
     removeExpiredSnapshots: classStub('removeExpiredSnapshots'),
+    removeOldCrashRecords: classStub('removeOldCrashRecords'),
     recordGcSweep: vi.fn<Activities['recordGcSweep']>(async () => {
       if (fail.recordGcSweep) throw new Error(fail.recordGcSweep);
     }),
@@ -66,14 +70,15 @@ describe('gcSweep', () => {
     const { stubs, log } = gcStubs({ containers: twoContainers, volumes: (d) => classResult('volumes', d, [item('ah-db-x')]) });
     const { result } = await executeWithStubs(env, stubs, gcSweep);
     expect(log.slice(0, 2)).toEqual(['start containers', 'end containers']);
-    expect(log).toHaveLength(12);
+    expect(log).toHaveLength(14);
     const gone = { dryRun: false, goneContainers: ['c1', 'c2'] };
     for (const s of [stubs.removeOrphanVolumes, stubs.removeEmptyTenantNetworks, stubs.removeDanglingImages, stubs.removeExpiredSnapshots]) {
       expect(s.mock.calls).toEqual([[gone]]);
     }
     expect(stubs.removeOrphanContainers.mock.calls).toEqual([[{ dryRun: false }]]);
     expect(stubs.removeOldBuildDirs.mock.calls).toEqual([[{ dryRun: false }]]);
-    expect(result.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots']);
+    expect(stubs.removeOldCrashRecords.mock.calls).toEqual([[{ dryRun: false }]]);
+    expect(result.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords']);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 0 });
     expect(stubs.recordGcSweep.mock.calls).toEqual([[{ summary: result.summary, totals: result.totals }]]);
   });
@@ -96,6 +101,31 @@ describe('gcSweep', () => {
     expect(result.summary.find((s) => s.class === 'volumes')).toEqual({ class: 'volumes', planned: 0, removed: 0, failed: 0, skipped: 0, error: 'volume list exploded' });
     expect(result.summary.find((s) => s.class === 'snapshots')).toMatchObject({ removed: 1 });
     expect(result.totals).toMatchObject({ removed: 1, classErrors: 1 });
+    expect(stubs.recordGcSweep).toHaveBeenCalledTimes(1);
+  });
+
+  it('runs the crashRecords class, dry and real, and counts what it removes', async () => {
+    const records = (d: boolean) => classResult('crashRecords', d, [item('svc-1#3'), item('svc-1#4')]);
+    const dry = gcStubs({ crashRecords: records });
+    const planned = await executeWithStubs(env, dry.stubs, gcSweep, { dryRun: true });
+    expect(dry.stubs.removeOldCrashRecords.mock.calls).toEqual([[{ dryRun: true }]]);
+    expect(planned.result.summary.find((s) => s.class === 'crashRecords')).toEqual({ class: 'crashRecords', planned: 2, removed: 0, failed: 0, skipped: 0 });
+    const real = gcStubs({ crashRecords: records });
+    const { result } = await executeWithStubs(env, real.stubs, gcSweep);
+    expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({ class: 'crashRecords', planned: 2, removed: 2, failed: 0, skipped: 0 });
+    expect(result.totals).toMatchObject({ removed: 2, classErrors: 0 });
+  });
+
+  it('reports the crashRecords class failing (a DB that cannot be read); every other class still runs and the summary is recorded', async () => {
+    const { stubs, log } = gcStubs({ containers: twoContainers, snapshots: (d) => classResult('snapshots', d, [item('snap-1')]) },
+      { removeOldCrashRecords: 'SQLITE_CORRUPT: database disk image is malformed' });
+    const { result } = await executeWithStubs(env, stubs, gcSweep);
+    expect(stubs.removeOldCrashRecords).toHaveBeenCalledTimes(2); // maximumAttempts 2
+    expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({
+      class: 'crashRecords', planned: 0, removed: 0, failed: 0, skipped: 0, error: 'SQLITE_CORRUPT: database disk image is malformed',
+    });
+    expect(log.filter((l) => l.startsWith('end '))).toHaveLength(6);
+    expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 1 });
     expect(stubs.recordGcSweep).toHaveBeenCalledTimes(1);
   });
 

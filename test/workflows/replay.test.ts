@@ -14,8 +14,10 @@ import { historyFromFixture } from '../helpers/history-fixture';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 const WORKFLOW_TYPES = Object.keys(workflows).sort();
-const POOL_PATCH = 'detach-claimed-from-pool';
-const CIRCUIT_PATCH = 'circuit-evidence-and-alerts';
+/** Each patched workflow, and its patch: the histories must prove both the old and the new command sequence replay. */
+const PATCHES: [type: string, patch: string][] = [
+  ['poolRefill', 'detach-claimed-from-pool'], ['gcSweep', 'gc-crash-records'], ['circuitBreaker', 'circuit-evidence-and-alerts'],
+];
 
 const recorded = fs
   .readdirSync(DIR)
@@ -45,14 +47,9 @@ describe('replay of recorded histories', () => {
     expect(recorded.filter((r) => r.type === type).map((r) => r.file)).not.toEqual([]);
   });
 
-  it(`has poolRefill histories recorded with and without the ${POOL_PATCH} patch`, () => {
-    const pool = recorded.filter((r) => r.type === 'poolRefill').map((r) => patchesOf(r.history).includes(POOL_PATCH));
-    expect(new Set(pool)).toEqual(new Set([true, false]));
-  });
-
-  it(`has circuitBreaker histories recorded with and without the ${CIRCUIT_PATCH} patch`, () => {
-    const circuits = recorded.filter((r) => r.type === 'circuitBreaker').map((r) => patchesOf(r.history).includes(CIRCUIT_PATCH));
-    expect(new Set(circuits)).toEqual(new Set([true, false]));
+  it.each(PATCHES)('has %s histories recorded with and without the %s patch', (type, patch) => {
+    const withPatch = recorded.filter((r) => r.type === type).map((r) => patchesOf(r.history).includes(patch));
+    expect(new Set(withPatch)).toEqual(new Set([true, false]));
   });
 
   it.each(recorded.map((r) => [r.file, r] as const))('%s replays deterministically', async (_file, { file, history }) => {

@@ -5,13 +5,14 @@
  * orphan.
  */
 import path from 'node:path';
+import { deleteCrashRecord, listCrashRecordAges } from '../../db/crash-records';
 import { deleteSnapshotRow, listSnapshotRows, loadGcReferences } from '../../db/gc';
 import { oneLine } from '../../db/open';
 import { DockerError, type ContainerUsage } from '../../docker/client';
 import { ignoreNotFound } from '../../docker/errors';
 import { TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../names';
 import {
-  needsStop, planBuildDirs, planContainers, planDanglingImages, planNetworks, planSnapshots, planVolumes,
+  needsStop, planBuildDirs, planContainers, planCrashRecords, planDanglingImages, planNetworks, planSnapshots, planVolumes,
   type AgeGuard, type NetworkObs,
 } from '../../policy/gc';
 import { unixSeconds } from '../../time';
@@ -141,4 +142,16 @@ export async function removeExpiredSnapshots(deps: GcDeps, input: GcClassInput):
     if (s.imageRef) await ignoreNotFound(() => docker.removeImage(s.imageRef));
     deleteSnapshotRow(db, s.id, s.tenantId);
   });
+}
+
+/**
+ * keeper's crash records over --crash-record-max-per-service (newest kept, count pass first) or older than
+ * --crash-record-max-age. DB only: the engine being down does not stop this class.
+ */
+export async function removeOldCrashRecords(deps: GcDeps, input: GcClassInput): Promise<GcClassResult> {
+  const { db, settings, log, clock } = deps;
+  const seen = await observed(log, 'crashRecords', input.dryRun, () => listCrashRecordAges(db));
+  if (isClassResult(seen)) return seen;
+  const rule = { now: unixSeconds(clock), maxPerService: settings.crashRecordMaxPerService, maxAgeSeconds: Math.floor(settings.crashRecordMaxAgeMs / 1000) };
+  return carryOut(log, 'crashRecords', input.dryRun, planCrashRecords(seen, rule), [], async (r) => deleteCrashRecord(db, r.id));
 }
