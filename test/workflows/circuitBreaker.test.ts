@@ -10,10 +10,9 @@ import type { HeldCircuit } from '../../src/host/circuit';
 import { circuitResetSignal, circuitStateQuery } from '../../src/workflows/messages';
 import { circuitBreaker } from '../../src/workflows';
 import { waitFor } from '../helpers/fixtures';
-import { timeSkippingForFile } from '../helpers/temporal';
-import { elapsedMs, executeWithStubs, withStubWorker } from './helpers';
+import { elapsedMs, executeWithStubs, stubWorkerEnvForFile, withStubWorker } from './helpers';
 
-const env = timeSkippingForFile();
+const env = stubWorkerEnvForFile();
 const MINUTE_MS = 60_000;
 const RETRY_AT_SEC = 1_900_000_000;
 

@@ -9,10 +9,9 @@ import type { Activities } from '../../src/activities';
 import type { GcClassInput, GcClassResult } from '../../src/host/gc/sweep';
 import type { GcClass, GcItem } from '../../src/policy/gc';
 import { gcSweep } from '../../src/workflows';
-import { timeSkippingForFile } from '../helpers/temporal';
-import { executeWithStubs } from './helpers';
+import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 
-const env = timeSkippingForFile();
+const env = stubWorkerEnvForFile();
 
 type ClassActivity = 'removeOrphanContainers' | 'removeOrphanVolumes' | 'removeEmptyTenantNetworks' | 'removeDanglingImages' | 'removeOldBuildDirs'
   | 'removeExpiredSnapshots' | 'removeOldCrashRecords';

@@ -4,24 +4,80 @@
  * bundle global setup built once. No Docker engine and no SQLite file is touched.
  */
 import { WorkflowClient, type WorkflowHandle, type WorkflowStartOptions } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Workflow } from '@temporalio/workflow';
-import { inject } from 'vitest';
-import type { Activities } from '../../src/activities';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { createActivities, type Activities } from '../../src/activities';
+import type { HostDeps } from '../../src/host/deps';
+import { silentLogger } from '../../src/log';
+import { loadSettings } from '../../src/settings';
 import { uniqueId, waitFor } from '../helpers/fixtures';
+import { timeSkippingForFile } from '../helpers/temporal';
 
 const LEFT_RUNNING_WAIT_MS = 10_000;
 
 /** Stub activities: any subset of keeper's, with the real signatures. */
 export type Stubs = Partial<Activities>;
 
+/** Every activity name keeper registers (the factory only builds closures: nothing is opened or called). */
+const ACTIVITY_NAMES = Object.keys(createActivities({ log: silentLogger, settings: loadSettings({}, {}) } as unknown as HostDeps)) as (keyof Activities)[];
+
+interface SharedWorker {
+  taskQueue: string;
+  use(stubs: Stubs): void;
+}
+const sharedWorkers = new WeakMap<TestWorkflowEnvironment, SharedWorker>();
+
 /**
- * Runs `body` while a worker polls a fresh task queue with `stubs` as its activities, then makes sure nothing
- * was left running on that queue before the worker shuts down. Workflows started by `body` must use the task
- * queue it is given.
+ * The time-skipping server for the calling file's tests, with one worker that polls for all of them: a worker
+ * costs ~300 ms to create, more than most of these tests. It registers every activity name and calls the
+ * current test's stub (a name the test did not stub fails at once, non-retryable). Tests of a file run one at a
+ * time, so one set of stubs is current at a time.
+ */
+export function stubWorkerEnvForFile(): TestWorkflowEnvironment {
+  const env = timeSkippingForFile();
+  const taskQueue = uniqueId('fast-');
+  let current: Stubs = {};
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  const call = (name: keyof Activities) => (...args: unknown[]) => {
+    const stub = current[name] as ((...a: unknown[]) => unknown) | undefined;
+    if (!stub) throw ApplicationFailure.nonRetryable(`the test stubs no activity ${name}`, 'NotStubbed');
+    return stub(...args);
+  };
+  beforeAll(async () => {
+    worker = await Worker.create({
+      connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities: Object.fromEntries(ACTIVITY_NAMES.map((n) => [n, call(n)])),
+    });
+    running = worker.run();
+    sharedWorkers.set(env, { taskQueue, use: (stubs) => (current = stubs) });
+  });
+  // Registered after timeSkippingForFile's: vitest runs afterAll hooks last-registered first, so the worker
+  // stops before the connection it polls on closes.
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+  });
+  return env;
+}
+
+/**
+ * Runs `body` while a worker polls a task queue with `stubs` as its activities (the file's shared worker, else
+ * one of this call's own), then makes sure nothing was left running on that queue. Workflows started by `body`
+ * must use the task queue it is given.
  */
 export async function withStubWorker<T>(env: TestWorkflowEnvironment, stubs: Stubs, body: (taskQueue: string) => Promise<T>): Promise<T> {
+  const shared = sharedWorkers.get(env);
+  if (shared) {
+    shared.use(stubs);
+    const result = await body(shared.taskQueue);
+    await noneLeftRunning(env, shared.taskQueue);
+    return result;
+  }
   const taskQueue = uniqueId('fast-');
   const worker = await Worker.create({
     connection: env.nativeConnection,

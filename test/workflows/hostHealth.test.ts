@@ -3,10 +3,9 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
 import type { EngineReport } from '../../src/host/health';
 import { hostHealth } from '../../src/workflows';
-import { timeSkippingForFile } from '../helpers/temporal';
-import { executeWithStubs, withStubWorker } from './helpers';
+import { executeWithStubs, stubWorkerEnvForFile, withStubWorker } from './helpers';
 
-const env = timeSkippingForFile();
+const env = stubWorkerEnvForFile();
 const SCHEMA = { ah: 'state_019_env_previews.sql', keeper: 3 };
 
 function healthStubs(engine: EngineReport) {

@@ -10,10 +10,9 @@ import type { Activities } from '../../src/activities';
 import type { NotificationPlan } from '../../src/host/notifications';
 import type { NotificationEvent } from '../../src/policy/notification';
 import { notifyOperators } from '../../src/workflows';
-import { timeSkippingForFile } from '../helpers/temporal';
-import { executeWithStubs } from './helpers';
+import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 
-const env = timeSkippingForFile();
+const env = stubWorkerEnvForFile();
 const EVENT: NotificationEvent = { kind: 'circuit-opened', hostId: 'h1', serviceId: 'svc-1', generation: 1, atMs: 1_900_000_000_000, deaths: [] };
 const A = { id: 'aaaaaaaaaaaa', shown: 'http://127.0.0.1:1 (aaaaaaaaaaaa)' };
 const B = { id: 'bbbbbbbbbbbb', shown: 'http://127.0.0.1:2 (bbbbbbbbbbbb)' };

@@ -9,10 +9,9 @@ import type { Activities } from '../../src/activities';
 import type { PoolEntryRequest, PoolEntryResult, RefillPlan } from '../../src/host/pool/refill';
 import type { DiskVerdict } from '../../src/policy/disk';
 import { poolRefill } from '../../src/workflows';
-import { timeSkippingForFile } from '../helpers/temporal';
-import { executeWithStubs } from './helpers';
+import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 
-const env = timeSkippingForFile();
+const env = stubWorkerEnvForFile();
 const ENTRY_ID = /^wp_[0-9a-f]{20}$/;
 
 const verdict = (level: DiskVerdict['level'], message: string): DiskVerdict =>

@@ -16,10 +16,9 @@ import { KeeperHost, ServiceId } from '../../src/search-attributes';
 import { circuitStateQuery } from '../../src/workflows/messages';
 import { circuitBreaker, reconcileTick } from '../../src/workflows';
 import { uniqueId, waitFor } from '../helpers/fixtures';
-import { timeSkippingForFile } from '../helpers/temporal';
-import { executeWithStubs, realTimeClient, withStubWorker } from './helpers';
+import { executeWithStubs, realTimeClient, stubWorkerEnvForFile, withStubWorker } from './helpers';
 
-const env = timeSkippingForFile();
+const env = stubWorkerEnvForFile();
 const NOW_SEC = 1_900_000_000;
 const look = (containerId: string, state: string, restartCount: number) => ({ containerId, state, restartCount, health: '' });
 const circuit = (serviceId: string, generation: number): CircuitRef => ({ serviceId, generation, retryAt: NOW_SEC + 1800 });
