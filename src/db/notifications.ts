@@ -28,13 +28,8 @@ export function recordNotificationOutcomes(db: StateDb, outcomes: NotificationOu
   }).immediate();
 }
 
-const SELECT = `SELECT event_key AS eventKey, target_id AS targetId, target_shown AS targetShown, kind, service_id AS serviceId,
+const NOTIFICATION_SELECT = `SELECT event_key AS eventKey, target_id AS targetId, target_shown AS targetShown, kind, service_id AS serviceId,
     outcome, attempts, error, finished_at AS finishedAt FROM keeper_notifications`;
-
-/** The most recent outcomes, newest first. */
-export function recentNotificationOutcomes(db: StateDb, limit: number): NotificationOutcome[] {
-  return db.prepare(`${SELECT} ORDER BY finished_at DESC, event_key DESC LIMIT ?`).all(limit) as NotificationOutcome[];
-}
 
 /** How many deliveries ended each way since `sinceSec`. */
 export function notificationCounts(db: StateDb, sinceSec: number): { delivered: number; failed: number } {
@@ -45,6 +40,6 @@ export function notificationCounts(db: StateDb, sinceSec: number): { delivered: 
 
 /** The newest failed delivery since `sinceSec`, if any. */
 export function lastFailedNotification(db: StateDb, sinceSec: number): NotificationOutcome | undefined {
-  return db.prepare(`${SELECT} WHERE outcome = 'failed' AND finished_at >= ? ORDER BY finished_at DESC LIMIT 1`).get(sinceSec) as
+  return db.prepare(`${NOTIFICATION_SELECT} WHERE outcome = 'failed' AND finished_at >= ? ORDER BY finished_at DESC LIMIT 1`).get(sinceSec) as
     NotificationOutcome | undefined;
 }

@@ -2,7 +2,8 @@
  * A real Prometheus scrapes a real `keeper worker` (the built bin, on the suite's Temporal dev server and this
  * suite's Docker engine) and evaluates the shipped alert rules: the target is up (a label twice used to mark it
  * down), promtool accepts the exposition, a real crash-looping service shows in keeper_crashes_total and opens
- * its circuit, and KeeperCircuitOpen fires. The dashboard's queries run against the same data.
+ * its circuit, KeeperCircuitOpen fires, and the circuit's alert reaches a real webhook receiver and shows in
+ * keeper_notifications_total. The dashboard's queries run against the same data.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { freePort } from '../../src/temporal/dev-server';
 import { keeper, startKeeper } from '../helpers/cli';
 import { CRASHLOOP_IMAGE, tempDir, uniqueId, waitFor } from '../helpers/fixtures';
 import { ALERT_RULES, DASHBOARD, Prometheus, promtool, stopProcess } from '../helpers/prometheus';
+import { WebhookReceiver } from '../helpers/webhook-receiver';
 
 const dir = tempDir('keeper-scrape-');
 const hostId = uniqueId('prom-');
@@ -22,6 +24,7 @@ const tenant = uniqueId('pm-');
 const docker = new DockerClient();
 let worker: ReturnType<typeof startKeeper> | undefined;
 let prometheus: Prometheus | undefined;
+let receiver: WebhookReceiver | undefined;
 let metricsUrl = '';
 let service: { id: string; containerId: string } | undefined;
 
@@ -31,11 +34,12 @@ const FIRST_EVENT_ONLY = new Set(['temporal_workflow_failed_total', 'temporal_ac
 beforeAll(async () => {
   const port = await freePort();
   metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  receiver = await WebhookReceiver.start();
   // Short loops so that a crash is seen in seconds; no GC (it would sweep the shared engine), no pool containers.
   worker = startKeeper([
     'worker', '--db', path.join(dir, 'state.db'), '--host-id', hostId, '--metrics-port', String(port),
     '--reconcile-interval', '2s', '--pool-interval', '2s', '--pool-size', '0', '--gc-first-delay', '24h',
-    '--crash-threshold', '2', '--log-format', 'json',
+    '--crash-threshold', '2', '--log-format', 'json', '--notify-webhook', receiver.url(),
   ], { TEMPORAL_ADDRESS: inject('devServerAddress') });
   await worker.waitForOutput(/keeper is running/, 60_000);
   prometheus = await Prometheus.start({ targets: [`127.0.0.1:${port}`], ruleFiles: [ALERT_RULES] });
@@ -48,6 +52,7 @@ afterAll(async () => {
   };
   await step('stop the worker', async () => worker && stopProcess(worker.child, 45_000));
   await step('stop prometheus', async () => prometheus?.stop());
+  await step('stop the webhook receiver', async () => receiver?.down());
   await step('remove the service container', async () => service && docker.removeContainer(service.containerId, { force: true }));
   await step('remove the tenant network', async () => docker.removeNetwork(`ah-tenant-${tenant}`));
   await step("remove the host's schedules and circuit workflow", () => forgetHost(hostId, service?.id));
@@ -100,6 +105,18 @@ describe('a real Prometheus scraping a real keeper worker', () => {
     expect(alert.labels).toMatchObject({ severity: 'warning', job: 'keeper' });
     expect(Number(alert.value)).toBe(1);
     expect((await docker.inspectContainer(service!.containerId)).status).toBe('exited');
+  });
+
+  it("delivers the circuit's alert to the webhook, and counts it in keeper_notifications_total", { timeout: 90_000 }, async () => {
+    await waitFor('the opened alert at the receiver', () => receiver!.uniqueKeys().includes(`keeper/${hostId}/${service!.id}/g1/circuit-opened`), 30_000);
+    const delivered = await waitFor('keeper_notifications_total in Prometheus', async () => {
+      const [s] = await prometheus!.query(`keeper_notifications_total{keeper_host="${hostId}",kind="circuit-opened",outcome="delivered"}`);
+      return s && s.value >= 1 ? s : undefined;
+    }, 60_000, 500);
+    expect(delivered.metric).toMatchObject({ job: 'keeper', keeper_host: hostId });
+    // A counter born at its first event has a rate (what the dashboard's panel shows) from its second scrape on.
+    await waitFor('a second scrape of it', async () =>
+      (await prometheus!.query(`increase(keeper_notifications_total{keeper_host="${hostId}"}[1m])`)).length > 0, 30_000, 500);
   });
 
   it('serves an exposition that promtool check metrics accepts, lint included', async () => {

@@ -76,7 +76,7 @@ describe('no shell command from data', () => {
     const interpolated = all.flatMap(({ file, text }) =>
       [...text.matchAll(/\.(?:prepare|exec|pragma)\(\s*`([^`]*\$\{[^`]*)`/g)].map((m) => `${file}: ${m[1].replace(/\s+/g, ' ').slice(0, 120)}`));
     // Each one interpolates a constant of keeper's code (a migrations table name, a SELECT list, a pragma value).
-    for (const i of interpolated) expect(i).toMatch(/\$\{(table|CIRCUIT_SELECT|CRASH_RECORD_SELECT|TEMPLATE_COLUMNS|sql|busyTimeoutMs|columns|where|placeholders)\}/);
+    for (const i of interpolated) expect(i).toMatch(/\$\{(table|CIRCUIT_SELECT|CRASH_RECORD_SELECT|NOTIFICATION_SELECT|TEMPLATE_COLUMNS|sql|busyTimeoutMs|columns|where|placeholders)\}/);
     console.log(`SQL with interpolation: ${interpolated.length}`, interpolated);
   });
 });

@@ -71,7 +71,9 @@ describe('fault 1: worker SIGKILLed between recording a crash and opening the ci
       const s = await env.client.workflow.getHandle(circuitId).query(circuitStateQuery);
       return s.generation > 0 ? s : undefined; // generation 0: its holdCircuit has not answered yet
     });
-    expect(state).toEqual({ serviceId: sid, generation: row.circuit_open_count, retryAt: row.circuit_retry_at, phase: 'open' });
+    // The one death counted (by the killed attempt) is the circuit's evidence, exactly once.
+    expect(state).toEqual({ serviceId: sid, generation: row.circuit_open_count, retryAt: row.circuit_retry_at, phase: 'open',
+      deaths: [{ containerId: cid.slice(0, 12), diedAtMs: expect.any(Number), reason: 'exit code 3' }] });
     expect((await env.client.workflow.getHandle(circuitId).describe()).status.name).toBe('RUNNING');
     expect((await docker.inspectContainer(cid)).status).toBe('exited'); // kept for its logs
 
