@@ -13,7 +13,8 @@ import type { EventWatcher } from './events/watcher';
 import { ids, LOOPS, taskQueueFor } from './ids';
 import { createKeeperHost, SHUTDOWN_GRACE, workerLogger } from './keeper-host';
 import type { Logger } from './log';
-import { webhookTarget } from './notify/webhook';
+import { planNotification } from './host/notifications';
+import { webhooksWords } from './policy/notification';
 import { createKeeperMetrics } from './metrics';
 import { checkTenantRuntimeAtStart, isolationOf } from './host/tenant-runtime';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './settings';
@@ -94,12 +95,6 @@ function stopOnSignals(log: Logger, stop: () => void): void {
   process.once('SIGTERM', () => onSignal('SIGTERM'));
 }
 
-/** The webhooks by origin and hash (their URLs can carry tokens), or that no one hears of an open circuit. */
-function alertTargets(settings: Settings): string {
-  const shown = settings.notifyWebhooks.map((w) => webhookTarget(w).shown);
-  return shown.length === 0 ? 'none (--notify-webhook): circuit events reach no one' : `${shown.join(', ')}${settings.notifySecret ? ', signed' : ''}`;
-}
-
 async function banner(client: Client, settings: Settings, temporal: TemporalSession): Promise<string> {
   const query = encodeURIComponent(`KeeperHost="${settings.hostId}"`);
   const lines = [
@@ -108,7 +103,7 @@ async function banner(client: Client, settings: Settings, temporal: TemporalSess
     `  state DB    ${path.resolve(settings.db)}`,
     `  tenants     runtime ${settings.tenantRuntime}: ${isolationOf(settings.tenantRuntime)}`,
     `  temporal    ${describeTarget(temporal.target)}${temporal.embedded ? ' (embedded dev server)' : ''}`,
-    `  alerts      ${alertTargets(settings)}`,
+    `  alerts      ${webhooksWords(planNotification({ settings }).targets.map((t) => t.shown), settings.notifySecret !== undefined)}`,
     `  UI          ${temporal.uiUrl ? `${temporal.uiUrl}/namespaces/${temporal.target.namespace}/workflows?query=${query}` : 'your Temporal UI'}`,
     '  schedules',
   ];

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { readStatus, type HostStatus } from '../host/status';
 import { lastCrashWords } from '../policy/crash-words';
 import { loopResultWords } from '../policy/loop-words';
+import { webhooksWords } from '../policy/notification';
 import type { Settings } from '../settings';
 import { operatorTarget } from '../temporal/client';
 import { describeTarget } from '../temporal/connection';
@@ -59,8 +60,9 @@ const events: Section = (s) => ['', `events         ${s.events.state}: ${s.event
 
 /** The webhooks and how their deliveries ended; a refused or given-up one is named, with its error. */
 const alerts: Section = ({ notifications: n, now }) => {
-  if (n.webhooks.length === 0) return ['alerts         no webhooks (--notify-webhook): circuit events reach no one'];
-  const base = `${n.webhooks.join(', ')}${n.signed ? ' (signed)' : ''}: ${n.delivered} delivered, ${n.failed} failed (30 days)`;
+  const webhooks = webhooksWords(n.webhooks, n.signed);
+  if (n.webhooks.length === 0) return [`alerts         ${webhooks}`];
+  const base = `${webhooks}: ${n.delivered} delivered, ${n.failed} failed (30 days)`;
   const f = n.lastFailure;
   return [`alerts         ${f ? `${base}; last failure ${agoWords(f.finishedAt, now)}: ${f.kind} of ${f.serviceId} to ${f.targetShown}: ${f.error}` : base}`];
 };

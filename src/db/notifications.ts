@@ -33,9 +33,8 @@ const NOTIFICATION_SELECT = `SELECT event_key AS eventKey, target_id AS targetId
 
 /** How many deliveries ended each way since `sinceSec`. */
 export function notificationCounts(db: StateDb, sinceSec: number): { delivered: number; failed: number } {
-  const row = db.prepare(`SELECT COALESCE(SUM(outcome = 'delivered'), 0) AS delivered, COALESCE(SUM(outcome = 'failed'), 0) AS failed
-                          FROM keeper_notifications WHERE finished_at >= ?`).get(sinceSec) as { delivered: number; failed: number };
-  return row;
+  return db.prepare(`SELECT COALESCE(SUM(outcome = 'delivered'), 0) AS delivered, COALESCE(SUM(outcome = 'failed'), 0) AS failed
+                     FROM keeper_notifications WHERE finished_at >= ?`).get(sinceSec) as { delivered: number; failed: number };
 }
 
 /** The newest failed delivery since `sinceSec`, if any. */

@@ -68,9 +68,10 @@ export async function recoverCircuit(
     // A start through the API resets RestartCount: later deaths are counted from 0.
     setLook(db, serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
   }
-  if (recovered) log.info('circuit closed', { serviceId, generation, trigger, status: started.status, ...(started.error ? { error: started.error } : {}) });
   if (!recovered) return { recovered };
-  return { recovered, status: started.status, ...(started.error ? { error: started.error } : {}) };
+  const result: RecoveryResult = { recovered, status: started.status, ...(started.error ? { error: started.error } : {}) };
+  log.info('circuit closed', { serviceId, generation, trigger, status: result.status, ...(result.error ? { error: result.error } : {}) });
+  return result;
 }
 
 /** Starts the kept container; a container that is gone leaves the service stopped with the reason. */

@@ -6,7 +6,7 @@
  * recovery failed) is an alert to the host's webhooks, delivered by a notifyOperators workflow of its own.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { condition, log, ParentClosePolicy, patched, proxyActivities, setHandler, startChild, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { condition, log, ParentClosePolicy, patched, proxyActivities, setHandler, startChild, upsertMemo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { HeldCircuit } from '../host/circuit';
 import { ids } from '../ids';
@@ -67,7 +67,6 @@ async function alert(held: HeldCircuit, serviceId: string, what: Omit<Notificati
     await startChild(notifyOperators, {
       workflowId: ids.notify(held.hostId, serviceId, held.generation, event.kind),
       args: [event],
-      taskQueue: workflowInfo().taskQueue,
       parentClosePolicy: ParentClosePolicy.ABANDON,
       typedSearchAttributes: serviceAttributes(held.hostId, serviceId),
     });
