@@ -51,6 +51,11 @@ export interface Settings {
   pooledTemplates: string[];
   /** The OCI runtime of every tenant container keeper creates: `runsc` (gVisor) as ah, or `runc` knowingly. */
   tenantRuntime: string;
+  /**
+   * Whether --tenant-runtime or KEEPER_TENANT_RUNTIME named it. A development host (embedded Temporal) whose engine
+   * lacks gVisor falls back to runc only when nobody named a runtime (src/host/tenant-runtime.ts).
+   */
+  tenantRuntimeGiven: boolean;
   diskWarnPercent: number;
   diskBlockPercent: number;
   diskPaths: string[];
@@ -263,6 +268,7 @@ export function settingsFrom(cmd: Command): Settings {
     const raw = defaultOf(s);
     out[s.key] = given !== undefined ? given : raw === undefined ? undefined : parseDefault(s, raw);
   }
+  out.tenantRuntimeGiven = ['cli', 'env'].includes(cmd.getOptionValueSource(optionName('tenant-runtime')) ?? '');
   return checked(out as Settings);
 }
 

@@ -16,7 +16,7 @@ import type { Logger } from './log';
 import { planNotification } from './host/notifications';
 import { webhooksWords } from './policy/notification';
 import { createKeeperMetrics } from './metrics';
-import { checkTenantRuntimeAtStart, isolationOf } from './host/tenant-runtime';
+import { workerTenantRuntime, type WorkerTenantRuntime } from './host/tenant-runtime';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './settings';
 import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from './temporal/connection';
 import { startDevServer, type DevServer } from './temporal/dev-server';
@@ -56,12 +56,14 @@ async function openTemporal(settings: Settings): Promise<TemporalSession> {
 }
 
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
-export async function runWorker(settings: Settings): Promise<void> {
-  const log = workerLogger(settings);
+export async function runWorker(configured: Settings): Promise<void> {
+  const log = workerLogger(configured);
   const docker = new DockerClient();
   // An engine without the tenant runtime stops keeper before it writes or starts anything (ah's
-  // VerifyGVisorRuntime): one line, exit code 2.
-  await checkTenantRuntimeAtStart({ docker, settings, log });
+  // VerifyGVisorRuntime): one line, exit code 2. Only a development host falls back to runc, and says so.
+  const embeddedTemporal = !resolveTemporalTarget(configured).address;
+  const tenants = await workerTenantRuntime({ docker, settings: configured, log, embeddedTemporal });
+  const settings: Settings = { ...configured, tenantRuntime: tenants.runtime };
   installRuntime(log, { metricsPort: settings.metricsPort, hostId: settings.hostId });
   const db = openStateDb(settings.db); // a bad DB fails before any server is started
   const temporal = await openTemporal(settings).catch((err) => (db.close(), Promise.reject(err)));
@@ -75,7 +77,7 @@ export async function runWorker(settings: Settings): Promise<void> {
     watcher = host.eventWatcher(client);
     watcher.start();
     stopOnSignals(log, () => worker.shutdown());
-    process.stdout.write(await banner(client, settings, temporal));
+    process.stdout.write(await banner(client, settings, temporal, tenants));
     log.info('keeper worker started', { taskQueue: taskQueueFor(settings.hostId), temporal: describeTarget(temporal.target), ui: temporal.uiUrl });
     await worker.run();
   } finally {
@@ -95,13 +97,14 @@ function stopOnSignals(log: Logger, stop: () => void): void {
   process.once('SIGTERM', () => onSignal('SIGTERM'));
 }
 
-async function banner(client: Client, settings: Settings, temporal: TemporalSession): Promise<string> {
+async function banner(client: Client, settings: Settings, temporal: TemporalSession, tenants: WorkerTenantRuntime): Promise<string> {
   const query = encodeURIComponent(`KeeperHost="${settings.hostId}"`);
   const lines = [
     'keeper is running',
     `  host        ${settings.hostId} (task queue ${taskQueueFor(settings.hostId)})`,
     `  state DB    ${path.resolve(settings.db)}`,
-    `  tenants     runtime ${settings.tenantRuntime}: ${isolationOf(settings.tenantRuntime)}`,
+    `  tenants     runtime ${tenants.runtime}: ${tenants.isolation}`,
+    ...(tenants.fallbackReason ? [`              why: ${tenants.fallbackReason}`] : []),
     `  temporal    ${describeTarget(temporal.target)}${temporal.embedded ? ' (embedded dev server)' : ''}`,
     `  alerts      ${webhooksWords(planNotification({ settings }).targets.map((t) => t.shown), settings.notifySecret !== undefined)}`,
     `  UI          ${temporal.uiUrl ? `${temporal.uiUrl}/namespaces/${temporal.target.namespace}/workflows?query=${query}` : 'your Temporal UI'}`,

@@ -141,6 +141,8 @@ export interface EngineInfo {
 export interface EngineRuntimes {
   names: string[];
   defaultRuntime: string;
+  /** Each runtime's extra arguments as registered (daemon.json `runtimeArgs`), e.g. runsc's `--network=none`. */
+  args: Record<string, string[]>;
 }
 
 function toUnixSeconds(iso: string | undefined): number {
@@ -234,8 +236,11 @@ export class DockerClient {
 
   /** One `info` call: the runtimes registered with the engine (daemon.json `runtimes`, plus its built-in ones). */
   async runtimes(): Promise<EngineRuntimes> {
-    const info = (await this.call('info', () => this.docker.info())) as { Runtimes?: Record<string, unknown>; DefaultRuntime?: string };
-    return { names: Object.keys(info.Runtimes ?? {}).sort(), defaultRuntime: info.DefaultRuntime ?? '' };
+    type Registered = { runtimeArgs?: string[] };
+    const info = (await this.call('info', () => this.docker.info())) as { Runtimes?: Record<string, Registered>; DefaultRuntime?: string };
+    const runtimes = info.Runtimes ?? {};
+    const args = Object.fromEntries(Object.entries(runtimes).map(([name, r]) => [name, r?.runtimeArgs ?? []]));
+    return { names: Object.keys(runtimes).sort(), defaultRuntime: info.DefaultRuntime ?? '', args };
   }
 
   // ---- containers ----

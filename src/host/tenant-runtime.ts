@@ -23,7 +23,7 @@ export class TenantRuntimeMissing extends SettingsError {
   override name = 'TenantRuntimeMissing';
 }
 
-type RuntimeDeps = { docker: Pick<DockerClient, 'runtimes'>; settings: Pick<Settings, 'tenantRuntime'> };
+type RuntimeDeps = { docker: Pick<DockerClient, 'runtimes'>; settings: Pick<Settings, 'tenantRuntime' | 'tenantRuntimeGiven'> };
 
 /** The one line that names the runtime, what the engine has, and the two ways out. */
 export function missingRuntimeLine(runtime: string, engine: EngineRuntimes): string {
@@ -41,27 +41,58 @@ export async function assertTenantRuntime({ docker, settings }: RuntimeDeps): Pr
   return engine;
 }
 
+/** The runtime a worker runs tenant code under, how isolated that is, and why when it is not the configured one. */
+export interface WorkerTenantRuntime {
+  runtime: string;
+  isolation: string;
+  /** Set when a development host fell back from gVisor to runc: the reason, in an operator's words. */
+  fallbackReason?: string;
+  /** False when the engine did not answer at start (see workerTenantRuntime). */
+  verified: boolean;
+}
+
 /**
- * The worker's check at start. A missing runtime stops it. An engine that does not answer does not: the
- * worker's DB-only housekeeping and circuit timers must run through a Docker outage (W-10), and while the engine
- * is down nothing can be created under any runtime; once it answers, a create under a runtime it lacks is
- * refused by the engine itself ("Unknown runtime specified"), and the refill reports that.
+ * The worker's choice at start. The configured runtime, when the engine lists it. A missing runtime stops the
+ * worker (one line, exit code 2), except on a development host: with an embedded Temporal, and no runtime named by
+ * flag or variable, a worker whose engine lacks gVisor runs tenant code under runc and says so in its banner, so
+ * `npm start` works on any machine. A worker on a configured Temporal never falls back: it runs tenant code under
+ * runc only when told to. An engine that does not answer does not stop the worker either: its DB-only
+ * housekeeping and circuit timers must run through a Docker outage (W-10), and once the engine answers, it
+ * refuses a create under a runtime it lacks ("Unknown runtime specified"), and the refill reports that.
  */
-export async function checkTenantRuntimeAtStart(deps: RuntimeDeps & { log: Logger }): Promise<'verified' | 'unverified'> {
+export async function workerTenantRuntime(deps: RuntimeDeps & { log: Logger; embeddedTemporal: boolean }): Promise<WorkerTenantRuntime> {
+  const configured = deps.settings.tenantRuntime;
+  let engine: EngineRuntimes;
   try {
-    await assertTenantRuntime(deps);
-    return 'verified';
+    engine = await deps.docker.runtimes();
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;
     deps.log.warn('tenant runtime not verified: the Docker engine did not answer; creates name it and the engine refuses them if it lacks it', {
-      tenantRuntime: deps.settings.tenantRuntime, error: err.message,
+      tenantRuntime: configured, error: err.message,
     });
-    return 'unverified';
+    return { runtime: configured, isolation: isolationOf(configured), verified: false };
   }
+  if (engine.names.includes(configured)) return { runtime: configured, isolation: isolationOf(configured, engine.args[configured]), verified: true };
+  const mayFallBack = deps.embeddedTemporal && !deps.settings.tenantRuntimeGiven && configured === GVISOR_RUNTIME;
+  if (!mayFallBack || !engine.names.includes(HOST_KERNEL_RUNTIME)) throw new TenantRuntimeMissing(missingRuntimeLine(configured, engine));
+  const fallbackReason = `this Docker engine does not list ${GVISOR_RUNTIME} (it lists ${engine.names.join(', ')}), and this is a development host ` +
+    `(embedded Temporal, no --tenant-runtime given); keeper's provisioning registers gVisor only on an engine it starts itself, ` +
+    `where gVisor can run. A worker on a configured Temporal refuses this.`;
+  deps.log.warn('tenant code runs under runc: no gVisor on this engine', { tenantRuntime: HOST_KERNEL_RUNTIME, reason: fallbackReason });
+  return { runtime: HOST_KERNEL_RUNTIME, isolation: isolationOf(HOST_KERNEL_RUNTIME), fallbackReason, verified: true };
+}
+
+/** The check at start of a worker on a configured Temporal (no fallback): 'unverified' when the engine did not answer. */
+export async function checkTenantRuntimeAtStart(deps: RuntimeDeps & { log: Logger }): Promise<'verified' | 'unverified'> {
+  const chosen = await workerTenantRuntime({ ...deps, embeddedTemporal: false });
+  return chosen.verified ? 'verified' : 'unverified';
 }
 
 /** How tenant code is isolated under `runtime`, in an operator's words. */
-export function isolationOf(runtime: string): string {
+export function isolationOf(runtime: string, runtimeArgs: string[] = []): string {
+  if (runtime === GVISOR_RUNTIME && runtimeArgs.includes('--network=none')) {
+    return "gVisor: tenant code runs on gVisor's application kernel, as in ah, without networking (the engine runs runsc with --network=none: loopback only)";
+  }
   if (runtime === GVISOR_RUNTIME) return "gVisor: tenant code runs on gVisor's application kernel, as in ah";
   if (runtime === HOST_KERNEL_RUNTIME) return "WEAKER than ah's: tenant code runs on the host kernel (runc), not under gVisor";
   return `not gVisor (ah runs tenant code under ${GVISOR_RUNTIME}): as isolated as ${runtime} makes it`;
@@ -77,9 +108,9 @@ export interface TenantRuntimeStatus {
 /** For `keeper status`: the runtime in use, its isolation, and whether this engine has it. */
 export async function tenantRuntimeStatus({ docker, settings }: RuntimeDeps): Promise<TenantRuntimeStatus> {
   const runtime = settings.tenantRuntime;
-  const registered = await docker.runtimes().then((e) => e.names.includes(runtime), (err: unknown) => {
-    if (err instanceof DockerError) return null;
+  const engine = await docker.runtimes().catch((err: unknown) => {
+    if (err instanceof DockerError) return undefined;
     throw err;
   });
-  return { runtime, isolation: isolationOf(runtime), registered };
+  return { runtime, isolation: isolationOf(runtime, engine?.args[runtime]), registered: engine ? engine.names.includes(runtime) : null };
 }

@@ -1,46 +1,78 @@
 /**
- * keeper refuses to start on an engine without its tenant runtime: the suite's main engine, which has no gVisor
- * registered (keeper's tests never change an engine they did not start). The built bin, as an operator runs it,
- * with keeper's real default (runsc): the worker and every command that creates containers exit 2 with one line
- * naming the runtime and the fix, and write and create nothing. `keeper status` says what runs tenant code.
+ * keeper refuses to start on an engine without its tenant runtime: an engine of this file's own with no gVisor
+ * registered (the suite's main engine is keeper's provisioned one, which registers runsc where it can run). The
+ * built bin, as an operator runs it, with keeper's real default (runsc): a worker on a configured Temporal and
+ * every command that creates containers exit 2 with one line naming the runtime and the fix, and write and create
+ * nothing. A development host (embedded Temporal, no runtime named) starts under runc and its banner says why.
+ * `keeper status` says what runs tenant code.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
 import { checkTenantRuntimeAtStart, TenantRuntimeMissing } from '../../src/host/tenant-runtime';
 import { createLogger } from '../../src/log';
 import { SettingsError } from '../../src/settings';
-import { keeper } from '../helpers/cli';
+import { keeper, startKeeper } from '../helpers/cli';
+import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
 import { tempDir, TEST_IMAGE, testSettings } from '../helpers/fixtures';
 import { cleanupPoolDb, poolDb } from '../pool/helpers';
 
 /** The line, exactly as an operator sees it on stderr (the engine's list of runtimes varies by version). */
 const REFUSAL = /^keeper: tenant runtime runsc is not registered with the Docker engine \(it lists [^)]*\brunc\b[^)]*\): install gVisor \(Debian: apt-get install runsc\) and register it with the engine \("runtimes": \{"runsc": \{"path": "\/usr\/bin\/runsc"\}\} in daemon\.json, then restart dockerd\), or pass --tenant-runtime runc to run tenant code on the host kernel, with weaker isolation than ah's gVisor\n$/;
 
-/** keeper's own default: no flag and no KEEPER_TENANT_RUNTIME (the test helpers otherwise pass runc). */
-const DEFAULT_RUNTIME = { KEEPER_TENANT_RUNTIME: undefined };
-const docker = new DockerClient();
+let engine: ExtraEngine;
+let docker: DockerClient;
+/** keeper's own default (no flag and no KEEPER_TENANT_RUNTIME; the test helpers otherwise pass runc), on this file's engine. */
+let DEFAULT_RUNTIME: NodeJS.ProcessEnv;
 let pool: ReturnType<typeof poolDb> | undefined;
 
 beforeAll(async () => {
-  const engine = await docker.runtimes();
-  // The negative case needs an engine without runsc; a machine whose main engine has it must say so, not pass.
-  expect(engine.names, 'this test needs a main engine without runsc registered').not.toContain('runsc');
+  engine = extraEngine('no-gvisor');
+  docker = new DockerClient(engine.dockerHost);
+  DEFAULT_RUNTIME = { KEEPER_TENANT_RUNTIME: undefined, DOCKER_HOST: engine.dockerHost };
+  expect((await docker.runtimes()).names, 'an engine started without a daemon config lists no runsc').not.toContain('runsc');
   pool = poolDb();
 });
 afterAll(async () => {
-  if (pool?.db.open) await cleanupPoolDb(pool.db);
+  try {
+    if (pool?.db.open) await cleanupPoolDb(pool.db, docker);
+  } finally {
+    if (engine) stopEngine(engine);
+  }
 });
 
 describe('an engine without the tenant runtime', () => {
-  it('keeper worker exits 2 with one line before it writes or starts anything', async () => {
+  it('keeper worker on a configured Temporal exits 2 with one line before it writes or starts anything', async () => {
     const db = path.join(tempDir(), 'data', 'state.db');
-    const r = await keeper(['worker', '--db', db, '--host-id', 'gv-refused', '--metrics-port', '0'], DEFAULT_RUNTIME, 60_000);
+    const args = ['worker', '--db', db, '--host-id', 'gv-refused', '--metrics-port', '0', '--temporal-address', inject('devServerAddress')];
+    const r = await keeper(args, DEFAULT_RUNTIME, 60_000);
     expect(r.stderr).toMatch(REFUSAL);
     expect(r.code).toBe(2);
     expect(r.stdout).not.toContain('keeper is running');
     expect(fs.existsSync(path.dirname(db))).toBe(false);
+  });
+
+  it('a development host (embedded Temporal) with runsc named by a variable exits 2 the same way', async () => {
+    const db = path.join(tempDir(), 'data', 'state.db');
+    const r = await keeper(['worker', '--db', db, '--metrics-port', '0'], { ...DEFAULT_RUNTIME, KEEPER_TENANT_RUNTIME: 'runsc' }, 60_000);
+    expect(r.stderr).toMatch(REFUSAL);
+    expect(r.code).toBe(2);
+    expect(fs.existsSync(path.dirname(db))).toBe(false);
+  });
+
+  it('a development host with no runtime named starts under runc, and its banner says so and why', async () => {
+    const db = path.join(tempDir(), 'data', 'state.db');
+    const worker = startKeeper(['worker', '--db', db, '--host-id', 'gv-fallback', '--metrics-port', '0', '--log-format', 'json'], DEFAULT_RUNTIME);
+    try {
+      await worker.waitForOutput(/keeper is running[\s\S]*pool\s+(next run|paused)/, 120_000);
+      expect(worker.output).toMatch(/^ {2}tenants {5}runtime runc: WEAKER than ah's: tenant code runs on the host kernel \(runc\), not under gVisor$/m);
+      expect(worker.output).toMatch(/^ {14}why: this Docker engine does not list runsc \(it lists [^)]*runc[^)]*\), and this is a development host \(embedded Temporal, no --tenant-runtime given\)/m);
+      expect(worker.output).toContain('"msg":"tenant code runs under runc: no gVisor on this engine"');
+    } finally {
+      worker.child.kill('SIGTERM');
+    }
+    expect(await worker.exited).toBe(0);
   });
 
   it('pool claim, pool refill --once and service create exit 2 with the same line, and change nothing', async () => {

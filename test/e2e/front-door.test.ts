@@ -1,0 +1,76 @@
+/**
+ * The front door, walked as a newcomer walks it: a clean clone of this repository, `npm install`, then `npm start`,
+ * with nothing of this checkout's (no node_modules, no dist, no .tools) and no keeper variable set. It must reach
+ * the banner and the UI. The prestart finds the suite's engine answering and uses it as it is; it provisions the
+ * Temporal CLI into the clone's own .tools (go install, fast from Go's build cache when the suite's provisioning
+ * built it before). The banner says which runtime runs tenant code: gVisor where the engine lists it, else runc,
+ * and why. Ctrl-C (SIGINT to the foreground process group, as a terminal sends it) stops everything it started.
+ *
+ * A clone has only what is committed: run it on a clean tree (CI always does).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT } from '../../src/settings';
+import { tempDir, waitFor } from '../helpers/fixtures';
+
+const REPO = path.join(__dirname, '..', '..');
+const MINUTE_MS = 60_000;
+const dir = tempDir('keeper-newcomer-');
+const clone = path.join(dir, 'keeper');
+
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
+    s.on('error', () => resolve(false));
+  });
+
+/** The environment of a newcomer's shell: this process's, without any keeper or Temporal setting. */
+function newcomerEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (/^(KEEPER_(?!TEST_RUN)|TEMPORAL_|DOCKER_HOST$)/.test(name)) delete env[name];
+  return env;
+}
+
+/** Runs `command` in the clone, its output kept for the failure message; bounded by `timeoutMs`. */
+function run(command: string, args: string[], timeoutMs: number): string {
+  return execFileSync(command, args, { cwd: clone, env: newcomerEnv(), encoding: 'utf8', timeout: timeoutMs, stdio: 'pipe' });
+}
+
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('the front door on a clean clone', () => {
+  it('npm install, then npm start, reaches the banner and the UI; Ctrl-C stops it and its dev server', { timeout: 45 * MINUTE_MS }, async () => {
+    expect(await portOpen(EMBEDDED_TEMPORAL_PORT), 'nothing else may serve the embedded port during this test').toBe(false);
+    execFileSync('git', ['clone', '--quiet', '--no-hardlinks', REPO, clone], { timeout: 5 * MINUTE_MS });
+    run('npm', ['install', '--no-audit', '--no-fund'], 20 * MINUTE_MS);
+    expect(fs.existsSync(path.join(clone, 'dist', 'cli.js')), 'npm install builds keeper').toBe(true);
+
+    // detached: its own process group, so Ctrl-C reaches npm, the shell and keeper, as from a terminal.
+    const start = spawn('npm', ['start'], { cwd: clone, env: newcomerEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    start.stdout.on('data', (d) => (output += d));
+    start.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<void>((resolve) => start.on('exit', () => resolve()));
+    try {
+      await waitFor('the banner', () => /keeper is running[\s\S]*pool\s+next run/.test(output) || start.exitCode !== null, 20 * MINUTE_MS, 500);
+      expect(output, 'npm start printed the banner').toMatch(/keeper is running/);
+      expect(output).toMatch(/^ {2}state DB {4}.*\/keeper-newcomer-[^/]+\/keeper\/data\/state\.db$/m);
+      expect(output).toMatch(/^ {2}temporal {4}127\.0\.0\.1:7233, namespace default, TLS off, auth none \(embedded dev server\)$/m);
+      // Which runtime runs tenant code, and why when it is not gVisor: never silent.
+      expect(output).toMatch(/^ {2}tenants {5}runtime (runsc: gVisor: .*|runc: WEAKER than ah's: .*\n {14}why: .+)$/m);
+      const ui = await waitFor('the UI', async () => (await fetch(`http://127.0.0.1:${EMBEDDED_UI_PORT}/`)).ok, 2 * MINUTE_MS, 500);
+      expect(ui).toBe(true);
+      const banner = output.slice(output.indexOf('keeper is running'));
+      console.log(`npm start, on a clean clone:\n${banner.split('\n').slice(0, 12).join('\n')}`);
+    } finally {
+      if (start.exitCode === null) process.kill(-start.pid!, 'SIGINT');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 2 * MINUTE_MS))]);
+      if (start.exitCode === null) process.kill(-start.pid!, 'SIGKILL');
+    }
+    expect(output).toMatch(/keeper worker stopped/);
+    expect(await portOpen(EMBEDDED_TEMPORAL_PORT), 'the embedded dev server is stopped').toBe(false);
+  });
+});
