@@ -12,7 +12,7 @@ import type { Worker } from '@temporalio/worker';
 import { openStateDb, type StateDb } from '../src/db/open';
 import type { DockerClient } from '../src/docker/client';
 import type { EventWatcher } from '../src/events/watcher';
-import { createKeeperHost } from '../src/keeper-host';
+import { createKeeperHost } from '../src/app/keeper-host';
 import { silentLogger } from '../src/log';
 import { loadSettings, type RawSettings, type Settings } from '../src/settings';
 import { connectClient, resolveTemporalTarget } from '../src/temporal/connection';

@@ -15,7 +15,7 @@ import { openStateDb } from '../src/db/open';
 import { loadSettings } from '../src/settings';
 import { taskQueueFor } from '../src/ids';
 import { startDevServer } from '../src/temporal/dev-server';
-import { createKeeperHost } from '../src/keeper-host';
+import { createKeeperHost } from '../src/app/keeper-host';
 import { silentLogger } from '../src/log';
 import { reconcileTick } from '../src/workflows/reconcileTick';
 import { TestDockerClient } from '../test/helpers/test-docker';
@@ -34,7 +34,6 @@ async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void
 async function main(): Promise<void> {
   const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  process.env.KEEPER_DEBUG = '';
   const server = await startDevServer();
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });

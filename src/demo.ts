@@ -8,9 +8,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openStateDb, type StateDb } from './db/open';
+import { openHost } from './app/open';
+import type { StateDb } from './db/open';
 import { readCircuit } from './db/services';
-import { hostDeps, type HostDeps } from './host/deps';
+import type { HostDeps } from './host/deps';
 import { createService, removeService } from './host/services';
 import { assertTenantRuntime } from './host/tenant-runtime';
 import { ids } from './ids';
@@ -28,13 +29,13 @@ async function main(): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-demo-'));
   const hostId = `demo-${process.pid}`;
   const dbFile = path.join(dir, 'state.db');
-  // The demo's services are tenant containers: they run under KEEPER_TENANT_RUNTIME (default runsc, as keeper's).
-  const tenantRuntime = process.env.KEEPER_TENANT_RUNTIME;
-  const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m', tenantRuntime }, {});
+  // The demo's services are tenant containers: they run under KEEPER_TENANT_RUNTIME (default runsc, as keeper's),
+  // so the demo reads the environment as every keeper command does, and sets only what makes it a demo.
+  const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m' }, process.env);
   const flags = ['--db', dbFile, '--host-id', hostId, '--reconcile-interval', '5s', '--circuit-backoff', '1m,2m,4m', '--metrics-port', '0',
     '--log-format', 'pretty', '--tenant-runtime', settings.tenantRuntime];
-  const db = openStateDb(dbFile);
-  const deps = hostDeps(settings, { db });
+  const { deps } = openHost(settings, 'worker'); // the demo's throwaway host: it creates its state DB
+  const { db } = deps;
   await preflight(deps).catch((err) => (db.close(), fs.rmSync(dir, { recursive: true, force: true }), Promise.reject(err)));
   const log = fs.openSync(path.join(dir, 'worker.log'), 'a');
   say(`starting a keeper worker for host ${hostId} (state in ${dir}, worker log in ${dir}/worker.log)`);

@@ -3,9 +3,10 @@
  * composition root, and injected; its `context` adds fields known only when a line is written (in a worker:
  * the ids of the activity whose code is running, so a line leads to its run in the UI).
  */
-import type { LogFormat } from './settings';
+import type { LogFormat, LogLevel } from './settings';
 
-export type Level = 'debug' | 'info' | 'warn' | 'error';
+export type Level = LogLevel;
+const SEVERITY: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 export type Fields = Record<string, unknown>;
 
 export interface Logger {
@@ -24,14 +25,14 @@ export interface LoggerOptions {
   write?: (line: string) => void;
   /** Fields read when a line is written. */
   context?: () => Fields;
-  /** Debug lines are written only when set (KEEPER_DEBUG in the composition root). */
-  debug?: boolean;
+  /** The least severe lines written (--log-level); info by default. */
+  level?: Level;
 }
 
 export function createLogger(opts: LoggerOptions): Logger {
   const write = opts.write ?? ((line: string) => void process.stderr.write(line + '\n'));
   const emit = (level: Level, msg: string, fields: Fields = {}) => {
-    if (level === 'debug' && !opts.debug) return;
+    if (SEVERITY[level] < SEVERITY[opts.level ?? 'info']) return;
     const all = { ...opts.fields, ...opts.context?.(), ...fields };
     write(opts.format === 'json' ? JSON.stringify({ time: new Date().toISOString(), level, msg, ...all }) : prettyLine(level, msg, all));
   };

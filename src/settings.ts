@@ -17,6 +17,7 @@ export class SettingsError extends Error {
 
 export type RecoveryMode = 'restart' | 'stop';
 export type LogFormat = 'json' | 'pretty';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface Settings {
   db: string;
@@ -66,6 +67,9 @@ export interface Settings {
   notifyRetryForMs: number;
   metricsPort: number;
   logFormat: LogFormat;
+  logLevel: LogLevel;
+  /** Unset: the local socket. Docker's own variable, as the docker CLI reads it. */
+  dockerHost: string | undefined;
 }
 
 type Parser<T> = (raw: string) => T;
@@ -181,7 +185,7 @@ function spec<K extends keyof Settings>(
 
 /** Every setting, in the order of the README's table. */
 export const SETTINGS: SettingSpec[] = [
-  spec('db', 'db', 'data/state.db', nonEmpty, 'SQLite state DB (the ah schema); created if absent'),
+  spec('db', 'db', 'data/state.db', nonEmpty, 'SQLite state DB (the ah schema); the worker creates it if absent, other commands refuse a missing one'),
   spec('hostId', 'host-id', () => os.hostname(), hostId, 'this Docker host; task queue keeper-<host-id>', { defaultText: 'hostname' }),
   spec('temporalAddress', 'temporal-address', undefined, optional,
     "Temporal frontend host:port; wins over the profile's; unset with no profile address: an embedded dev server",
@@ -238,6 +242,9 @@ export const SETTINGS: SettingSpec[] = [
   spec('metricsPort', 'metrics-port', '9464', integer(0, 65535), 'Prometheus metrics port (0 turns metrics off)'),
   spec('logFormat', 'log-format', logFormatDefault, oneOf<LogFormat>('json', 'pretty'), 'log lines as JSON or for people',
     { defaultText: 'pretty on a terminal, else json' }),
+  spec('logLevel', 'log-level', 'info', oneOf<LogLevel>('debug', 'info', 'warn', 'error'), 'the least severe log lines written'),
+  spec('dockerHost', 'docker-host', undefined, optional, 'the Docker engine (Docker\'s own variable)',
+    { env: 'DOCKER_HOST', defaultText: '(unset: the local socket)' }),
 ];
 
 /** The name commander gives a flag's value: `--crash-window` → `crashWindow`. */

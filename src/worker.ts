@@ -5,71 +5,21 @@
  * anywhere it runs an embedded dev server, persistent next to the state DB.
  */
 import path from 'node:path';
-import { Client, type Connection } from '@temporalio/client';
-import { Runtime, type NativeConnection } from '@temporalio/worker';
-import { openStateDb } from './db/open';
-import { DockerClient } from './docker/client';
+import type { Client } from '@temporalio/client';
+import { SHUTDOWN_GRACE } from './app/keeper-host';
+import { openWorkerProcess, type WorkerProcess } from './app/worker-process';
 import type { EventWatcher } from './events/watcher';
-import { ids, LOOPS, taskQueueFor } from './ids';
-import { createKeeperHost, SHUTDOWN_GRACE, workerLogger } from './keeper-host';
-import type { Logger } from './log';
 import { planNotification } from './host/notifications';
+import { ids, LOOPS, taskQueueFor } from './ids';
+import type { Logger } from './log';
 import { webhooksWords } from './policy/notification';
-import { createKeeperMetrics } from './metrics';
-import { workerTenantRuntime, type WorkerTenantRuntime } from './host/tenant-runtime';
-import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from './settings';
-import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from './temporal/connection';
-import { startDevServer, type DevServer } from './temporal/dev-server';
-import { connectNative } from './temporal/native';
-import { installRuntime } from './temporal/runtime';
-
-interface TemporalSession {
-  target: TemporalTarget & { address: string };
-  native: NativeConnection;
-  connection: Connection;
-  uiUrl: string | undefined;
-  embedded: DevServer | undefined;
-  close(): Promise<void>;
-}
-
-/** The configured Temporal, or the embedded dev server when no address is configured anywhere. */
-async function openTemporal(settings: Settings): Promise<TemporalSession> {
-  const configured = resolveTemporalTarget(settings);
-  const embedded = configured.address ? undefined : await startDevServer({
-    dbFile: path.join(path.dirname(path.resolve(settings.db)), 'temporal.db'),
-    namespace: configured.namespace, port: EMBEDDED_TEMPORAL_PORT, uiPort: EMBEDDED_UI_PORT,
-  });
-  const target = { ...configured, address: configured.address ?? embedded!.address };
-  try {
-    const connection = await connectClient(target);
-    const native = await connectNative(target).catch(async (err) => (await connection.close(), Promise.reject(err)));
-    const close = async () => {
-      await connection.close();
-      await native.close();
-      await embedded?.stop();
-    };
-    return { target, native, connection, uiUrl: embedded?.uiUrl, embedded, close };
-  } catch (err) {
-    await embedded?.stop();
-    throw err;
-  }
-}
+import type { Settings } from './settings';
+import { describeTarget } from './temporal/connection';
 
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(configured: Settings): Promise<void> {
-  const log = workerLogger(configured);
-  const docker = new DockerClient();
-  // An engine without the tenant runtime stops keeper before it writes or starts anything (ah's
-  // VerifyGVisorRuntime): one line, exit code 2. Only a development host falls back to runc, and says so.
-  const embeddedTemporal = !resolveTemporalTarget(configured).address;
-  const tenants = await workerTenantRuntime({ docker, settings: configured, log, embeddedTemporal });
-  const settings: Settings = { ...configured, tenantRuntime: tenants.runtime };
-  installRuntime(log, { metricsPort: settings.metricsPort, hostId: settings.hostId });
-  const db = openStateDb(settings.db); // a bad DB fails before any server is started
-  const temporal = await openTemporal(settings).catch((err) => (db.close(), Promise.reject(err)));
-  const metrics = settings.metricsPort ? createKeeperMetrics(Runtime.instance().metricMeter) : undefined;
-  const host = createKeeperHost(settings, { db, log, metrics, docker });
-  const client = new Client({ connection: temporal.connection, namespace: temporal.target.namespace });
+  const opened = await openWorkerProcess(configured);
+  const { settings, log, host, client, temporal } = opened;
   let watcher: EventWatcher | undefined;
   try {
     const worker = await host.createWorker({ connection: temporal.native, namespace: temporal.target.namespace });
@@ -77,13 +27,12 @@ export async function runWorker(configured: Settings): Promise<void> {
     watcher = host.eventWatcher(client);
     watcher.start();
     stopOnSignals(log, () => worker.shutdown());
-    process.stdout.write(await banner(client, settings, temporal, tenants));
+    process.stdout.write(await banner(client, opened));
     log.info('keeper worker started', { taskQueue: taskQueueFor(settings.hostId), temporal: describeTarget(temporal.target), ui: temporal.uiUrl });
     await worker.run();
   } finally {
     await watcher?.stop();
-    await temporal.close();
-    db.close();
+    await opened.close();
     log.info('keeper worker stopped');
   }
 }
@@ -97,7 +46,7 @@ function stopOnSignals(log: Logger, stop: () => void): void {
   process.once('SIGTERM', () => onSignal('SIGTERM'));
 }
 
-async function banner(client: Client, settings: Settings, temporal: TemporalSession, tenants: WorkerTenantRuntime): Promise<string> {
+async function banner(client: Client, { settings, temporal, tenants }: WorkerProcess): Promise<string> {
   const query = encodeURIComponent(`KeeperHost="${settings.hostId}"`);
   const lines = [
     'keeper is running',

@@ -28,9 +28,21 @@ describe('settings', () => {
     });
   });
 
-  it("names every variable KEEPER_<FLAG>, except the two Temporal's own tools read", () => {
-    const temporals: Record<string, string> = { 'temporal-address': 'TEMPORAL_ADDRESS', 'temporal-profile': 'TEMPORAL_PROFILE' };
-    for (const s of SETTINGS) expect(s.env).toBe(temporals[s.flag] ?? 'KEEPER_' + s.flag.toUpperCase().replace(/-/g, '_'));
+  it('reads the Docker engine from DOCKER_HOST, and the log level from KEEPER_LOG_LEVEL', () => {
+    expect(loadSettings({}, { DOCKER_HOST: 'unix:///run/other.sock', KEEPER_LOG_LEVEL: 'debug' })).toMatchObject({ dockerHost: 'unix:///run/other.sock', logLevel: 'debug' });
+    expect(loadSettings({}, {})).toMatchObject({ dockerHost: undefined, logLevel: 'info' });
+    expect(() => loadSettings({ logLevel: 'loud' }, {})).toThrow(/--log-level.*must be one of debug, info, warn, error, got "loud"/);
+  });
+
+  it('knows whether the tenant runtime was named, by flag or variable', () => {
+    expect(loadSettings({}, {}).tenantRuntimeGiven).toBe(false);
+    expect(loadSettings({ tenantRuntime: 'runsc' }, {}).tenantRuntimeGiven).toBe(true);
+    expect(loadSettings({}, { KEEPER_TENANT_RUNTIME: 'runc' })).toMatchObject({ tenantRuntime: 'runc', tenantRuntimeGiven: true });
+  });
+
+  it("names every variable KEEPER_<FLAG>, except those Temporal's and Docker's own tools read", () => {
+    const theirs: Record<string, string> = { 'temporal-address': 'TEMPORAL_ADDRESS', 'temporal-profile': 'TEMPORAL_PROFILE', 'docker-host': 'DOCKER_HOST' };
+    for (const s of SETTINGS) expect(s.env).toBe(theirs[s.flag] ?? 'KEEPER_' + s.flag.toUpperCase().replace(/-/g, '_'));
     expect(SETTINGS.map((s) => s.flag)).toEqual(expect.arrayContaining([
       'db', 'host-id', 'temporal-address', 'namespace', 'reconcile-interval', 'crash-window', 'crash-threshold',
       'circuit-backoff', 'recovery', 'escalation-decay', 'stale-deploy-after', 'stale-env-create-after', 'metrics-port',

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { listCircuits, readCircuit } from '../db/services';
 import { ids, taskQueueFor } from '../ids';
 import { serviceAttributes } from '../search-attributes';
-import { runOnHost } from '../temporal/run-once';
+import { runOnHost } from '../app/run-once';
 import { isoSeconds } from '../time';
 import { circuitBreaker } from '../workflows/circuitBreaker';
 import { circuitResetSignal, type CircuitState } from '../workflows/messages';
@@ -17,7 +17,7 @@ export function registerCircuitCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const rows = await withHost(settings, ({ db }) => listCircuits(db), { create: true });
+      const rows = await withHost(settings, ({ db }) => listCircuits(db));
       print(rows, !!opts.json, () =>
         rows.length === 0
           ? 'no circuits open or escalated'
@@ -35,7 +35,7 @@ export function registerCircuitCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (serviceId: string, opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const before = await withHost(settings, ({ db }) => readCircuit(db, serviceId), { create: true });
+      const before = await withHost(settings, ({ db }) => readCircuit(db, serviceId));
       if (!before) throw new UsageError(`no service ${serviceId} in ${settings.db}`);
       const run = await runOnHost(settings, async (client) => {
         const handle = await client.workflow.signalWithStart(circuitBreaker, {

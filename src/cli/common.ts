@@ -1,9 +1,9 @@
 /** What every keeper command shares: the settings flags, this host's deps, output as table or JSON, exit codes. */
 import { Option } from 'commander';
-import { openStateDb } from '../db/open';
-import { hostDeps, type HostDeps } from '../host/deps';
+import { openHost } from '../app/open';
+import type { HostDeps } from '../host/deps';
 import type { Settings } from '../settings';
-import type { OneShot } from '../temporal/run-once';
+import type { OneShot } from '../app/run-once';
 
 export { settingsFrom, withSettings } from '../settings';
 
@@ -16,15 +16,15 @@ export class UsageError extends Error {
 }
 
 /**
- * Runs `fn` with this host's state DB and engine, no Temporal needed; the DB is closed after. Commands that
- * only read refuse to create a DB that is not there (`create: false`).
+ * Runs `fn` with this host's state DB and engine, no Temporal needed; the DB is closed after. Only the worker
+ * creates a state DB: a command given a --db that does not exist says so and creates nothing.
  */
-export async function withHost<T>(settings: Settings, fn: (deps: HostDeps) => Promise<T> | T, opts: { create?: boolean } = {}): Promise<T> {
-  const db = openStateDb(settings.db, { create: opts.create ?? false });
+export async function withHost<T>(settings: Settings, fn: (deps: HostDeps) => Promise<T> | T): Promise<T> {
+  const host = openHost(settings, 'command');
   try {
-    return await fn(hostDeps(settings, { db }));
+    return await fn(host.deps);
   } finally {
-    db.close();
+    host.close();
   }
 }
 

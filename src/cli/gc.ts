@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { GcClassResult } from '../host/gc/sweep';
 import ms from 'ms';
 import { ids } from '../ids';
-import { runWorkflowOnce } from '../temporal/run-once';
+import { runWorkflowOnce } from '../app/run-once';
 import { gcSweep, type GcSweepResult } from '../workflows/gcSweep';
 import { jsonOption, printOneShot, settingsFrom, table, UsageError, withSettings } from './common';
 

@@ -1,7 +1,7 @@
 /** `keeper health [--json]`: the host health workflow, this host's engine and DB read through Temporal. */
 import type { Command } from 'commander';
 import { ids } from '../ids';
-import { runWorkflowOnce } from '../temporal/run-once';
+import { runWorkflowOnce } from '../app/run-once';
 import { hostHealth, type HostHealth } from '../workflows/hostHealth';
 import { jsonOption, printOneShot, settingsFrom, withSettings } from './common';
 

@@ -6,13 +6,13 @@
  * paused; BUFFER_ONE, so a refill runs after any running one).
  */
 import type { Command } from 'commander';
-import { DockerClient } from '../docker/client';
+import { hostEngine } from '../app/open';
 import type { HostDeps } from '../host/deps';
 import { ids } from '../ids';
 import { drainPool, poolStatus, type PoolStatusReport } from '../host/pool/admin';
 import { ClaimRequestError, claimEnvironment, type ClaimResult } from '../host/pool/claim';
 import { assertTenantRuntime } from '../host/tenant-runtime';
-import { runWorkflowOnce } from '../temporal/run-once';
+import { runWorkflowOnce } from '../app/run-once';
 import { requestPoolRefill } from '../temporal/schedules';
 import { refillWords } from '../policy/loop-words';
 import { isoSeconds } from '../time';
@@ -50,7 +50,7 @@ export function registerPoolCommand(program: Command): void {
       if (!opts.once) throw new UsageError('pool refill needs --once (the pool schedule refills every --pool-interval)');
       const settings = settingsFrom(cmd);
       // Before any worker or workflow: the refill creates containers. (No DB needed: the run opens or creates it.)
-      await assertTenantRuntime({ docker: new DockerClient(), settings });
+      await assertTenantRuntime({ docker: hostEngine(settings), settings });
       const run = await runWorkflowOnce(settings, poolRefill, ids.once(settings.hostId, 'pool', Date.now()), []);
       printOneShot(run, !!opts.json, (r) =>
         [`refill: ${refillWords(r)}`, `ready:  ${Object.entries(r.ready).map(([t, n]) => `${t}=${n}`).join(' ') || 'none'}`].join('\n'),

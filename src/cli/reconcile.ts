@@ -1,7 +1,7 @@
 /** `keeper reconcile --once [--json]`: one reconcile tick, run as a workflow, and its summary. */
 import type { Command } from 'commander';
 import { ids } from '../ids';
-import { runWorkflowOnce } from '../temporal/run-once';
+import { runWorkflowOnce } from '../app/run-once';
 import { reconcileTick, type TickSummary } from '../workflows/reconcileTick';
 import { jsonOption, printOneShot, settingsFrom, UsageError, withSettings } from './common';
 

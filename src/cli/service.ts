@@ -40,7 +40,7 @@ export function registerServiceCommands(program: Command): void {
       if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) throw new UsageError(`invalid --port "${opts.port}": use 1-65535`);
       const env = parseEnv(opts.env ?? []);
       const request = { tenant: opts.tenant, name: opts.name, image: opts.image, port, env, healthCmd: opts.healthCmd };
-      const s = await withHost(settings, (deps) => createService(deps, request), { create: true });
+      const s = await withHost(settings, (deps) => createService(deps, request));
       print(s, !!opts.json, render);
     });
 
@@ -53,7 +53,7 @@ export function registerServiceCommands(program: Command): void {
         const s = await withHost(settings, async (deps) => {
           if (verb === 'rm') return void (await removeService(deps, id));
           return verb === 'start' ? startService(deps, id) : verb === 'stop' ? stopService(deps, id) : restartService(deps, id);
-        }, { create: true });
+        });
         if (s) print(s, !!opts.json, render);
         else process.stdout.write(`${id}: removed\n`);
       });
@@ -68,6 +68,6 @@ export function registerServiceCommands(program: Command): void {
     .action(async (id: string, opts: { tail: string }, cmd: Command) => {
       const tail = Number(opts.tail);
       if (!Number.isInteger(tail) || tail < 1) throw new UsageError(`invalid --tail "${opts.tail}": use a positive integer`);
-      process.stdout.write(await withHost(settingsFrom(cmd), (deps) => serviceLogs(deps, id, tail), { create: true }));
+      process.stdout.write(await withHost(settingsFrom(cmd), (deps) => serviceLogs(deps, id, tail)));
     });
 }

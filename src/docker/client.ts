@@ -196,8 +196,15 @@ export class DockerClient {
   /** Told of every API call (the worker counts them in its metrics). */
   onCall: ((operation: string) => void) | undefined;
 
-  constructor(dockerHost: string | undefined = process.env.DOCKER_HOST) {
+  /** `dockerHost` as DOCKER_HOST spells it; unset: dockerode's own default (DOCKER_HOST, else the local socket). */
+  constructor(dockerHost?: string) {
     this.docker = new Docker(dockerOptions(dockerHost));
+  }
+
+  /** `host:port` of an engine reached over TCP, whose disk this process cannot see; undefined for a local socket. */
+  get remoteAddress(): string | undefined {
+    const modem = this.docker.modem as { host?: string; port?: number | string };
+    return modem.host ? `${modem.host}:${modem.port ?? ''}` : undefined;
   }
 
   get totalCalls(): number {

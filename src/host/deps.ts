@@ -1,13 +1,14 @@
 /**
  * What every host operation is given: this host's state DB, Docker engine and settings, and the logger and
- * clock the composition root (src/keeper-host.ts) injected. Nothing here reaches for a global.
+ * clock the composition root (src/app/open.ts) made or a caller injected. Nothing here reaches for a global,
+ * and nothing here makes a default: host operations only take what they are given.
  */
-import { openStateDb, type StateDb } from '../db/open';
-import { DockerClient } from '../docker/client';
-import { createLogger, type Logger } from '../log';
+import type { StateDb } from '../db/open';
+import type { DockerClient } from '../docker/client';
+import type { Logger } from '../log';
 import type { KeeperMetrics } from '../metrics';
 import type { Settings } from '../settings';
-import { systemClock, type Clock } from '../time';
+import type { Clock } from '../time';
 
 export interface HostDeps {
   db: StateDb;
@@ -17,31 +18,4 @@ export interface HostDeps {
   clock: Clock;
   /** keeper's Prometheus metrics; absent in one-shot commands and most tests. */
   metrics?: KeeperMetrics;
-}
-
-/** What a caller may inject; everything else is made from the settings. */
-export interface HostParts {
-  log?: Logger;
-  clock?: Clock;
-  docker?: DockerClient;
-  /** A DB the caller opened (and closes); otherwise --db is opened. */
-  db?: StateDb;
-  metrics?: KeeperMetrics;
-}
-
-/** A plain logger for this host: stderr, in the configured format. */
-export function hostLogger(settings: Settings): Logger {
-  return createLogger({ format: settings.logFormat, fields: { host: settings.hostId }, debug: !!process.env.KEEPER_DEBUG });
-}
-
-/** This host's dependencies: the parts given, the defaults for the rest. */
-export function hostDeps(settings: Settings, parts: HostParts = {}): HostDeps {
-  return {
-    settings,
-    db: parts.db ?? openStateDb(settings.db),
-    docker: parts.docker ?? new DockerClient(),
-    log: parts.log ?? hostLogger(settings),
-    clock: parts.clock ?? systemClock,
-    metrics: parts.metrics,
-  };
 }

@@ -39,19 +39,19 @@ export function readDiskUsage(paths: GuardedPath[]): DiskUsage[] {
 
 /**
  * The paths to guard: the DB's directory, Docker's root dir, then --disk-paths. Docker's root dir is only
- * measurable when the engine's filesystem is this machine's: with a tcp:// DOCKER_HOST it is reported as
- * not visible instead of measuring an unrelated local directory of the same name.
+ * measurable when the engine's filesystem is this machine's: an engine reached over TCP (`remoteEngine`, its
+ * address) is reported as not visible instead of measuring an unrelated local directory of the same name.
  */
 export function guardedPaths(
   settings: Pick<Settings, 'db' | 'diskPaths'>,
   dockerRoot: { dir: string } | { error: string },
-  dockerHost = process.env.DOCKER_HOST,
+  remoteEngine?: string,
 ): GuardedPath[] {
   const out: GuardedPath[] = [{ path: path.dirname(path.resolve(settings.db)), role: 'state DB directory' }];
   if ('error' in dockerRoot) {
     out.push({ path: '(docker root dir)', role: 'docker root dir', error: dockerRoot.error });
-  } else if (dockerHost && !dockerHost.startsWith('unix://')) {
-    out.push({ path: dockerRoot.dir, role: 'docker root dir', error: `engine at ${dockerHost} is remote; its disk is not visible from this process` });
+  } else if (remoteEngine) {
+    out.push({ path: dockerRoot.dir, role: 'docker root dir', error: `engine at ${remoteEngine} is remote; its disk is not visible from this process` });
   } else {
     out.push({ path: dockerRoot.dir, role: 'docker root dir' });
   }
@@ -70,7 +70,7 @@ export async function dockerRootDir(docker: DockerClient): Promise<{ dir: string
 
 /** The whole guard: paths, usage, verdict. */
 export async function readDiskGuard(deps: GuardDeps): Promise<DiskVerdict> {
-  const paths = guardedPaths(deps.settings, await dockerRootDir(deps.docker));
+  const paths = guardedPaths(deps.settings, await dockerRootDir(deps.docker), deps.docker.remoteAddress);
   return judgeDisk(readDiskUsage(paths), deps.settings.diskWarnPercent, deps.settings.diskBlockPercent);
 }
 

@@ -15,7 +15,7 @@ import { DockerClient } from '../../src/docker/client';
 import { KeeperHost } from '../../src/search-attributes';
 import { taskQueueFor } from '../../src/ids';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { createKeeperHost } from '../../src/keeper-host';
+import { createKeeperHost } from '../../src/app/keeper-host';
 import { tempDir, testSettings, waitFor } from '../helpers/fixtures';
 
 const CHROMIUM = process.env.KEEPER_CHROMIUM ?? '/usr/bin/chromium';

@@ -5,7 +5,7 @@ import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import type { EventWatcher } from '../../src/events/watcher';
 import { ids } from '../../src/ids';
-import { createKeeperHost } from '../../src/keeper-host';
+import { createKeeperHost } from '../../src/app/keeper-host';
 import type { Settings } from '../../src/settings';
 import { scheduleOptions } from '../../src/temporal/schedules';
 import { waitFor } from '../helpers/fixtures';

@@ -6,7 +6,8 @@ import path from 'node:path';
 import Dockerode from 'dockerode';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient, dockerOptions, type ContainerSpec } from '../../src/docker/client';
-import { hostDeps, type HostDeps } from '../../src/host/deps';
+import { openHost } from '../../src/app/open';
+import type { HostDeps } from '../../src/host/deps';
 import { TestDockerClient } from './test-docker';
 import { silentLogger } from '../../src/log';
 import { loadSettings, type RawSettings, type Settings } from '../../src/settings';
@@ -43,7 +44,7 @@ export function testSettings(overrides: RawSettings = {}): Settings {
 
 /** A host's dependencies for calling host operations or activities directly: its log goes nowhere unless given. */
 export function testDeps(parts: { db: StateDb; docker: DockerClient; settings: Settings } & Partial<HostDeps>): HostDeps {
-  return hostDeps(parts.settings, { log: silentLogger, ...parts });
+  return openHost(parts.settings, 'command', { log: silentLogger, ...parts }).deps;
 }
 
 /**

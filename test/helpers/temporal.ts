@@ -2,8 +2,8 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
-import type { HostParts } from '../../src/host/deps';
-import { createKeeperHost } from '../../src/keeper-host';
+import type { HostParts } from '../../src/app/open';
+import { createKeeperHost } from '../../src/app/keeper-host';
 import type { Settings } from '../../src/settings';
 import type { EngineFixture } from './fixtures';
 import { startTimeSkippingServer, type TimeSkippingServer } from './test-server';

@@ -1,7 +1,7 @@
 /** Running ticks and activities for reconcile tests; row and container helpers live in rows.ts. */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities';
-import type { HostParts } from '../../src/host/deps';
+import type { HostParts } from '../../src/app/open';
 import type { Settings } from '../../src/settings';
 import type { TickSummary } from '../../src/workflows/reconcileTick';
 import { taskQueueFor } from '../../src/ids';

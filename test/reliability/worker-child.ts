@@ -15,7 +15,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { loadSettings } from '../../src/settings';
-import { createKeeperHost } from '../../src/keeper-host';
+import { createKeeperHost } from '../../src/app/keeper-host';
 
 class KillingDockerClient extends DockerClient {
   override async stopContainer(id: string, graceSeconds?: number): Promise<void> {

@@ -7,7 +7,7 @@ import { Client as TemporalClient } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { StateDb } from '../../../src/db/open';
 import type { DockerClient } from '../../../src/docker/client';
-import { createKeeperHost, type KeeperHost } from '../../../src/keeper-host';
+import { createKeeperHost, type KeeperHost } from '../../../src/app/keeper-host';
 import type { Logger } from '../../../src/log';
 import type { Settings } from '../../../src/settings';
 import { connectClient, resolveTemporalTarget } from '../../../src/temporal/connection';

@@ -1,22 +1,21 @@
 /**
- * The composition root: the one place a keeper host is built. The worker (`keeper worker`), the one-shot
- * commands' in-process worker, the benchmarks and the test helpers all build their host here, injecting what
- * they own (a logger that captures lines, a clock, an engine behind a fault proxy, a connection to a test
- * server) and taking the defaults for the rest.
+ * A keeper host as a Temporal worker sees it: its worker (every workflow, this host's activities), its schedules
+ * and its event watcher, over the dependencies opened by src/app/open.ts. The worker process
+ * (src/app/worker-process.ts), the one-shot commands' in-process worker, the benchmarks and the test helpers all
+ * build their host here.
  */
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from './activities';
-import { heartbeatInterceptor } from './activities/heartbeat';
-import { activityLogContext } from './activities/log-context';
-import { EventWatcher, type EventWatcherOptions } from './events/watcher';
-import { hostDeps, type HostDeps, type HostParts } from './host/deps';
-import { taskQueueFor } from './ids';
-import { createLogger, type Logger } from './log';
-import { loopMetricsInterceptor } from './metrics';
-import type { Settings } from './settings';
-import { prebuiltBundle, WORKFLOWS_PATH } from './temporal/bundle';
-import { ensureSchedules, triggerReconcile } from './temporal/schedules';
+import { createActivities } from '../activities';
+import { heartbeatInterceptor } from '../activities/heartbeat';
+import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
+import type { HostDeps } from '../host/deps';
+import { taskQueueFor } from '../ids';
+import { loopMetricsInterceptor } from '../metrics';
+import type { Settings } from '../settings';
+import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
+import { ensureSchedules, triggerReconcile } from '../temporal/schedules';
+import { openHost, type HostParts } from './open';
 
 export interface WorkerParts {
   connection: NativeConnection;
@@ -41,16 +40,11 @@ export interface KeeperHost {
 /** How long running activities get to finish on SIGINT/SIGTERM. */
 export const SHUTDOWN_GRACE = '30s';
 
-export type { HostParts } from './host/deps';
-
-/** A worker process's logger: lines written inside an activity carry its ids. */
-export function workerLogger(settings: Settings): Logger {
-  return createLogger({ format: settings.logFormat, fields: { host: settings.hostId }, context: activityLogContext, debug: !!process.env.KEEPER_DEBUG });
-}
+export type { HostParts } from './open';
 
 export function createKeeperHost(settings: Settings, parts: HostParts = {}): KeeperHost {
-  const log = parts.log ?? workerLogger(settings);
-  const deps = hostDeps(settings, { ...parts, log });
+  const opened = openHost(settings, 'worker', parts);
+  const { deps } = opened;
   const { metrics } = deps;
   if (metrics) deps.docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
   return {
@@ -76,8 +70,6 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         metrics: deps.metrics, ...opts,
       });
     },
-    close() {
-      if (!parts.db) deps.db.close();
-    },
+    close: opened.close,
   };
 }

@@ -11,16 +11,16 @@ import net from 'node:net';
 import { Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { openStateDb } from '../db/open';
 import { taskQueueFor } from '../ids';
-import { createKeeperHost } from '../keeper-host';
+import { createKeeperHost } from './keeper-host';
+import { openHostDb } from './open';
 import { hostAttributes } from '../search-attributes';
 import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
-import { drainOwnWork, type Drained } from './drain';
-import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from './connection';
-import { startDevServer } from './dev-server';
-import { connectNative } from './native';
-import { installRuntime } from './runtime';
+import { drainOwnWork, type Drained } from '../temporal/drain';
+import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from '../temporal/connection';
+import { startDevServer } from '../temporal/dev-server';
+import { connectNative } from '../temporal/native';
+import { installRuntime } from '../temporal/runtime';
 
 export interface OneShot<T> {
   result: T;
@@ -75,7 +75,7 @@ type OwnRun<T> = Pick<OneShot<T>, 'result' | 'ranBy' | 'drained'>;
 
 async function runWithOwnWorker<T>(settings: Settings, target: Target, client: Client, fn: (client: Client) => Promise<T>): Promise<OwnRun<T>> {
   // The DB first: a bad path must fail before any worker is started.
-  const db = openStateDb(settings.db);
+  const db = openHostDb(settings, 'command');
   installRuntime(undefined);
   const host = createKeeperHost(settings, { db });
   const native = await connectNative(target);
@@ -93,7 +93,7 @@ async function runWithOwnWorker<T>(settings: Settings, target: Target, client: C
 }
 
 async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
-  openStateDb(settings.db).close(); // a bad path must fail before any server is started
+  openHostDb(settings, 'command').close(); // a missing or bad DB must fail before any server is started
   installRuntime(undefined);
   const server = await startDevServer({ namespace });
   try {

@@ -1,0 +1,71 @@
+/**
+ * The parts every keeper process opens, made here and nowhere else: the logger, the Docker engine client, the
+ * state DB, and the host's dependencies (HostDeps) built from them. A process opens its host in one of three
+ * modes, which decide what it may do to the state DB:
+ * - `worker`: the only mode that creates a state DB (with ah's schema) where none exists;
+ * - `command`: a one-shot command that changes things (a tick, a reset, a claim) on an existing DB;
+ * - `status`: reads (status, crashes, pool status).
+ * Tests and benchmarks inject what they own (a logger that captures lines, a clock, an engine behind a fault
+ * proxy, a DB they opened) and take these for the rest.
+ */
+import { activityLogContext } from '../activities/log-context';
+import { openStateDb, type StateDb } from '../db/open';
+import { DockerClient } from '../docker/client';
+import type { HostDeps } from '../host/deps';
+import { createLogger, type Logger } from '../log';
+import type { KeeperMetrics } from '../metrics';
+import type { Settings } from '../settings';
+import { systemClock, type Clock } from '../time';
+
+export type HostMode = 'worker' | 'command' | 'status';
+
+/** What a caller may inject; everything else is made from the settings. */
+export interface HostParts {
+  log?: Logger;
+  clock?: Clock;
+  docker?: DockerClient;
+  /** A DB the caller opened (and closes); otherwise --db is opened, and closed by `close`. */
+  db?: StateDb;
+  metrics?: KeeperMetrics;
+}
+
+/**
+ * The one logger factory: stderr, in --log-format and --log-level, every line naming the host. In a worker
+ * process, lines written inside an activity also carry its ids, so a line leads to its run in the UI.
+ */
+export function hostLogger(settings: Pick<Settings, 'logFormat' | 'logLevel' | 'hostId'>, opts: { inWorker?: boolean } = {}): Logger {
+  return createLogger({
+    format: settings.logFormat, level: settings.logLevel, fields: { host: settings.hostId },
+    ...(opts.inWorker ? { context: activityLogContext } : {}),
+  });
+}
+
+/** The one way a process reaches its Docker engine: --docker-host (DOCKER_HOST), else the local socket. */
+export function hostEngine(settings: Pick<Settings, 'dockerHost'>): DockerClient {
+  return new DockerClient(settings.dockerHost);
+}
+
+/** Opens the state DB as `mode` allows: only a worker creates one. */
+export function openHostDb(settings: Pick<Settings, 'db'>, mode: HostMode): StateDb {
+  return openStateDb(settings.db, { create: mode === 'worker' });
+}
+
+export interface OpenedHost {
+  deps: HostDeps;
+  /** Closes what was opened here (the DB, unless the caller gave it). */
+  close(): void;
+}
+
+/** This host's dependencies for one process: the parts given, the rest opened from the settings. */
+export function openHost(settings: Settings, mode: HostMode, parts: HostParts = {}): OpenedHost {
+  const db = parts.db ?? openHostDb(settings, mode);
+  const deps: HostDeps = {
+    settings,
+    db,
+    docker: parts.docker ?? hostEngine(settings),
+    log: parts.log ?? hostLogger(settings, { inWorker: mode === 'worker' }),
+    clock: parts.clock ?? systemClock,
+    metrics: parts.metrics,
+  };
+  return { deps, close: () => (parts.db ? undefined : db.close()) };
+}
