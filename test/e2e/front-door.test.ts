@@ -39,6 +39,16 @@ function run(command: string, args: string[], timeoutMs: number): string {
   return execFileSync(command, args, { cwd: clone, env: newcomerEnv(), encoding: 'utf8', timeout: timeoutMs, stdio: 'pipe' });
 }
 
+/** Sends `signal` to the process group `pgid`; false once no process of it is left. */
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('the front door on a clean clone', () => {
@@ -53,7 +63,6 @@ describe('the front door on a clean clone', () => {
     let output = '';
     start.stdout.on('data', (d) => (output += d));
     start.stderr.on('data', (d) => (output += d));
-    const exited = new Promise<void>((resolve) => start.on('exit', () => resolve()));
     try {
       await waitFor('the banner', () => /keeper is running[\s\S]*pool\s+next run/.test(output) || start.exitCode !== null, 20 * MINUTE_MS, 500);
       expect(output, 'npm start printed the banner').toMatch(/keeper is running/);
@@ -66,11 +75,12 @@ describe('the front door on a clean clone', () => {
       const banner = output.slice(output.indexOf('keeper is running'));
       console.log(`npm start, on a clean clone:\n${banner.split('\n').slice(0, 12).join('\n')}`);
     } finally {
-      if (start.exitCode === null) process.kill(-start.pid!, 'SIGINT');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 2 * MINUTE_MS))]);
-      if (start.exitCode === null) process.kill(-start.pid!, 'SIGKILL');
+      // npm itself exits at once on SIGINT; keeper drains and stops its dev server: wait for the whole group.
+      signalGroup(start.pid!, 'SIGINT');
+      const gone = await waitFor('npm start and everything it started to exit', () => !signalGroup(start.pid!, 0), 2 * MINUTE_MS, 250).catch(() => false);
+      if (!gone) signalGroup(start.pid!, 'SIGKILL');
     }
-    expect(output).toMatch(/keeper worker stopped/);
+    expect(output).toMatch(/shutting down[\s\S]*keeper worker stopped/);
     expect(await portOpen(EMBEDDED_TEMPORAL_PORT), 'the embedded dev server is stopped').toBe(false);
   });
 });
