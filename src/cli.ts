@@ -13,6 +13,7 @@ import { registerReconcileCommand } from './cli/reconcile';
 import { registerScheduleCommands } from './cli/schedules';
 import { registerServiceCommands } from './cli/service';
 import { registerStatusCommand } from './cli/status';
+import { StateDbMissing } from './db/open';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -50,7 +51,7 @@ export async function main(argv = process.argv): Promise<number> {
     }
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`keeper: ${message.split('\n')[0]}\n`);
-    return err instanceof SettingsError || err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
+    return err instanceof SettingsError || err instanceof UsageError || err instanceof StateDbMissing ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
 

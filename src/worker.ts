@@ -13,6 +13,7 @@ import { planNotification } from './host/notifications';
 import { ids, LOOPS, taskQueueFor } from './ids';
 import type { Logger } from './log';
 import { webhooksWords } from './policy/notification';
+import { hostRunsQuery } from './search-attributes';
 import type { Settings } from './settings';
 import { describeTarget } from './temporal/connection';
 
@@ -47,7 +48,7 @@ function stopOnSignals(log: Logger, stop: () => void): void {
 }
 
 async function banner(client: Client, { settings, temporal, tenants }: WorkerProcess): Promise<string> {
-  const query = encodeURIComponent(`KeeperHost="${settings.hostId}"`);
+  const query = encodeURIComponent(hostRunsQuery(settings.hostId));
   const lines = [
     'keeper is running',
     `  host        ${settings.hostId} (task queue ${taskQueueFor(settings.hostId)})`,

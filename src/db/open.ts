@@ -16,6 +16,11 @@ export class StateDbError extends Error {
   override name = 'StateDbError';
 }
 
+/** A --db that does not exist, given to a command that may not create one: the operator's mistake (exit code 2). */
+export class StateDbMissing extends StateDbError {
+  override name = 'StateDbMissing';
+}
+
 export const BUSY_TIMEOUT_MS = 5000;
 
 export interface OpenOptions {
@@ -31,7 +36,9 @@ export function openStateDb(dbPath: string, options: OpenOptions = {}): StateDb 
     throw new StateDbError(`state DB ${file}: ${problem}`);
   };
   const isNew = !fs.existsSync(file);
-  if (isNew && options.create === false) fail('does not exist');
+  if (isNew && options.create === false) {
+    throw new StateDbMissing(`state DB ${file}: does not exist (only \`keeper worker\` creates one; check --db)`);
+  }
   if (isNew) ensureDataDir(path.dirname(file), fail);
 
   let db: StateDb;

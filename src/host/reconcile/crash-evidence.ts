@@ -11,6 +11,7 @@ import { crashReason } from '../../policy/crash-words';
 import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
 import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
 import type { TickObservation } from './observation';
+import { LABEL } from '../../names';
 
 /** A container whose look shows deaths, waiting for its evidence. */
 export interface PendingCrash {
@@ -87,7 +88,7 @@ async function readDeathEvents(docker: DockerClient, sinceMs: number, untilMs: n
   let events: DockerEvent[];
   try {
     events = await docker.readEvents({
-      since: (sinceMs / 1000).toFixed(3), until: (untilMs / 1000).toFixed(3), labels: { 'ah.service': true }, types: ['container'],
+      since: (sinceMs / 1000).toFixed(3), until: (untilMs / 1000).toFixed(3), labels: { [LABEL.service]: true }, types: ['container'],
       actions: DEATH_EVENT_ACTIONS, signal: AbortSignal.timeout(EVENTS_READ_TIMEOUT_MS),
     });
   } catch (err) {

@@ -17,6 +17,7 @@ import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from '
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation, type TickObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
+import { LABEL, RESOURCE_TYPE } from '../../names';
 
 /** A container that has run this long again takes its service back to `running`. */
 export const BACK_UP_AFTER_SEC = 10;
@@ -34,9 +35,9 @@ export async function observeHost(
   let lists: ContainerSummary[][];
   try {
     lists = await Promise.all([
-      docker.listContainers({ 'ah.service': true }),
-      docker.listContainers({ 'ah.type': 'database' }),
-      docker.listContainers({ 'ah.type': 'environment' }),
+      docker.listContainers({ [LABEL.service]: true }),
+      docker.listContainers({ [LABEL.type]: RESOURCE_TYPE.database }),
+      docker.listContainers({ [LABEL.type]: RESOURCE_TYPE.environment }),
     ]);
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;
@@ -163,13 +164,13 @@ const short = (id: string | null | undefined) => (id ?? '').slice(0, 12);
 function findSplitBrain(services: ServiceRow[], listed: Listed, obs: TickObservation): void {
   const byId = new Map(services.map((s) => [s.id, s]));
   for (const c of listed.all) {
-    const serviceId = c.labels['ah.service'];
+    const serviceId = c.labels[LABEL.service];
     const service = byId.get(serviceId);
     const dbContainerId = service?.containerId ?? '';
     if (!service || !dbContainerId || !c.id.startsWith(dbContainerId)) {
       obs.splitBrain.push({ containerId: short(c.id), serviceId, dbContainerId: short(dbContainerId) });
-    } else if (c.labels['ah.tenant'] !== service.tenantId) {
-      obs.problems.push({ subject: `container:${short(c.id)}`, problem: `label ah.tenant="${c.labels['ah.tenant'] ?? ''}" names another tenant than service ${serviceId}'s` });
+    } else if (c.labels[LABEL.tenant] !== service.tenantId) {
+      obs.problems.push({ subject: `container:${short(c.id)}`, problem: `label ${LABEL.tenant}="${c.labels[LABEL.tenant] ?? ''}" names another tenant than service ${serviceId}'s` });
     }
   }
 }
