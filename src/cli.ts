@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
+import { StateDbMissingError } from './db/open';
 import { registerCircuitCommand } from './cli/circuit';
 import { registerCrashesCommand } from './cli/crashes';
 import { registerGcCommand } from './cli/gc';
@@ -13,10 +14,12 @@ import { registerReconcileCommand } from './cli/reconcile';
 import { registerScheduleCommands } from './cli/schedules';
 import { registerServiceCommands } from './cli/service';
 import { registerStatusCommand } from './cli/status';
+import { keeperVersion } from './version';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
     .description("keeper: a Docker host's reconciler, garbage collector and warm pool as durable Temporal workflows")
+    .version(keeperVersion(), '-V, --version', "print keeper's version")
     .exitOverride()
     // One line, keeper's prefix instead of commander's "error:"; commander names the flag or variable and the value.
     .configureOutput({ outputError: (text, write) => write(`keeper: ${text.replace(/^error: /, '').split('\n')[0]}\n`) });
@@ -50,7 +53,7 @@ export async function main(argv = process.argv): Promise<number> {
     }
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`keeper: ${message.split('\n')[0]}\n`);
-    return err instanceof SettingsError || err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
+    return err instanceof SettingsError || err instanceof UsageError || err instanceof StateDbMissingError ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
 

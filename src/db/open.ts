@@ -16,6 +16,11 @@ export class StateDbError extends Error {
   override name = 'StateDbError';
 }
 
+/** `create: false` and no DB at the path: the operator's typo, most likely (exit 2 in the CLI). */
+export class StateDbMissingError extends StateDbError {
+  override name = 'StateDbMissingError';
+}
+
 export const BUSY_TIMEOUT_MS = 5000;
 
 export interface OpenOptions {
@@ -31,7 +36,9 @@ export function openStateDb(dbPath: string, options: OpenOptions = {}): StateDb 
     throw new StateDbError(`state DB ${file}: ${problem}`);
   };
   const isNew = !fs.existsSync(file);
-  if (isNew && options.create === false) fail('does not exist');
+  if (isNew && options.create === false) {
+    throw new StateDbMissingError(`state DB ${file} does not exist: only \`keeper worker\` creates one (check --db or KEEPER_DB)`);
+  }
   if (isNew) ensureDataDir(path.dirname(file), fail);
 
   let db: StateDb;
