@@ -43,8 +43,8 @@ function differencesFrom(cmd: Command, settings: Settings, worker: NonNullable<H
 const header: Section = (s) => [`host ${s.host}`, `temporal ${s.temporal}`];
 
 /** Which worker recorded its configuration, its pace, and where this command's flags differ from it. */
-const worker: Section = ({ worker: w, now }) => {
-  if (!w) return ["worker   no worker has recorded its configuration: tenant runtime and alerts below are this command's own settings"];
+const worker: Section = ({ worker: w, now, host }) => {
+  if (!w) return [`worker   no worker of host ${host} has recorded its configuration: tenant runtime and alerts below are this command's own settings`];
   return [
     `worker   keeper ${w.keeperVersion}, pid ${w.pid}, started ${when(w.startedAt, now)}`,
     `         ${workerPaceWords(w.config)}`,

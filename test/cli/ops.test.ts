@@ -39,7 +39,9 @@ describe('--help and --version', () => {
   it.each(['worker', 'status', 'circuit reset', 'gc'])('`keeper %s --help` lists every setting with its variable and default', async (command) => {
     const r = await keeper([...command.split(' '), '--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Settings (flag, else variable, else default):');
+    // The command's own options first (its --help at least), then the settings every command takes.
+    expect(r.stdout.indexOf('-h, --help')).toBeGreaterThan(0);
+    expect(r.stdout.indexOf('-h, --help')).toBeLessThan(r.stdout.indexOf('Settings (flag, else variable, else default):'));
     // Commander wraps descriptions; the help is compared with its whitespace folded.
     const help = r.stdout.replace(/\s+/g, ' ');
     for (const s of SETTINGS) {
@@ -239,9 +241,9 @@ describe('keeper status reports what the running worker uses', () => {
   });
 
   it('says so when no worker has recorded its configuration', async () => {
-    const r = await keeper(['status', '--db', existingDb()]);
+    const r = await keeper(['status', '--db', existingDb(), '--host-id', 'quiet-host']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain("worker   no worker has recorded its configuration: tenant runtime and alerts below are this command's own settings");
+    expect(r.stdout).toContain("worker   no worker of host quiet-host has recorded its configuration: tenant runtime and alerts below are this command's own settings");
     expect(JSON.parse((await keeper(['status', '--db', existingDb(), '--json'])).stdout).worker).toBeNull();
   });
 });
