@@ -43,8 +43,8 @@ async function expectOneLineError(args: string[], env: NodeJS.ProcessEnv, patter
 const HOLDS_SECRETS = ['notifyWebhooks', 'notifySecret', 'notifySecretFile'];
 
 describe('CLI arguments and settings out of range or of the wrong form', () => {
-  // The optional Temporal ones take any text (unset when empty): the connection checks them.
-  const settable = SETTINGS.filter((s) => !['temporalAddress', 'temporalProfile', 'temporalApiKeyFile', 'namespace', 'db'].includes(s.key));
+  // The optional Temporal ones and DOCKER_HOST take any text (unset when empty): the connection checks them.
+  const settable = SETTINGS.filter((s) => !['temporalAddress', 'temporalProfile', 'temporalApiKeyFile', 'namespace', 'db', 'dockerHost'].includes(s.key));
   const name = (s: (typeof SETTINGS)[number]) => optionName(s.flag);
 
   // Every setting, in-process (each CLI start costs ~2 s of CPU): the same loadSettings the CLI calls.
