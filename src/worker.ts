@@ -14,6 +14,7 @@ import { ids, LOOPS, taskQueueFor } from './ids';
 import type { Logger } from './log';
 import { webhooksWords } from './policy/notification';
 import { hostRunsQuery } from './search-attributes';
+import { recordWorkerStart } from './host/worker-config';
 import type { Settings } from './settings';
 import { describeTarget } from './temporal/connection';
 
@@ -25,6 +26,7 @@ export async function runWorker(configured: Settings): Promise<void> {
   try {
     const worker = await host.createWorker({ connection: temporal.native, namespace: temporal.target.namespace });
     await host.ensureSchedules(client);
+    recordWorkerStart({ db: host.deps.db, settings }, describeTarget(temporal.target), temporal.embedded !== undefined);
     watcher = host.eventWatcher(client);
     watcher.start();
     stopOnSignals(log, () => worker.shutdown());

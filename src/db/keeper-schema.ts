@@ -156,3 +156,18 @@ CREATE TABLE keeper_reported_conditions (
   PRIMARY KEY (host_id, loop, subject)
 );`,
 });
+
+// ---- what the worker runs with, for `keeper status`: the 17xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1701_worker_config',
+  sql: `
+-- The effective configuration of the last worker that started on this host, so that keeper status reports what
+-- the worker uses rather than its own flags. Nothing secret: webhooks by origin and hash, never a URL or a key.
+CREATE TABLE keeper_worker_config (
+  host_id TEXT PRIMARY KEY,
+  keeper_version TEXT NOT NULL,
+  started_at INTEGER NOT NULL,      -- unix seconds
+  pid INTEGER NOT NULL,
+  config_json TEXT NOT NULL         -- see WorkerConfig in src/db/worker-config.ts
+);`,
+});

@@ -16,9 +16,9 @@ export class StateDbError extends Error {
   override name = 'StateDbError';
 }
 
-/** A --db that does not exist, given to a command that may not create one: the operator's mistake (exit code 2). */
-export class StateDbMissing extends StateDbError {
-  override name = 'StateDbMissing';
+/** `create: false` and no DB at the path: the operator's typo, most likely (exit 2 in the CLI). */
+export class StateDbMissingError extends StateDbError {
+  override name = 'StateDbMissingError';
 }
 
 export const BUSY_TIMEOUT_MS = 5000;
@@ -37,7 +37,7 @@ export function openStateDb(dbPath: string, options: OpenOptions = {}): StateDb 
   };
   const isNew = !fs.existsSync(file);
   if (isNew && options.create === false) {
-    throw new StateDbMissing(`state DB ${file}: does not exist (only \`keeper worker\` creates one; check --db)`);
+    throw new StateDbMissingError(`state DB ${file} does not exist: only \`keeper worker\` creates one (check --db or KEEPER_DB)`);
   }
   if (isNew) ensureDataDir(path.dirname(file), fail);
 

@@ -8,6 +8,7 @@ import { lastDeaths } from '../db/crash-records';
 import { readEventWatcherState } from '../db/events';
 import { lastLoopResults } from '../db/loop-results';
 import { countsByStatus, serviceStatuses } from '../db/status';
+import { readWorkerConfig } from '../db/worker-config';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 import { readDiskGuard } from './disk';
@@ -15,21 +16,29 @@ import { notificationStatus } from './notifications';
 import { poolStats } from './pool/admin';
 import { tenantRuntimeStatus } from './tenant-runtime';
 
+/**
+ * The tenant runtime and the webhooks are the worker's, as it recorded them at its start (keeper_worker_config):
+ * this command's own flags say nothing of what the worker does. Without a record, they are this command's.
+ */
 export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>) {
   const { db, settings } = deps;
   const now = unixSeconds(deps.clock);
+  const worker = readWorkerConfig(db, settings.hostId);
+  const asWorker = worker ? { ...deps, settings: { ...settings, tenantRuntime: worker.config.tenantRuntime } } : deps;
+  const workerAlerts = worker ? { webhooks: worker.config.webhooks, signed: worker.config.signed } : {};
   return {
     host: settings.hostId,
     now,
+    worker,
     services: servicesWithLastCrash(db, now, settings.crashWindowMs / 1000),
     databases: countsByStatus(db, 'databases'),
     environments: countsByStatus(db, 'environments'),
     pool: poolStats(db, settings),
-    tenantRuntime: await tenantRuntimeStatus(deps),
+    tenantRuntime: await tenantRuntimeStatus(asWorker),
     disk: await readDiskGuard(deps),
     loops: lastLoopResults(db),
     events: describeWatcher(readEventWatcherState(db, settings.hostId)),
-    notifications: notificationStatus(deps),
+    notifications: { ...notificationStatus(deps), ...workerAlerts },
   };
 }
 
