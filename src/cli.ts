@@ -13,6 +13,8 @@ import { registerReconcileCommand } from './cli/reconcile';
 import { registerScheduleCommands } from './cli/schedules';
 import { registerServiceCommands } from './cli/service';
 import { registerStatusCommand } from './cli/status';
+import { registerUninstallCommand } from './cli/uninstall';
+import { registerBackupCommands } from './cli/backup';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -36,6 +38,8 @@ export function buildProgram(): Command {
   registerReconcileCommand(program);
   registerCircuitCommand(program);
   registerCrashesCommand(program);
+  registerBackupCommands(program);
+  registerUninstallCommand(program);
   return program;
 }
 

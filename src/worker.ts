@@ -15,6 +15,7 @@ import type { Logger } from './log';
 import { webhooksWords } from './policy/notification';
 import type { Settings } from './settings';
 import { describeTarget } from './temporal/connection';
+import { warnOfOtherHostIds } from './temporal/footprint';
 
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(configured: Settings): Promise<void> {
@@ -24,6 +25,7 @@ export async function runWorker(configured: Settings): Promise<void> {
   try {
     const worker = await host.createWorker({ connection: temporal.native, namespace: temporal.target.namespace });
     await host.ensureSchedules(client);
+    await warnOfOtherHostIds(client, host.deps.db, settings.hostId, settings.db, log);
     watcher = host.eventWatcher(client);
     watcher.start();
     stopOnSignals(log, () => worker.shutdown());

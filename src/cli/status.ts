@@ -7,6 +7,7 @@ import { readStatus, type HostStatus } from '../host/status';
 import { lastCrashWords } from '../policy/crash-words';
 import { loopResultWords } from '../policy/loop-words';
 import { webhooksWords } from '../policy/notification';
+import { otherWriterCondition } from '../policy/other-writer';
 import type { Settings } from '../settings';
 import { operatorTarget } from '../temporal/client';
 import { describeTarget } from '../temporal/connection';
@@ -67,13 +68,19 @@ const alerts: Section = ({ notifications: n, now }) => {
   return [`alerts         ${f ? `${base}; last failure ${agoWords(f.finishedAt, now)}: ${f.kind} of ${f.serviceId} to ${f.targetShown}: ${f.error}` : base}`];
 };
 
+/** Whether keeper alone counts crashes on this DB, or ah's reconciler still runs beside it. */
+const writers: Section = (s) => {
+  const c = otherWriterCondition(s.otherWriter);
+  return [`crash counts   ${c ? `WARNING: ${c.summary}` : 'counted by keeper alone'}`];
+};
+
 /** Each loop's last result in words (src/policy/loop-words.ts), with how long ago it finished. */
 const lastRuns: Section = (s) => {
   if (s.loops.length === 0) return ['', 'last runs', '  none yet'];
   return ['', 'last runs', indent(table(['loop', 'finished', 'result'], s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)])))];
 };
 
-const SECTIONS: Section[] = [header, services, hosted, tenantRuntime, pool, disk, events, alerts, lastRuns];
+const SECTIONS: Section[] = [header, services, hosted, tenantRuntime, pool, disk, events, alerts, writers, lastRuns];
 
 export function renderStatus(s: StatusView): string {
   return SECTIONS.flatMap((section) => section(s)).join('\n');
