@@ -10,14 +10,13 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { openStateDbAsIs, type StateDb } from '../db/open';
-import { openCircuits, purgeRefusal, removeState, type StateRemoved } from '../host/uninstall';
+import { openCircuits, purgeRefusal, removeState, workerStoppedCleanly, type StateRemoved } from '../host/uninstall';
 import { ids, taskQueueFor } from '../ids';
 import {
   ALERT_CHOICES, CIRCUIT_CHOICES, inFlight, missingChoice, type AlertChoice, type CircuitChoice, type InFlight, type OpenCircuit,
 } from '../policy/uninstall';
 import type { Settings } from '../settings';
-import { deleteSchedule, hostFootprint, terminateWorkflow } from '../temporal/footprint';
-import { hasPoller } from '../temporal/run-once';
+import { deleteSchedule, hostFootprint, lastPollAgoMs, LIVE_POLL_WITHIN_MS, terminateWorkflow } from '../temporal/footprint';
 import { agoWords, isoSeconds, unixSeconds } from '../time';
 import { jsonOption, print, settingsFrom, UsageError, withSettings } from './common';
 
@@ -59,7 +58,8 @@ async function uninstall(settings: Settings, opts: Choices): Promise<UninstallRe
     const refusal = opts.purgeState && db ? purgeRefusal(db, settings.hostId) : undefined;
     if (refusal) throw new UsageError(refusal);
     const { withOperatorClient } = await import('../temporal/client');
-    const report = await withOperatorClient(settings, (client) => uninstallOnTemporal(client, settings, db ? openCircuits(db) : [], opts));
+    const report = await withOperatorClient(settings, (client) =>
+      uninstallOnTemporal(client, settings, db ? openCircuits(db) : [], opts, !!db && workerStoppedCleanly(db, settings.hostId)));
     report.state = db ? removeState(db, settings.hostId, !!opts.purgeState) : null;
     report.nothingToRemove = isNothing(report);
     return report;
@@ -68,11 +68,22 @@ async function uninstall(settings: Settings, opts: Choices): Promise<UninstallRe
   }
 }
 
-async function uninstallOnTemporal(client: Client, settings: Settings, circuitRows: OpenCircuit[], opts: Choices): Promise<UninstallReport> {
+/**
+ * A worker that polled within a long poll's time is taken for alive, unless it recorded its own clean stop (its
+ * event watcher's `stopped`): the server keeps listing a stopped worker's pollers for minutes.
+ */
+async function refuseLiveWorker(client: Client, host: string, workerStopped: boolean): Promise<void> {
+  const agoMs = await lastPollAgoMs(client, taskQueueFor(host));
+  if (agoMs === undefined || agoMs > LIVE_POLL_WITHIN_MS || workerStopped) return;
+  throw new Error(`a worker polls ${taskQueueFor(host)} (last poll ${Math.round(agoMs / 1000)} s ago): stop it first ` +
+    '(it recreates the schedules uninstall removes); a worker killed without a clean stop is forgotten a minute after its last poll');
+}
+
+async function uninstallOnTemporal(
+  client: Client, settings: Settings, circuitRows: OpenCircuit[], opts: Choices, workerStopped: boolean,
+): Promise<UninstallReport> {
   const host = settings.hostId;
-  if (await hasPoller(client, taskQueueFor(host))) {
-    throw new Error(`a worker polls ${taskQueueFor(host)}: stop it first (it recreates the schedules uninstall removes)`);
-  }
+  await refuseLiveWorker(client, host, workerStopped);
   const footprint = await hostFootprint(client, host);
   const flight = inFlight(footprint.running, circuitRows, (sid) => ids.circuit(host, sid));
   const refusal = missingChoice(flight, opts);

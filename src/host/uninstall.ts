@@ -2,7 +2,8 @@
  * The state DB's side of `keeper uninstall`: the circuits open in it, the host id records, and --purge-state,
  * which drops keeper's own keeper_* tables and nothing of ah's. The Temporal side is src/temporal/footprint.ts.
  */
-import { dropKeeperTables, forgetHost, keeperTableNames, openCircuitRows, recordedHosts } from '../db/keeper-hosts';
+import { readEventWatcherState } from '../db/events';
+import { dropKeeperTables, forgetHost, hasKeeperTable, keeperTableNames, openCircuitRows, recordedHosts } from '../db/keeper-hosts';
 import type { StateDb } from '../db/open';
 import type { OpenCircuit } from '../policy/uninstall';
 
@@ -34,4 +35,9 @@ export function removeState(db: StateDb, hostId: string, purge: boolean): StateR
 
 export function hasKeeperState(db: StateDb): boolean {
   return keeperTableNames(db).length > 0;
+}
+
+/** Whether this host's worker recorded a clean stop: its event watcher's last state is `stopped`. */
+export function workerStoppedCleanly(db: StateDb, hostId: string): boolean {
+  return hasKeeperTable(db, 'keeper_event_watcher') && readEventWatcherState(db, hostId)?.state === 'stopped';
 }

@@ -4,6 +4,8 @@
  * that starts under a new host id uses it to warn of the old id's leftovers.
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import { recordHostStart } from '../db/keeper-hosts';
 import type { StateDb } from '../db/open';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
@@ -35,6 +37,23 @@ export async function hostFootprint(client: Client, hostId: string): Promise<Hos
     running.push({ workflowId: w.workflowId, type: w.type, startedAt: w.startTime.toISOString() });
   }
   return { hostId, schedules, running };
+}
+
+/**
+ * A live worker long-polls its queue without pause, so its last poll is never much older than one long poll
+ * (about a minute); the server keeps listing a stopped worker's pollers for minutes, with their last poll's time.
+ */
+export const LIVE_POLL_WITHIN_MS = 70_000;
+
+/** How long ago a worker last polled the queue's workflow tasks (ms), or undefined when none is listed. */
+export async function lastPollAgoMs(client: Client, taskQueue: string, nowMs = Date.now()): Promise<number | undefined> {
+  const response = await client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  const times = (response.pollers ?? []).map((p) => optionalTsToMs(p.lastAccessTime) ?? 0);
+  return times.length === 0 ? undefined : Math.max(0, nowMs - Math.max(...times));
 }
 
 /** Deletes a schedule; one already gone counts as deleted (a second uninstall, or a race with another). */
