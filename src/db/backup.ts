@@ -25,9 +25,8 @@ export async function copySqliteOnline(sourcePath: string, destPath: string): Pr
   if (!fs.existsSync(source)) throw new StateDbError(`${source} does not exist`);
   refuseExisting(dest);
   const temp = path.join(path.dirname(dest), `.${path.basename(dest)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
-  const db = new Database(source, { readonly: true, fileMustExist: true });
+  const db = new Database(source, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
   try {
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const pageSizeBytes = db.pragma('page_size', { simple: true }) as number;
     const { totalPages } = await db.backup(temp);
     checkCopy(temp);

@@ -1,4 +1,5 @@
 /** keeper_hosts: the host ids keeper workers ran under against this state DB (see keeper_1701). */
+import { KEEPER_MIGRATIONS } from './keeper-schema';
 import type { StateDb } from './open';
 
 export interface RecordedHost {
@@ -41,15 +42,22 @@ export function hasKeeperTable(db: StateDb, name: string): boolean {
   return keeperTableNames(db).includes(name);
 }
 
+/** The tables keeper's own migrations create, and the table that records them: names from code, never from the DB. */
+export const KEEPER_TABLES: readonly string[] = [
+  ...KEEPER_MIGRATIONS.flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (keeper_\w+)/g)].map((x) => x[1])),
+  'keeper_migrations',
+];
+
 /**
- * Drops every keeper_* table (their indexes go with them) in one transaction, and nothing else: ah's tables,
- * rows and schema_migrations are left exactly as they are. Returns the tables dropped.
+ * Drops keeper's tables (their indexes go with them) in one transaction, and nothing else: ah's tables, rows and
+ * schema_migrations are left exactly as they are. Returns the tables dropped.
  */
 export function dropKeeperTables(db: StateDb): string[] {
   return db.transaction(() => {
-    const names = keeperTableNames(db);
-    for (const name of names) db.exec(`DROP TABLE "${name}"`);
-    return names;
+    const present = new Set(keeperTableNames(db));
+    const dropped = KEEPER_TABLES.filter((t) => present.has(t));
+    for (const table of dropped) db.exec(`DROP TABLE ${table}`);
+    return dropped;
   }).immediate();
 }
 

@@ -62,9 +62,7 @@ export function openStateDbAsIs(dbPath: string): StateDb {
   const file = path.resolve(dbPath);
   if (!fs.existsSync(file)) throw new StateDbError(`state DB ${file}: does not exist`);
   try {
-    const db = new Database(file, { fileMustExist: true });
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    return db;
+    return new Database(file, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
   } catch (err) {
     throw new StateDbError(`state DB ${file}: cannot be opened (${oneLine(err)})`);
   }

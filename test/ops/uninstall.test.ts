@@ -15,7 +15,7 @@ import { DockerClient } from '../../src/docker/client';
 import { ids, LOOPS, taskQueueFor } from '../../src/ids';
 import { serviceAttributes } from '../../src/search-attributes';
 import type { Settings } from '../../src/settings';
-import { deleteSchedule, hostFootprint, terminateWorkflow } from '../../src/temporal/footprint';
+import { deleteSchedule, hostFootprint, lastPollAgoMs, terminateWorkflow } from '../../src/temporal/footprint';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { circuitBreaker } from '../../src/workflows/circuitBreaker';
 import { notifyOperators } from '../../src/workflows/notifyOperators';
@@ -95,6 +95,7 @@ describe('keeper uninstall', () => {
     const worker = await keeperWorker(env, { settings, db, docker: new DockerClient() });
     const running = worker.run();
     try {
+      await waitFor('the worker\'s first poll', async () => (await lastPollAgoMs(env.client, taskQueueFor(settings.hostId))) !== undefined);
       const r = await uninstall(settings, '--circuits', 'hand-over', '--alerts', 'drop');
       expect(r.code).toBe(1);
       expect(r.err).toMatch(new RegExp(`^keeper: a worker polls ${taskQueueFor(settings.hostId)} \\(last poll \\d+ s ago\\): stop it first`));
