@@ -16,7 +16,7 @@ import {
   ALERT_CHOICES, CIRCUIT_CHOICES, inFlight, missingChoice, type AlertChoice, type CircuitChoice, type InFlight, type OpenCircuit,
 } from '../policy/uninstall';
 import type { Settings } from '../settings';
-import { deleteSchedule, hostFootprint, lastPollAgoMs, LIVE_POLL_WITHIN_MS, terminateWorkflow } from '../temporal/footprint';
+import { deleteSchedule, hostFootprint, hostTemporal, lastPollAgoMs, LIVE_POLL_WITHIN_MS, terminateWorkflow } from '../temporal/footprint';
 import { agoWords, isoSeconds, unixSeconds } from '../time';
 import { jsonOption, print, settingsFrom, UsageError, withSettings } from './common';
 
@@ -52,14 +52,17 @@ export function registerUninstallCommand(program: Command): void {
     });
 }
 
-async function uninstall(settings: Settings, opts: Choices): Promise<UninstallReport> {
-  const db = fs.existsSync(path.resolve(settings.db)) ? openStateDbAsIs(settings.db) : undefined;
+async function uninstall(given: Settings, opts: Choices): Promise<UninstallReport> {
+  const db = fs.existsSync(path.resolve(given.db)) ? openStateDbAsIs(given.db) : undefined;
   try {
-    const refusal = opts.purgeState && db ? purgeRefusal(db, settings.hostId) : undefined;
+    const refusal = opts.purgeState && db ? purgeRefusal(db, given.hostId) : undefined;
     if (refusal) throw new UsageError(refusal);
+    const temporal = await hostTemporal(given);
+    const settings = temporal.settings;
     const { withOperatorClient } = await import('../temporal/client');
     const report = await withOperatorClient(settings, (client) =>
-      uninstallOnTemporal(client, settings, db ? openCircuits(db) : [], opts, !!db && workerStoppedCleanly(db, settings.hostId)));
+      uninstallOnTemporal(client, settings, db ? openCircuits(db) : [], opts, !!db && workerStoppedCleanly(db, settings.hostId)))
+      .finally(() => temporal.stop());
     report.state = db ? removeState(db, settings.hostId, !!opts.purgeState) : null;
     report.nothingToRemove = isNothing(report);
     return report;

@@ -3,6 +3,7 @@
  * KeeperHost search attribute, or its task queue), and the two ways `keeper uninstall` removes them. A worker
  * that starts under a new host id uses it to warn of the old id's leftovers.
  */
+import fs from 'node:fs';
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
@@ -11,7 +12,10 @@ import type { StateDb } from '../db/open';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
 import type { Logger } from '../log';
 import { KeeperHost } from '../search-attributes';
+import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
 import { isoSeconds, unixSeconds } from '../time';
+import { resolveTemporalTarget } from './connection';
+import { answers, embeddedTemporalDbFile, startDevServer } from './dev-server';
 
 export interface HostFootprint {
   hostId: string;
@@ -103,4 +107,18 @@ export async function warnOfOtherHostIds(client: Client, db: StateDb, hostId: st
     log.warn('could not check for other host ids recorded against this state DB', { error: (err as Error).message.split('\n')[0] });
   }
   return warned;
+}
+
+/**
+ * The Temporal that holds this host's schedules and workflows. With none configured they live in the embedded
+ * server's temporal.db, which runs only while `npm start` does: with the worker stopped (as uninstall wants it),
+ * a headless dev server of this command's own serves that file on a free port until `stop`.
+ */
+export async function hostTemporal(settings: Settings): Promise<{ settings: Settings; stop(): Promise<void> }> {
+  const target = resolveTemporalTarget(settings);
+  const dbFile = embeddedTemporalDbFile(settings.db);
+  const unneeded = target.address || !fs.existsSync(dbFile) || (await answers(`127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`));
+  if (unneeded) return { settings, stop: async () => undefined };
+  const server = await startDevServer({ dbFile, namespace: target.namespace });
+  return { settings: { ...settings, temporalAddress: server.address }, stop: () => server.stop() };
 }

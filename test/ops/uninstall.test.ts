@@ -7,7 +7,7 @@
  * the old id's leftovers, until `keeper uninstall --host-id OLD` removes them.
  */
 import path from 'node:path';
-import { ScheduleNotFoundError } from '@temporalio/client';
+import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { recordHostStart } from '../../src/db/keeper-hosts';
 import { openStateDb, type StateDb } from '../../src/db/open';
@@ -16,6 +16,7 @@ import { ids, LOOPS, taskQueueFor } from '../../src/ids';
 import { serviceAttributes } from '../../src/search-attributes';
 import type { Settings } from '../../src/settings';
 import { deleteSchedule, hostFootprint, lastPollAgoMs, terminateWorkflow } from '../../src/temporal/footprint';
+import { startDevServer } from '../../src/temporal/dev-server';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { circuitBreaker } from '../../src/workflows/circuitBreaker';
 import { notifyOperators } from '../../src/workflows/notifyOperators';
@@ -219,4 +220,29 @@ describe('keeper uninstall', () => {
     expect(removed.out).toContain(`schedules deleted  ${ids.schedule(oldId, 'reconcile')}`);
     expect(await runWorker(newId)).toEqual([]);
   }, 240_000);
+
+  it('with no Temporal configured and the worker stopped, it serves the embedded server\'s temporal.db itself', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'state.db');
+    makeAhDb(file);
+    const settings = testSettings({ db: file });
+    // The embedded server of a stopped `npm start`: its state in temporal.db next to the state DB, nobody serving it.
+    const onFile = async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {
+      const server = await startDevServer({ dbFile: path.join(dir, 'temporal.db') });
+      const connection = await Connection.connect({ address: server.address });
+      try {
+        return await fn(new Client({ connection }));
+      } finally {
+        await connection.close();
+        await server.stop();
+      }
+    };
+    await onFile((client) => ensureSchedules(client, settings));
+    expect(process.env.TEMPORAL_ADDRESS ?? '').toBe('');
+
+    const r = await keeperInProcess(['uninstall', '--db', file, '--host-id', settings.hostId]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain(`schedules deleted  ${LOOPS.map((l) => ids.schedule(settings.hostId, l)).join(', ')}`);
+    expect(await onFile(async (client) => (await hostFootprint(client, settings.hostId)).schedules)).toEqual([]);
+  }, 120_000);
 });
