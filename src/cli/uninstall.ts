@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { Client } from '@temporalio/client';
-import { openStateDbAsIs, type StateDb } from '../db/open';
+import { openHostDbAsIs } from '../app/open';
 import { openCircuits, purgeRefusal, removeState, workerStoppedCleanly, type StateRemoved } from '../host/uninstall';
 import { ids, taskQueueFor } from '../ids';
 import {
@@ -53,7 +53,7 @@ export function registerUninstallCommand(program: Command): void {
 }
 
 async function uninstall(given: Settings, opts: Choices): Promise<UninstallReport> {
-  const db = fs.existsSync(path.resolve(given.db)) ? openStateDbAsIs(given.db) : undefined;
+  const db = fs.existsSync(path.resolve(given.db)) ? openHostDbAsIs(given) : undefined;
   try {
     const refusal = opts.purgeState && db ? purgeRefusal(db, given.hostId) : undefined;
     if (refusal) throw new UsageError(refusal);
@@ -134,7 +134,7 @@ async function settleCircuits(client: Client, settings: Settings, f: InFlight, c
 }
 
 async function resetCircuits(settings: Settings, serviceIds: string[]): Promise<{ serviceId: string; status: string }[]> {
-  const { runOnHost } = await import('../temporal/run-once');
+  const { runOnHost } = await import('../app/run-once');
   const { circuitBreaker } = await import('../workflows/circuitBreaker');
   const { circuitResetSignal } = await import('../workflows/messages');
   const { serviceAttributes } = await import('../search-attributes');
