@@ -10,6 +10,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { BUSY_TIMEOUT_MS, oneLine, StateDbError } from './open';
 
+/** The largest step better-sqlite3 accepts: every page left. */
+const ALL_REMAINING_PAGES = 0x7fffffff;
+
 export interface CopyResult {
   /** Absolute path of the copy. */
   path: string;
@@ -28,7 +31,9 @@ export async function copySqliteOnline(sourcePath: string, destPath: string): Pr
   const db = new Database(source, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
   try {
     const pageSizeBytes = db.pragma('page_size', { simple: true }) as number;
-    const { totalPages } = await db.backup(temp);
+    // Stepwise, a copy restarts whenever another connection writes between two steps, and may never end under a
+    // busy writer; the rest in one step is one read transaction, which in WAL mode holds up no writer.
+    const { totalPages } = await db.backup(temp, { progress: () => ALL_REMAINING_PAGES });
     checkCopy(temp);
     fs.chmodSync(temp, 0o600); // as the state DB: crash records hold tenants' log lines
     fsyncFile(temp);
