@@ -15,6 +15,8 @@ import { registerScheduleCommands } from './cli/schedules';
 import { registerServiceCommands } from './cli/service';
 import { registerStatusCommand } from './cli/status';
 import { keeperVersion } from './version';
+import { registerUninstallCommand } from './cli/uninstall';
+import { registerBackupCommands } from './cli/backup';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -40,6 +42,8 @@ export function buildProgram(): Command {
   registerReconcileCommand(program);
   registerCircuitCommand(program);
   registerCrashesCommand(program);
+  registerBackupCommands(program);
+  registerUninstallCommand(program);
   return program;
 }
 

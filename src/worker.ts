@@ -17,6 +17,7 @@ import { hostRunsQuery } from './search-attributes';
 import { recordWorkerStart } from './host/worker-config';
 import type { Settings } from './settings';
 import { describeTarget } from './temporal/connection';
+import { warnOfOtherHostIds } from './temporal/footprint';
 
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(configured: Settings): Promise<void> {
@@ -27,6 +28,7 @@ export async function runWorker(configured: Settings): Promise<void> {
     const worker = await host.createWorker({ connection: temporal.native, namespace: temporal.target.namespace });
     await host.ensureSchedules(client);
     recordWorkerStart({ db: host.deps.db, settings }, describeTarget(temporal.target), temporal.embedded !== undefined);
+    await warnOfOtherHostIds(client, host.deps.db, settings.hostId, settings.db, log);
     watcher = host.eventWatcher(client);
     watcher.start();
     stopOnSignals(log, () => worker.shutdown());

@@ -8,6 +8,7 @@ import { lastCrashWords } from '../policy/crash-words';
 import { loopResultWords } from '../policy/loop-words';
 import { webhooksWords } from '../policy/notification';
 import { configDifferences, workerConfigOf, workerPaceWords, type ConfigDifference } from '../host/worker-config';
+import { otherWriterCondition } from '../policy/other-writer';
 import { givenSettings, type Settings } from '../settings';
 import { operatorTarget } from '../temporal/client';
 import { describeTarget } from '../temporal/connection';
@@ -89,13 +90,19 @@ const alerts: Section = ({ notifications: n, now }) => {
   return [`alerts         ${f ? `${base}; last failure ${agoWords(f.finishedAt, now)}: ${f.kind} of ${f.serviceId} to ${f.targetShown}: ${f.error}` : base}`];
 };
 
+/** Whether keeper alone counts crashes on this DB, or ah's reconciler still runs beside it. */
+const writers: Section = (s) => {
+  const c = otherWriterCondition(s.otherWriter);
+  return [`crash counts   ${c ? `WARNING: ${c.summary}` : 'counted by keeper alone'}`];
+};
+
 /** Each loop's last result in words (src/policy/loop-words.ts), with how long ago it finished. */
 const lastRuns: Section = (s) => {
   if (s.loops.length === 0) return ['', 'last runs', '  none yet'];
   return ['', 'last runs', indent(table(['loop', 'finished', 'result'], s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)])))];
 };
 
-const SECTIONS: Section[] = [header, worker, services, hosted, tenantRuntime, pool, disk, events, alerts, lastRuns];
+const SECTIONS: Section[] = [header, worker, services, hosted, tenantRuntime, pool, disk, events, alerts, writers, lastRuns];
 
 export function renderStatus(s: StatusView): string {
   return SECTIONS.flatMap((section) => section(s)).join('\n');

@@ -171,3 +171,18 @@ CREATE TABLE keeper_worker_config (
   config_json TEXT NOT NULL         -- see WorkerConfig in src/db/worker-config.ts
 );`,
 });
+
+// ---- operations: host ids recorded against this DB (uninstall, a changed host id): the 17xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1702_hosts',
+  sql: `
+-- Each host id a keeper worker has run under against this state DB. A worker that starts under another id than
+-- the ones recorded warns of the old id's schedules and workflows (keeper uninstall --host-id OLD removes them),
+-- and keeper uninstall forgets its id. first_seen also dates keeper's arrival on the DB: a crash window that opened
+-- after it and holds more deaths than keeper recorded was counted by another writer (ah's own reconciler).
+CREATE TABLE keeper_hosts (
+  host_id TEXT PRIMARY KEY,
+  first_seen INTEGER NOT NULL,      -- unix seconds: the first worker start under this id
+  last_seen INTEGER NOT NULL        -- unix seconds: the latest worker start under this id
+);`,
+});

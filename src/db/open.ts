@@ -61,6 +61,20 @@ export function openStateDb(dbPath: string, options: OpenOptions = {}): StateDb 
   }
 }
 
+/**
+ * Opens an existing state DB as it is: no schema is created and no migration applied (keeper uninstall must not
+ * re-create the keeper_* tables it is about to drop, nor a second run the ones the first dropped).
+ */
+export function openStateDbAsIs(dbPath: string): StateDb {
+  const file = path.resolve(dbPath);
+  if (!fs.existsSync(file)) throw new StateDbError(`state DB ${file}: does not exist`);
+  try {
+    return new Database(file, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    throw new StateDbError(`state DB ${file}: cannot be opened (${oneLine(err)})`);
+  }
+}
+
 function ensureDataDir(dir: string, fail: (p: string) => never): void {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });

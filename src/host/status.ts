@@ -13,6 +13,7 @@ import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 import { readDiskGuard } from './disk';
 import { notificationStatus } from './notifications';
+import { servicesCountedByOthers } from './other-writer';
 import { poolStats } from './pool/admin';
 import { tenantRuntimeStatus } from './tenant-runtime';
 
@@ -39,6 +40,7 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
     loops: lastLoopResults(db),
     events: describeWatcher(readEventWatcherState(db, settings.hostId)),
     notifications: { ...notificationStatus(deps), ...workerAlerts },
+    otherWriter: servicesCountedByOthers(deps),
   };
 }
 

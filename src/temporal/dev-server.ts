@@ -136,7 +136,12 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   return { address, uiUrl: opts.uiPort ? `http://${ip}:${opts.uiPort}` : undefined, process: child, stop };
 }
 
-async function answers(address: string): Promise<boolean> {
+/** The embedded server's persistence: temporal.db, next to the state DB. */
+export function embeddedTemporalDbFile(stateDbPath: string): string {
+  return path.join(path.dirname(path.resolve(stateDbPath)), 'temporal.db');
+}
+
+export async function answers(address: string): Promise<boolean> {
   try {
     const conn = await Connection.connect({ address, connectTimeout: 1000 });
     try {

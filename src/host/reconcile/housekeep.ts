@@ -9,6 +9,7 @@ import { decayEscalations, expiredCircuits, failStaleDeploys, type CircuitRef } 
 import type { CrashPolicy } from '../../policy/crash';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
+import { reportOtherWriter } from '../other-writer';
 
 export interface Housekeeping {
   /** This worker's host: the tick names circuit workflows with it (recorded, so replay sees the same). */
@@ -20,7 +21,8 @@ export interface Housekeeping {
   expiredCircuits: CircuitRef[];
 }
 
-export function housekeep({ db, settings, clock }: Pick<HostDeps, 'db' | 'settings' | 'clock'>, policy: CrashPolicy): Housekeeping {
+export function housekeep(deps: Pick<HostDeps, 'db' | 'settings' | 'clock' | 'log'>, policy: CrashPolicy): Housekeeping {
+  const { db, settings, clock } = deps;
   const now = unixSeconds(clock);
   const result = {
     hostId: settings.hostId,
@@ -31,5 +33,7 @@ export function housekeep({ db, settings, clock }: Pick<HostDeps, 'db' | 'settin
     expiredCircuits: expiredCircuits(db, now),
   };
   pruneLooks(db);
+  // ah's reconciler left running beside keeper counts every death a second time: say so, once per change.
+  reportOtherWriter(deps);
   return result;
 }
