@@ -209,6 +209,19 @@ export function markServiceStopped(db: StateDb, serviceId: string, containerId: 
     .run(reason, now, serviceId, containerId).changes === 1;
 }
 
+/**
+ * An in-flight service (created, restarting) whose container is gone (404) becomes `stopped`, by a
+ * compare-and-set on the status and container observed, so a deploy that moved on since is left alone.
+ */
+export function stopVanishedService(
+  db: StateDb, v: { serviceId: string; containerId: string; fromStatus: string; reason: string }, now: number,
+): boolean {
+  return db
+    .prepare(`UPDATE services SET status = 'stopped', last_error = ?, updated_at = ?
+              WHERE id = ? AND container_id = ? AND status = ? AND circuit_open = 0`)
+    .run(v.reason, now, v.serviceId, v.containerId, v.fromStatus).changes === 1;
+}
+
 export const STALE_DEPLOY_ERROR = 'deploy timed out (reconciler)';
 
 /** `deploying` for longer than afterSec becomes `failed`, each with its deployment row, in one transaction. */

@@ -11,7 +11,7 @@ import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
 import { deathsBetween, isDown, type ContainerLook, type CrashPolicy } from '../../policy/crash';
-import { containerIdProblem, serviceRowProblem } from '../../policy/rows';
+import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
 import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
@@ -51,6 +51,7 @@ export async function observeHost(
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   touchLooks(db, observer.unchanged, now);
   obs.unchanged = observer.unchanged.length;
+  await observeInFlight(services, serviceList, inspector, limit, obs);
   findSplitBrain(services, serviceList, obs);
   await observeDatabases(db, databaseList, inspector, limit, obs);
   await observeEnvironments(db, environmentList, inspector, limit, obs);
@@ -65,6 +66,24 @@ function isWatched(s: ServiceRow, obs: TickObservation): boolean {
   if (!WATCHED_STATUSES.has(s.status) || s.circuitOpen !== 0) return false;
   const idProblem = containerIdProblem(s.status, s.containerId);
   return idProblem ? report(idProblem) : true;
+}
+
+/**
+ * In-flight rows (created, restarting; deploying is left to its timeout) whose container the list does not
+ * show: one inspect each tells a 404 from an engine error. A listed container is present: nothing to do.
+ */
+async function observeInFlight(
+  services: ServiceRow[], listed: Listed, inspector: Inspector, limit: ReturnType<typeof pLimit>, obs: TickObservation,
+): Promise<void> {
+  const unlisted = services.filter((s) => s.circuitOpen === 0 && !serviceRowProblem(s) && inFlightOutcome(s.status, 'missing')
+    && isValidContainerId(s.containerId) && !listed.find(s.containerId));
+  await Promise.all(unlisted.map((s) => limit(async () => {
+    const containerId = s.containerId as string;
+    const details = await inspector.inspect(containerId, `service ${s.id}`);
+    const condition: ContainerCondition = typeof details === 'string' ? details : details.status === 'running' ? 'running' : 'exited';
+    const outcome = inFlightOutcome(s.status, condition);
+    if (outcome) (obs.vanished ??= []).push({ serviceId: s.id, containerId, fromStatus: s.status, ...outcome });
+  })));
 }
 
 interface ServiceContext {
