@@ -7,7 +7,7 @@
  */
 import ms from 'ms';
 import { crashSettingParsers } from '../settings';
-import type { Condition } from './conditions';
+import type { Condition, Unchecked } from './conditions';
 import type { CrashPolicy } from './crash';
 import { quoted } from './rows';
 
@@ -80,4 +80,16 @@ export function labelCondition(serviceId: string, problems: string[]): Condition
     cleared: `service ${serviceId}: crash policy labels are valid again (or removed)`,
     summary: `service ${serviceId} has bad crash policy labels`,
   };
+}
+
+/**
+ * A tick's label conditions, and what it did not look at: a service whose labels it did not read (its circuit
+ * open, its container skipped on an engine error, the engine unreachable) keeps what was reported of it.
+ */
+export function labelConditions(
+  problems: { serviceId: string; problems: string[] }[], checkedServiceIds: string[],
+): { found: Condition[]; unchecked: Unchecked } {
+  const checked = new Set(checkedServiceIds.map((id) => `labels:${id}`));
+  const found = problems.map((p) => labelCondition(p.serviceId, p.problems)).filter((c): c is Condition => c !== undefined);
+  return { found, unchecked: (subject) => !checked.has(subject) };
 }

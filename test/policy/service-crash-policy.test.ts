@@ -1,7 +1,7 @@
 /** Per-service crash policy from container labels: parsing, validation, fallback to the host's, expected exits. */
 import { describe, expect, it } from 'vitest';
 import { crashPolicy } from '../../src/policy/crash';
-import { isExpectedExit, labelCondition, parseExitCodes, serviceCrashPolicy } from '../../src/policy/service-crash-policy';
+import { isExpectedExit, labelCondition, labelConditions, parseExitCodes, serviceCrashPolicy } from '../../src/policy/service-crash-policy';
 
 const host = crashPolicy({ crashWindowMs: 600_000, crashThreshold: 5, circuitBackoffMs: [1_800_000, 3_600_000, 14_400_000], escalationDecayMs: 86_400_000 });
 
@@ -67,5 +67,14 @@ describe('labelCondition', () => {
   it('is one condition per service with bad labels, none without', () => {
     expect(labelCondition('svc1', [])).toBeUndefined();
     expect(labelCondition('svc1', ['a', 'b'])).toMatchObject({ subject: 'labels:svc1', state: 'a; b', message: 'a; b' });
+  });
+});
+
+describe('labelConditions', () => {
+  it('reports bad labels of the services read, and leaves the others unchecked', () => {
+    const { found, unchecked } = labelConditions([{ serviceId: 'svc1', problems: ['bad'] }], ['svc1', 'svc2']);
+    expect(found.map((c) => c.subject)).toEqual(['labels:svc1']);
+    expect(unchecked('labels:svc2')).toBe(false);
+    expect(unchecked('labels:svc3')).toBe(true);
   });
 });

@@ -35,6 +35,9 @@ export interface TickObservation {
   environmentStops: { id: string; containerId: string }[];
   splitBrain: SplitBrain[];
   problems: Problem[];
+  /** Services whose crash policy labels this tick read (from the list or an inspect), and the bad ones' lines. */
+  labelsChecked?: string[];
+  labelProblems?: { serviceId: string; problems: string[] }[];
 }
 
 export function emptyObservation(now: number): TickObservation {
