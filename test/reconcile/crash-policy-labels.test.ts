@@ -11,6 +11,7 @@ import { DockerClient } from '../../src/docker/client';
 import { ids } from '../../src/ids';
 import type { Settings } from '../../src/settings';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
+import { keeper } from '../helpers/cli';
 import { devServerEnv } from '../helpers/temporal';
 import { addService, addTenant, nowSec, runServiceContainer, runTick, service } from './helpers';
 
@@ -36,7 +37,7 @@ afterEach(async () => {
 });
 
 /** A service whose container runs `cmd` under `restart`, with ah's labels and `labels`. */
-async function serviceWith(labels: Record<string, string>, cmd: string, restartPolicy: string): Promise<{ sid: string; cid: string }> {
+async function serviceWith(labels: Record<string, string>, cmd: string, restartPolicy: 'no' | 'unless-stopped'): Promise<{ sid: string; cid: string }> {
   const sid = uniqueId('svc');
   const cid = await runServiceContainer(engine, tenant, sid, {
     cmd: ['sh', '-c', cmd], restartPolicy, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...labels },
@@ -50,7 +51,8 @@ const DIES_TWICE = 'if [ -f /tmp/2 ]; then exec sleep 3600; fi; if [ -f /tmp/1 ]
 
 describe('crash policy labels on the real engine', () => {
   it('opens the circuit of a service labelled keeper.crash-threshold=2 after 2 deaths, with its own backoff, while the host threshold is 5', async () => {
-    db = freshDb().db;
+    const fresh = freshDb();
+    db = fresh.db;
     settings = testSettings();
     tenant = addTenant(db);
     expect(settings.crashThreshold).toBe(5);
@@ -72,14 +74,16 @@ describe('crash policy labels on the real engine', () => {
     expect(row.circuit_retry_at! - nowSec()).toBeLessThanOrEqual(90);
     expect(service(db, host.sid)).toMatchObject({ status: 'crashed', crash_count: 2, circuit_open: 0 });
     // The bad label is reported once, naming it, and the host's window applies.
-    const conditions = reportedConditions(db, settings.hostId, 'reconcile');
-    expect(conditions.map((c) => c.message)).toEqual([
-      `service ${host.sid}: label keeper.crash-window="ten" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d); using the host's 10m`,
-    ]);
+    const line = `service ${host.sid}: label keeper.crash-window="ten" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d); using the host's 10m`;
+    expect(reportedConditions(db, settings.hostId, 'reconcile').map((c) => c.message)).toEqual([line]);
+    const status = await keeper(['status', '--db', fresh.file, '--host-id', settings.hostId]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`crash policy labels\n  ${line}\n`);
   });
 
   it('records but never counts the exits of a service labelled keeper.expected-exit-codes=0', async () => {
-    db = freshDb().db;
+    const fresh = freshDb();
+    db = fresh.db;
     settings = testSettings();
     tenant = addTenant(db);
     const { sid, cid } = await serviceWith({ 'keeper.expected-exit-codes': '0' }, 'sleep 0.3; exit 0', 'unless-stopped');
@@ -91,5 +95,8 @@ describe('crash policy labels on the real engine', () => {
     const records = listCrashRecords(db, sid, 100);
     expect(records.length).toBeGreaterThanOrEqual(5);
     expect(records.every((r) => r.expected && r.exitCode === 0)).toBe(true);
+    const crashes = await keeper(['crashes', sid, '--db', fresh.file]);
+    expect(crashes.code).toBe(0);
+    expect(crashes.stdout).toContain('(expected exit: not counted)');
   });
 });

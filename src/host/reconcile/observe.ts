@@ -105,14 +105,6 @@ function serviceObserver(ctx: ServiceContext) {
       obs.backUp.push({ serviceId: s.id, containerId: s.containerId as string });
     }
   };
-  /** The service's crash policy from its container's labels (undefined: labels unknown, the host's applies). */
-  const rulesOf = (s: ServiceRow, labels: Record<string, string> | undefined): ServiceCrashRules | undefined => {
-    if (!labels) return undefined;
-    const { problems, ...rules } = serviceCrashPolicy(s.id, labels, ctx.policy);
-    (obs.labelsChecked ??= []).push(s.id);
-    if (problems.length > 0) (obs.labelProblems ??= []).push({ serviceId: s.id, problems });
-    return rules;
-  };
   async function observe(s: ServiceRow): Promise<void> {
     obs.checked++;
     const containerId = s.containerId as string;
@@ -120,13 +112,13 @@ function serviceObserver(ctx: ServiceContext) {
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
     if (summary && previous && unchangedSince(summary, previous, obs.now)) {
-      rulesOf(s, summary.labels);
+      rulesOf(s, summary.labels, ctx.policy, obs);
       unchanged.push(s.id);
       return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));
     }
     const details = await ctx.inspector.inspect(containerId, `service ${s.id}`);
     if (details === 'transient') return;
-    const rules = rulesOf(s, summary?.labels ?? (details === 'missing' ? undefined : details.labels));
+    const rules = rulesOf(s, summary?.labels ?? (details === 'missing' ? undefined : details.labels), ctx.policy, obs);
     const current = lookOf(containerId, details, previous);
     if (details === 'missing' && s.status === 'crashed') {
       if (previous?.state === 'missing' || !previous) obs.gone.push({ serviceId: s.id, containerId });
@@ -163,6 +155,15 @@ function serviceObserver(ctx: ServiceContext) {
     return true;
   }
   return { observe, unchanged, pending };
+}
+
+/** The service's crash policy from its container's labels (undefined: labels unknown, the host's applies). */
+function rulesOf(s: ServiceRow, labels: Record<string, string> | undefined, host: CrashPolicy, obs: TickObservation): ServiceCrashRules | undefined {
+  if (!labels) return undefined;
+  const { problems, ...rules } = serviceCrashPolicy(s.id, labels, host);
+  (obs.labelsChecked ??= []).push(s.id);
+  if (problems.length > 0) (obs.labelProblems ??= []).push({ serviceId: s.id, problems });
+  return rules;
 }
 
 /** A container that is gone (404): nothing of its death is left to read. */
