@@ -9,6 +9,7 @@ import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { VANISHED_REASON } from '../../src/policy/rows';
 import type { Settings } from '../../src/settings';
+import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, testSettings, uniqueId } from '../helpers/fixtures';
 import { devServerEnv } from '../helpers/temporal';
 import { addService, addTenant, runServiceContainer, runTick, service } from './helpers';
@@ -62,6 +63,27 @@ describe('in-flight rows on the real engine', () => {
     expect(service(db, noContainer).status).toBe('created');
 
     expect(await runTick(env, deps())).toMatchObject({ crashes: 0, missing: 0 });
+  });
+
+  it('changes nothing when the inspect of a vanished container fails with an engine error other than 404', async () => {
+    db = freshDb().db;
+    settings = testSettings();
+    tenant = addTenant(db);
+    const sids = [uniqueId('svc'), uniqueId('svc')];
+    addService(db, tenant, { status: 'created', containerId: await vanishedContainer(sids[0]) }, sids[0]);
+    addService(db, tenant, { status: 'restarting', containerId: await vanishedContainer(sids[1]) }, sids[1]);
+    // The fault injector answers every container inspect with a 500, as a struggling engine would.
+    const proxy = await DockerProxy.start();
+    try {
+      proxy.fail({ method: 'GET', path: /^\/containers\/[^/]+\/json$/, status: 500 });
+      const summary = await runTick(env, { db, docker: new DockerClient(proxy.dockerHost), settings });
+      expect(summary).toMatchObject({ crashes: 0, missing: 0, transientErrors: 2 });
+      expect(proxy.requests.filter((r) => r.injected).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await proxy.close();
+    }
+    expect(service(db, sids[0]).status).toBe('created');
+    expect(service(db, sids[1]).status).toBe('restarting');
   });
 
   it('fails a deploying row whose container is gone once the stale-deploy timeout passes', async () => {
