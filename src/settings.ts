@@ -119,6 +119,13 @@ function list<T>(item: Parser<T>): Parser<T[]> {
 
 const backoffList: Parser<number[]> = (raw) => (raw.trim() === '' ? invalid('needs at least one duration') : list(positiveDuration)(raw));
 
+/** The crash settings' parsers, shared with the per-service labels (policy/service-crash-policy.ts): one syntax. */
+export const crashSettingParsers = {
+  crashWindowMs: positiveDuration,
+  crashThreshold: integer(1, 1000),
+  circuitBackoffMs: backoffList,
+};
+
 /** A runtime's name as the engine registers it (`runsc`, `runc`, `io.containerd.runc.v2`): never a path. */
 const runtimeName: Parser<string> = (raw) =>
   /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(raw)
@@ -205,9 +212,9 @@ export const SETTINGS: SettingSpec[] = [
   spec('reconcileIntervalMs', 'reconcile-interval', '30s', positiveDuration, 'how often the reconcile schedule ticks'),
   spec('eventDebounceMs', 'event-debounce', '250ms', positiveDuration,
     'Docker events within this long of a requested tick make one more tick, not one each'),
-  spec('crashWindowMs', 'crash-window', '600s', positiveDuration, 'crashes are counted inside this window'),
-  spec('crashThreshold', 'crash-threshold', '5', integer(1, 1000), 'crashes in the window that open the circuit'),
-  spec('circuitBackoffMs', 'circuit-backoff', '30m,1h,4h', backoffList, 'circuit retry delay by opening: 1st, 2nd, 3rd and later'),
+  spec('crashWindowMs', 'crash-window', '600s', crashSettingParsers.crashWindowMs, 'crashes are counted inside this window'),
+  spec('crashThreshold', 'crash-threshold', '5', crashSettingParsers.crashThreshold, 'crashes in the window that open the circuit'),
+  spec('circuitBackoffMs', 'circuit-backoff', '30m,1h,4h', crashSettingParsers.circuitBackoffMs, 'circuit retry delay by opening: 1st, 2nd, 3rd and later'),
   spec('recovery', 'recovery', 'restart', oneOf<RecoveryMode>('restart', 'stop'),
     'at retry time: restart the kept container, or leave the service stopped'),
   spec('escalationDecayMs', 'escalation-decay', '24h', positiveDuration,

@@ -62,6 +62,9 @@ const services: Section = (s) => {
   return ['', 'services', indent(table(['service', 'tenant', 'name', 'status', 'crashes', 'circuit', 'retry at', 'opened', 'last crash'], rows))];
 };
 
+/** Crash policy labels that did not parse: the host's setting applies in their place. */
+const labelProblems: Section = (s) => (s.crashPolicyLabels.length === 0 ? [] : ['', 'crash policy labels', ...s.crashPolicyLabels.map((l) => `  ${l}`)]);
+
 const hosted: Section = (s) => {
   const counts = (c: Record<string, number>) => Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return ['', `databases      ${counts(s.databases)}`, `environments   ${counts(s.environments)}`];
@@ -102,7 +105,7 @@ const lastRuns: Section = (s) => {
   return ['', 'last runs', indent(table(['loop', 'finished', 'result'], s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)])))];
 };
 
-const SECTIONS: Section[] = [header, worker, services, hosted, tenantRuntime, pool, disk, events, alerts, writers, lastRuns];
+const SECTIONS: Section[] = [header, worker, services, labelProblems, hosted, tenantRuntime, pool, disk, events, alerts, writers, lastRuns];
 
 export function renderStatus(s: StatusView): string {
   return SECTIONS.flatMap((section) => section(s)).join('\n');

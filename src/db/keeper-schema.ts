@@ -186,3 +186,12 @@ CREATE TABLE keeper_hosts (
   last_seen INTEGER NOT NULL        -- unix seconds: the latest worker start under this id
 );`,
 });
+
+// ---- per-service crash policy: expected exits are recorded, not counted ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1703_expected_exits',
+  sql: `
+-- 1 for a death whose exit code the service's keeper.expected-exit-codes label lists: recorded for keeper
+-- crashes, never counted toward the circuit, never part of the deaths that opened one.
+ALTER TABLE keeper_crash_records ADD COLUMN expected INTEGER NOT NULL DEFAULT 0;`,
+});

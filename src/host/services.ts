@@ -24,6 +24,8 @@ export interface CreateServiceRequest {
   image: string;
   port?: number;
   env?: Record<string, string>;
+  /** keeper.* labels (e.g. the crash policy); ah's own labels always win. */
+  labels?: Record<string, string>;
   healthCmd?: string;
 }
 
@@ -67,7 +69,7 @@ export async function createService(deps: ServiceDeps, req: CreateServiceRequest
       name: serviceContainerName(req.tenant, id),
       image: req.image,
       env: { ...(req.port ? { PORT: String(req.port) } : {}), ...req.env },
-      labels: { [LABEL.tenant]: req.tenant, [LABEL.service]: id, [LABEL.managed]: MANAGED },
+      labels: { ...req.labels, [LABEL.tenant]: req.tenant, [LABEL.service]: id, [LABEL.managed]: MANAGED },
       restartPolicy: 'unless-stopped',
       network,
       confined: { readonlyRootfs: true, runtime: settings.tenantRuntime },

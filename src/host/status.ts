@@ -4,6 +4,7 @@
  * the event watcher, alerts and how their deliveries ended, and each loop's last result (raw: the CLI words it,
  * `--json` prints it as stored).
  */
+import { reportedConditions } from '../db/conditions';
 import { lastDeaths } from '../db/crash-records';
 import { readEventWatcherState } from '../db/events';
 import { lastLoopResults } from '../db/loop-results';
@@ -32,6 +33,8 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
     now,
     worker,
     services: servicesWithLastCrash(db, now, settings.crashWindowMs / 1000),
+    /** Bad keeper.* crash policy labels, one line each, as the reconciler last reported them. */
+    crashPolicyLabels: reportedConditions(db, settings.hostId, 'reconcile').filter((c) => c.subject.startsWith('labels:')).map((c) => c.message),
     databases: countsByStatus(db, 'databases'),
     environments: countsByStatus(db, 'environments'),
     pool: poolStats(db, settings),

@@ -10,6 +10,7 @@ import type { ContainerLook } from '../../policy/crash';
 import { crashReason } from '../../policy/crash-words';
 import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
 import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
+import type { ServiceCrashRules } from '../../policy/service-crash-policy';
 import type { TickObservation } from './observation';
 import { LABEL } from '../../names';
 
@@ -31,6 +32,8 @@ export interface PendingCrash {
   run: RunState;
   /** Events from here on can be this container's deaths: keeper's last look at it, or its creation. */
   sinceMs: number;
+  /** The service's own crash policy, from its labels. */
+  rules?: ServiceCrashRules;
 }
 
 export const DEATH_EVENT_ACTIONS: ContainerEventFact['action'][] = ['die', 'start', 'kill', 'oom'];
@@ -72,7 +75,7 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   const reason = p.unhealthy ? 'container unhealthy (health check failed)' : crashReason(deaths, p.current.state);
   obs.crashes.push({
     serviceId: p.serviceId, containerId: p.containerId, expectedLook: p.stored, nextLook: next, deaths: deaths.length, reason,
-    statusAfter, restart: p.unhealthy, facts: deaths,
+    statusAfter, restart: p.unhealthy, facts: deaths, ...(p.rules ? { rules: p.rules } : {}),
   });
 }
 

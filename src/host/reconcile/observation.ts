@@ -28,16 +28,21 @@ export interface TickObservation {
   engineStopsHeld?: number;
   backUp: { serviceId: string; containerId: string }[];
   gone: { serviceId: string; containerId: string }[];
+  /** In-flight rows (created, restarting) whose container is gone (404): their outcome (policy/rows.ts). Absent from observations made before it. */
+  vanished?: { serviceId: string; containerId: string; fromStatus: string; status: 'stopped'; reason: string }[];
   databases: { id: string; from: string; to: string }[];
   environmentsDown: { id: string; reason: string }[];
   environmentStops: { id: string; containerId: string }[];
   splitBrain: SplitBrain[];
   problems: Problem[];
+  /** Services whose crash policy labels this tick read (from the list or an inspect), and the bad ones' lines. */
+  labelsChecked?: string[];
+  labelProblems?: { serviceId: string; problems: string[] }[];
 }
 
 export function emptyObservation(now: number): TickObservation {
   return {
     now, checked: 0, inspected: 0, transientErrors: 0, transientSamples: [], crashes: [], looks: [], unchanged: 0, backUp: [],
-    gone: [], databases: [], environmentsDown: [], environmentStops: [], splitBrain: [], problems: [],
+    gone: [], vanished: [], databases: [], environmentsDown: [], environmentStops: [], splitBrain: [], problems: [],
   };
 }
