@@ -90,6 +90,9 @@ describe('deploy/systemd/keeper.service', () => {
     expect(service('PrivateTmp')).toEqual(['yes']);
     expect(service('Restart')).toEqual(['on-failure']);
     expect(service('RestartPreventExitStatus')).toEqual([String(EXIT_USAGE)]);
+    // keeper rides out a dockerd restart (test/reliability/daemon-restart.test.ts): Docker's unit must not restart it.
+    expect(unitValues(unit, 'Unit', 'Requires')).toEqual([]);
+    expect(unitValues(unit, 'Unit', 'Wants')).toEqual(['network-online.target docker.service']);
     expect(parseEnvironmentFile(readSystemdFile('keeper.env')).KEEPER_DB).toBe('/var/lib/keeper/state.db');
     const { stdout } = await run('systemd-analyze', ['security', '--offline=true', '--no-pager', path.join(await unitCopy(), 'keeper.service')]);
     const exposure = Number(/Overall exposure level for keeper\.service: ([\d.]+)/.exec(stdout)?.[1]);
