@@ -1,8 +1,6 @@
 /**
  * The `keeper` command. Exit codes: 0 ok, 1 failure, 2 usage (a bad argument or setting). Errors are one line.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
@@ -16,15 +14,9 @@ import { registerScheduleCommands } from './cli/schedules';
 import { registerServiceCommands } from './cli/service';
 import { registerStatusCommand } from './cli/status';
 
-/** The installed package's version: package.json sits one level above both src/ and dist/. */
-function packageVersion(): string {
-  return JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).version;
-}
-
 export function buildProgram(): Command {
   const program = new Command('keeper')
     .description("keeper: a Docker host's reconciler, garbage collector and warm pool as durable Temporal workflows")
-    .version(packageVersion(), '-V, --version')
     .exitOverride()
     // One line, keeper's prefix instead of commander's "error:"; commander names the flag or variable and the value.
     .configureOutput({ outputError: (text, write) => write(`keeper: ${text.replace(/^error: /, '').split('\n')[0]}\n`) });

@@ -40,11 +40,11 @@ async function buildPreviousRelease(): Promise<string> {
   const oldLock = fs.readFileSync(path.join(oldTree, 'package-lock.json'), 'utf8');
   if (oldLock === fs.readFileSync(path.join(CHECKOUT, 'package-lock.json'), 'utf8')) {
     fs.symlinkSync(path.join(CHECKOUT, 'node_modules'), path.join(oldTree, 'node_modules'));
+    await run('npm', ['run', 'build'], { cwd: oldTree, timeout: 300_000 });
   } else {
-    await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: oldTree, timeout: 900_000 });
-    await run('npm', ['rebuild', 'better-sqlite3'], { cwd: oldTree, timeout: 600_000 });
+    // Its own dependencies, from npm's cache where it can; its prepare script builds it.
+    await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: oldTree, timeout: 900_000 });
   }
-  await run('npm', ['run', 'build'], { cwd: oldTree, timeout: 300_000 });
   return path.join(oldTree, 'bin', 'keeper.js');
 }
 
