@@ -13,8 +13,9 @@ import type { AddressInfo } from 'node:net';
 const T = temporal.api.enums.v1.EventType;
 type Event = temporal.api.history.v1.IHistoryEvent;
 
-const at = (s: number) => ({ seconds: s, nanos: 0 });
-const ev = (eventId: number, eventType: number, extra: Partial<Event> = {}, s = 100): Event => ({ eventId, eventType, eventTime: at(s), ...extra });
+/** An event as the server sends it (fromObject makes the 64-bit ids and times Longs). */
+const ev = (eventId: number, eventType: number, extra: Record<string, unknown> = {}, s = 100): Event =>
+  temporal.api.history.v1.HistoryEvent.fromObject({ eventId, eventType, eventTime: { seconds: s, nanos: 0 }, ...extra });
 
 describe('actionsOf', () => {
   it('counts a scheduled run as the server meters it', () => {
