@@ -14,7 +14,7 @@ import type { Worker } from '@temporalio/worker';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { findTemplate, poolRows } from '../src/db/pool';
 import { DockerClient } from '../src/docker/client';
-import { createKeeperHost, type KeeperHost } from '../src/keeper-host';
+import { createKeeperHost, type KeeperHost } from '../src/app/keeper-host';
 import { silentLogger } from '../src/log';
 import { createService } from '../src/host/services';
 import { loadSettings, type Settings } from '../src/settings';

@@ -20,7 +20,6 @@ import { watchOutput } from '../helpers/cli';
 const run = promisify(execFile);
 const CHECKOUT = path.join(__dirname, '..', '..');
 const PACKABLE = ['package.json', 'package-lock.json', 'README.md', 'bin', 'deploy', 'docs', 'src', 'tsconfig.json', 'tsconfig.build.json'];
-// LEAD: used by the --version line below, once enabled.
 const version: string = JSON.parse(fs.readFileSync(path.join(CHECKOUT, 'package.json'), 'utf8')).version;
 
 const work = tempDir('keeper-install-');
@@ -77,8 +76,9 @@ describe('the packed and installed keeper', () => {
     const help = await keeperInstalled(['--help']);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^ {2}worker /m);
-    // LEAD: enable when branch ops-cli's --version is merged (it prints package.json's version):
-    // const v = await keeperInstalled(['--version']); expect(v.code, v.stderr).toBe(0); expect(v.stdout.trim()).toBe(version);
+    const v = await keeperInstalled(['--version']);
+    expect(v.code, v.stderr).toBe(0);
+    expect(v.stdout.trim()).toBe(version);
     const { db, file } = freshDb(tempDir('keeper-install-db-'));
     db.close();
     const status = await keeperInstalled(['status', '--db', file, '--host-id', 'installed']);

@@ -113,24 +113,23 @@ describe('deploy/systemd/keeper.service', () => {
     expect(keeper.output).toMatch(/"msg":"shutting down[^"]*"[\s\S]*"msg":"keeper worker stopped"/);
   });
 
-  // LEAD: enable when branch ops-cli's --notify-secret-file is merged (it passed on a trial merge of both branches).
   // The API key's line is not run: an API key turns TLS on, which the suite's plaintext dev server refuses.
-  // it('with its credentials drop-in, keeper reads the webhook secret from the credentials directory', async () => {
-  //   const credentials = fs.mkdtempSync(path.join(work, 'credentials-'));
-  //   fs.writeFileSync(path.join(credentials, 'notify-secret'), 'a-webhook-secret-of-32-characters\n', { mode: 0o600 });
-  //   const [secretFile] = unitValues(readSystemdFile('credentials.conf'), 'Service', 'Environment')
-  //     .filter((e) => e.startsWith('KEEPER_NOTIFY_SECRET_FILE=')).map((e) => e.replace('%d', credentials).split('=')[1]!);
-  //   const keeper = startAsSystemd({ ...machine('credentials'), CREDENTIALS_DIRECTORY: credentials,
-  //     KEEPER_NOTIFY_SECRET_FILE: secretFile!, KEEPER_NOTIFY_WEBHOOK: 'http://127.0.0.1:9/alerts' });
-  //   try {
-  //     await keeper.waitForOutput(/keeper is running[\s\S]*pool\s+next run/, 90_000);
-  //   } finally {
-  //     keeper.child.kill('SIGTERM');
-  //   }
-  //   expect(await keeper.exited).toBe(0);
-  //   expect(keeper.output).toMatch(/alerts {6}http:\/\/127\.0\.0\.1:9 .*\(signed\)/);
-  //   expect(keeper.output).not.toMatch(/a-webhook-secret/);
-  // });
+  it('with its credentials drop-in, keeper reads the webhook secret from the credentials directory', async () => {
+    const credentials = fs.mkdtempSync(path.join(work, 'credentials-'));
+    fs.writeFileSync(path.join(credentials, 'notify-secret'), 'a-webhook-secret-of-32-characters\n', { mode: 0o600 });
+    const [secretFile] = unitValues(readSystemdFile('credentials.conf'), 'Service', 'Environment')
+      .filter((e) => e.startsWith('KEEPER_NOTIFY_SECRET_FILE=')).map((e) => e.replace('%d', credentials).split('=')[1]!);
+    const keeper = startAsSystemd({ ...machine('credentials'), CREDENTIALS_DIRECTORY: credentials,
+      KEEPER_NOTIFY_SECRET_FILE: secretFile!, KEEPER_NOTIFY_WEBHOOK: 'http://127.0.0.1:9/alerts' });
+    try {
+      await keeper.waitForOutput(/keeper is running[\s\S]*pool\s+next run/, 90_000);
+    } finally {
+      keeper.child.kill('SIGTERM');
+    }
+    expect(await keeper.exited).toBe(0);
+    expect(keeper.output).toMatch(/alerts {6}http:\/\/127\.0\.0\.1:9 .*\(signed\)/);
+    expect(keeper.output).not.toMatch(/a-webhook-secret/);
+  });
 
   it('exits non-zero on a fatal error: 1 for an unreachable Temporal, 2 for a bad setting', async () => {
     const unreachable = startAsSystemd({ ...machine('unreachable'), TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
