@@ -40,6 +40,7 @@ interface RunningHost {
   watcher: EventWatcher;
 }
 
+const START_CONCURRENCY = 4;
 const hosts: RunningHost[] = [];
 const closers: (() => Promise<unknown>)[] = [];
 let stopping: Promise<void> | undefined;
@@ -65,7 +66,12 @@ async function start(c: FleetWorkerConfig): Promise<Client> {
   closers.push(() => connection.close());
   const client = new Client({ connection, namespace: target.namespace });
   fs.mkdirSync(c.dir, { recursive: true });
-  for (const id of c.hostIds) await startHost(id, c, { native, client, namespace: target.namespace });
+  // A few at a time: each worker's creation waits on the server (namespace check) as well as on this CPU.
+  const queue = [...c.hostIds];
+  const starter = async () => {
+    for (let id = queue.shift(); id; id = queue.shift()) await startHost(id, c, { native, client, namespace: target.namespace });
+  };
+  await Promise.all(Array.from({ length: START_CONCURRENCY }, starter));
   return client;
 }
 

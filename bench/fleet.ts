@@ -32,7 +32,7 @@ import { connectClient, resolveTemporalTarget } from '../src/temporal/connection
 import { freePort } from '../src/temporal/dev-server';
 import { startCluster, type TemporalCluster } from '../test/helpers/cluster';
 import { temporalTlsEnv } from '../test/helpers/cluster/keeper';
-import { onTeardown, teardown, undoDepth } from './cost-host';
+import { onTeardown, teardown as undoSteps, undoDepth } from './cost-host';
 import type { FleetWorkerConfig } from './fleet-worker';
 import { listRuns, marksBetween, postgresOf, rates, serverPid, snapshot, type Probes, type Rates, type Run } from './fleet-measure';
 import { formatRow, header, type Row } from './fleet-table';
@@ -78,6 +78,13 @@ function options(): Options {
   return o;
 }
 
+/**
+ * One teardown at a time: a signal's teardown and the one a failing size runs (its workers exit on the same
+ * signal) would otherwise split the steps between them, and the signal's process.exit would cut the other short.
+ */
+let undoing: Promise<void> = Promise.resolve();
+const teardown = (mark?: number) => (undoing = undoing.then(() => undoSteps(mark)));
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits for `key` from every child (bounded), failing as soon as one exits. */
@@ -86,6 +93,7 @@ function awaitAll(children: ChildProcess[], key: 'ready' | 'scheduled', timeoutM
     let left = children.length;
     const timer = setTimeout(() => reject(new Error(`fleet workers not ${key} within ${timeoutMs} ms`)), timeoutMs);
     for (const c of children) {
+      if (c.exitCode !== null || c.signalCode !== null) return reject(new Error(`a fleet worker exited before ${key}`));
       c.once('exit', (code) => (clearTimeout(timer), reject(new Error(`a fleet worker exited (${code}) before ${key}`))));
       const onMessage = (m: Record<string, unknown>) => {
         if (!(key in m)) return;
@@ -124,11 +132,15 @@ async function startFleet(n: number, o: Options, cluster: TemporalCluster, bundl
   onTeardown('stop the fleet workers', () => stopChildren(children));
   for (let i = 0; i < n; i += o.hostsPerProcess) {
     const child = fork(path.join(__dirname, 'fleet-worker.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // A child gone (its own signal, a crash) is reported by awaitAll; a send to it must not throw out of the bench.
+    child.on('error', () => undefined);
     children.push(child);
     const config: FleetWorkerConfig = { hostIds: ids.slice(i, i + o.hostsPerProcess), dir, raw, temporalEnv: temporalTlsEnv(cluster), workflowBundle: bundle };
     child.send({ start: config });
   }
-  await awaitAll(children, 'ready', 60_000 + n * 2_000);
+  const started = Date.now();
+  await awaitAll(children, 'ready', 120_000 + n * 5_000);
+  process.stderr.write(`bench:fleet: ${n} hosts' workers running after ${((Date.now() - started) / 1000).toFixed(0)} s (load average ${os.loadavg()[0].toFixed(1)})\n`);
   return children;
 }
 
@@ -187,7 +199,7 @@ async function measureFleet(n: number, o: Options, bundle: { codePath: string })
     const s0 = await snapshot(probes);
     await sleep(o.baselineMs);
     const s1 = await snapshot(probes);
-    for (const c of children) c.send({ schedule: true });
+    for (const c of children) if (c.connected) c.send({ schedule: true });
     await awaitAll(children, 'scheduled', 60_000 + n * 1_000);
     const s2 = await snapshot(probes);
     await sleep(o.windowMs);
@@ -220,14 +232,14 @@ async function main(): Promise<void> {
 // `on`, not `once`: tsx lets this process handle a signal itself only while it has a listener of its own, and
 // Ctrl-C reaches the whole process group, so a second signal may follow the first during the teardown.
 let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    process.stderr.write(`bench:fleet: ${signal}, stopping what it started\n`);
-    void teardown().finally(() => process.exit(130));
-  });
+function stopEverything(why: string, code: number): void {
+  if (stopping) return;
+  stopping = true;
+  process.stderr.write(`bench:fleet: ${why}, stopping what it started\n`);
+  void teardown().finally(() => process.exit(code));
 }
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopEverything(signal, 130));
+process.on('uncaughtException', (err) => stopEverything(`uncaught ${err.message.split('\n')[0]}`, 1));
 
 main()
   .catch((err) => {
