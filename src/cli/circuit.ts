@@ -6,7 +6,8 @@ import { serviceAttributes } from '../search-attributes';
 import { runOnHost } from '../app/run-once';
 import { isoSeconds } from '../time';
 import { circuitBreaker } from '../workflows/circuitBreaker';
-import { circuitResetSignal, type CircuitState } from '../workflows/messages';
+import { circuitResetSignal } from '../workflows/messages';
+import type { CircuitState } from '../contracts/circuit';
 import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withSettings } from './common';
 
 export function registerCircuitCommand(program: Command): void {

@@ -4,7 +4,7 @@
  * inside it, so ah's API and dashboards show the reason without knowing keeper.
  */
 import { agoWords } from '../time';
-import type { DeathFacts } from './death-facts';
+import type { DeathFacts } from '../contracts/reconcile';
 
 /** Linux signal numbers 1-31 (the exit code of a process killed by signal n is 128 + n, by convention). */
 const SIGNALS = [

@@ -4,6 +4,7 @@
  * All times are unix seconds.
  */
 import type { Settings } from '../settings';
+import type { ContainerLook } from '../contracts/reconcile';
 
 export interface CrashPolicy {
   windowSec: number;
@@ -69,14 +70,6 @@ export function openingAt(openCount: number, lastOpenedAt: number | null, now: n
 }
 
 // ---- deaths between two looks ----
-
-/** What keeper last saw of a service's container. */
-export interface ContainerLook {
-  containerId: string;
-  state: string; // running | restarting | exited | dead | created | paused | missing
-  restartCount: number;
-  health: string;
-}
 
 /** A container that is not running now and that Docker will not bring back by itself counts as a death. */
 export function isDown(state: string): boolean {

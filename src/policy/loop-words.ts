@@ -5,9 +5,9 @@
  * (keeper carries on, an operator may act) or error (the loop could not do its work). Results recorded by an
  * older keeper may lack fields: each counts as none.
  */
-import type { GcClassSummary, GcSweepResult } from '../workflows/gcSweep';
-import type { PoolRefillResult } from '../workflows/poolRefill';
-import type { TickSummary } from '../workflows/reconcileTick';
+import type { GcClassSummary, GcSweepResult } from '../contracts/gc';
+import type { PoolRefillResult } from '../contracts/pool';
+import type { TickSummary } from '../contracts/reconcile';
 import { refillConditions } from './conditions';
 
 export type ResultLevel = 'ok' | 'warning' | 'error';

@@ -6,26 +6,12 @@
 import { DockerError } from '../../docker/client';
 import { reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
-import { markServiceRunning, markServiceStopped, readCircuit, recordCrash, type CircuitRef } from '../../db/services';
+import { markServiceRunning, markServiceStopped, readCircuit, recordCrash } from '../../db/services';
+import type { CircuitRef, TickApplied, TickObservation } from '../../contracts/reconcile';
 import type { CrashPolicy } from '../../policy/crash';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { readLogTails } from './log-tails';
-import type { TickObservation } from './observation';
-
-export interface TickApplied {
-  crashes: number; // deaths counted
-  crashedServices: number;
-  opened: CircuitRef[];
-  unhealthyRestarted: number;
-  recovered: number; // crashed services whose container runs again
-  missing: number; // crashed services whose container is gone → stopped
-  databasesUnavailable: number;
-  databasesReady: number;
-  environmentsStopped: number;
-  containersStopped: number;
-  dockerActionErrors: number;
-}
 
 type ApplyDeps = Pick<HostDeps, 'db' | 'docker' | 'log' | 'clock' | 'metrics'>;
 

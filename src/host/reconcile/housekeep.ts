@@ -5,20 +5,11 @@
  */
 import { expireLeases, failStaleEnvironmentCreates } from '../../db/hosted';
 import { pruneLooks } from '../../db/looks';
-import { decayEscalations, expiredCircuits, failStaleDeploys, type CircuitRef } from '../../db/services';
+import { decayEscalations, expiredCircuits, failStaleDeploys } from '../../db/services';
+import type { Housekeeping } from '../../contracts/reconcile';
 import type { CrashPolicy } from '../../policy/crash';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
-
-export interface Housekeeping {
-  /** This worker's host: the tick names circuit workflows with it (recorded, so replay sees the same). */
-  hostId: string;
-  failedDeploys: number;
-  failedEnvCreates: number;
-  expiredLeases: number;
-  decayed: number;
-  expiredCircuits: CircuitRef[];
-}
 
 export function housekeep({ db, settings, clock }: Pick<HostDeps, 'db' | 'settings' | 'clock'>, policy: CrashPolicy): Housekeeping {
   const now = unixSeconds(clock);

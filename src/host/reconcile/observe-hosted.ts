@@ -9,7 +9,7 @@ import type { StateDb } from '../../db/open';
 import { isDown } from '../../policy/crash';
 import { isValidContainerId } from '../../policy/rows';
 import type { Inspector, Listed } from './inspector';
-import type { TickObservation } from './observation';
+import type { TickObservation } from '../../contracts/reconcile';
 
 export async function observeDatabases(db: StateDb, listed: Listed, inspector: Inspector, limit: LimitFunction, obs: TickObservation): Promise<void> {
   await Promise.all(readDatabases(db).map((d) => limit(() => observeDatabase(d, listed, inspector, obs))));

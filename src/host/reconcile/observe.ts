@@ -5,17 +5,17 @@
  * looks it confirmed unchanged move their time forward (touchLooks), which changes no state.
  */
 import pLimit from 'p-limit';
-import type { CountedDeath } from '../../db/crash-records';
+import type { ContainerLook, CountedDeath, TickObservation } from '../../contracts/reconcile';
 import { DockerError, type ContainerDetails, type ContainerSummary } from '../../docker/client';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
-import { deathsBetween, isDown, type ContainerLook, type CrashPolicy } from '../../policy/crash';
+import { deathsBetween, isDown, type CrashPolicy } from '../../policy/crash';
 import { containerIdProblem, serviceRowProblem } from '../../policy/rows';
 import type { HostDeps } from '../deps';
 import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
-import { emptyObservation, type TickObservation } from './observation';
+import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
 
 /** A container that has run this long again takes its service back to `running`. */
