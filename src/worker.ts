@@ -12,7 +12,7 @@ import type { EventWatcher } from './events/watcher';
 import { planNotification } from './host/notifications';
 import { ids, LOOPS, taskQueueFor } from './ids';
 import type { Logger } from './log';
-import { webhooksWords } from './policy/notification';
+import { webhooksWords } from './cli/words';
 import type { Settings } from './settings';
 import { describeTarget } from './temporal/connection';
 

@@ -4,13 +4,11 @@
  */
 import type { Command } from 'commander';
 import { readStatus, type HostStatus } from '../host/status';
-import { lastCrashWords } from '../policy/crash-words';
-import { loopResultWords } from '../policy/loop-words';
-import { webhooksWords } from '../policy/notification';
 import type { Settings } from '../settings';
 import { operatorTarget } from '../temporal/client';
 import { describeTarget } from '../temporal/connection';
 import { agoWords, isoSeconds } from '../time';
+import { lastCrashWords, loopResultWords, webhooksWords } from './words';
 import { jsonOption, print, settingsFrom, table, withHost, withSettings } from './common';
 
 type StatusView = HostStatus & { temporal: string };

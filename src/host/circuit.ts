@@ -6,7 +6,7 @@ import { DockerError } from '../docker/client';
 import { ignoreNotFound } from '../docker/errors';
 import { deathsOfWindow } from '../db/crash-records';
 import { setLook } from '../db/looks';
-import { closeCircuit, readCircuit, type Recovery } from '../db/services';
+import { closeCircuit, listCircuits, readCircuit, type CircuitRow, type Recovery } from '../db/services';
 import type { HeldCircuit, RecoveryResult } from '../contracts/circuit';
 import { isValidContainerId } from '../policy/rows';
 import { unixSeconds } from '../time';
@@ -63,4 +63,14 @@ async function startKept(docker: HostDeps['docker'], containerId: string): Promi
     if (!(err instanceof DockerError && err.isNotFound)) throw err; // transient: the activity retries
     return { status: 'stopped', error: 'kept container is gone; redeploy required' };
   }
+}
+
+/** Open circuits, and closed ones still escalated: `keeper circuit list`. */
+export function circuitList({ db }: Pick<HostDeps, 'db'>): CircuitRow[] {
+  return listCircuits(db);
+}
+
+/** One service's circuit row, or undefined when there is no such service. */
+export function circuitOf({ db }: Pick<HostDeps, 'db'>, serviceId: string): CircuitRow | undefined {
+  return readCircuit(db, serviceId);
 }

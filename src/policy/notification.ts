@@ -33,12 +33,6 @@ export function notificationText(e: NotificationEvent): string {
   }
 }
 
-/** The webhooks as operators see them (origin and hash, never a URL: tokens live there), or that no one hears. */
-export function webhooksWords(shown: string[], signed: boolean): string {
-  if (shown.length === 0) return 'none (--notify-webhook): circuit events reach no one';
-  return `${shown.join(', ')}${signed ? ' (signed)' : ''}`;
-}
-
 /** The generic body: every fact of the event, plus its key and text. */
 export function genericBody(e: NotificationEvent): Record<string, unknown> {
   return { key: notificationKey(e), ...e, at: iso(e.atMs), text: notificationText(e) };

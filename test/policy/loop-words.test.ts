@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastCrashWords } from '../../src/policy/crash-words';
-import { gcWords, loopResultWords, refillWords, tickWords } from '../../src/policy/loop-words';
+import { gcWords, lastCrashWords, loopResultWords, refillWords, tickWords } from '../../src/cli/words';
 import { agoWords } from '../../src/time';
 import type { PoolRefillResult } from '../../src/contracts/pool';
 import type { TickSummary } from '../../src/contracts/reconcile';
