@@ -65,7 +65,7 @@ const alerts: Section = ({ notifications: n, now }) => {
   return [`alerts         ${f ? `${base}; last failure ${agoWords(f.finishedAt, now)}: ${f.kind} of ${f.serviceId} to ${f.targetShown}: ${f.error}` : base}`];
 };
 
-/** Each loop's last result in words (src/policy/loop-words.ts), with how long ago it finished. */
+/** Each loop's last result in words (src/cli/words.ts), with how long ago it finished. */
 const lastRuns: Section = (s) => {
   if (s.loops.length === 0) return ['', 'last runs', '  none yet'];
   return ['', 'last runs', indent(table(['loop', 'finished', 'result'], s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)])))];

@@ -1,5 +1,5 @@
 /**
- * The tick's look at databases and environments (ah's R-5..R-8, with W-2, W-15 and W-16 of
+ * The tick's look at databases and environments (ah's own rules for them, with W-2, W-15 and W-16 of
  * docs/ah-differences.md fixed): a database follows its container between `ready` and `unavailable`; a running
  * environment whose container died or vanished is stopped; an expired lease stops its container once.
  */
