@@ -5,16 +5,16 @@
  * type-only ones too (tsPreCompilationDeps), so a type can close no circle either.
  */
 const ARROWS = {
-  'cli.ts': ['cli/', 'worker.ts', 'settings.ts'],
+  'cli.ts': ['cli/', 'app/', 'worker.ts', 'settings.ts', 'version.ts'],
   'cli/': ['app/', 'temporal/', 'host/', 'workflows/', 'policy/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
-  'worker.ts': ['app/', 'temporal/', 'events/', 'host/', 'cli/words.ts', 'ids.ts', 'log.ts', 'settings.ts'],
-  'demo.ts': ['app/', 'host/', 'db/', 'ids.ts', 'names.ts', 'settings.ts', 'time.ts'],
+  'worker.ts': ['app/', 'temporal/', 'events/', 'host/', 'cli/words.ts', 'ids.ts', 'log.ts', 'search-attributes.ts', 'settings.ts'],
+  'demo.ts': ['app/', 'host/', 'db/', 'ids.ts', 'names.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
   'app/': ['activities/', 'events/', 'host/', 'temporal/', 'db/', 'docker/', 'metrics.ts', 'ids.ts', 'log.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
   'temporal/': ['workflows/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
   'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'log.ts', 'time.ts'],
-  'events/': ['db/', 'docker/', 'metrics.ts', 'log.ts', 'time.ts'],
+  'events/': ['db/', 'docker/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
   'workflows/': ['activities/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'],
-  'host/': ['db/', 'docker/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'names.ts', 'log.ts', 'settings.ts', 'time.ts'],
+  'host/': ['db/', 'docker/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'names.ts', 'log.ts', 'settings.ts', 'time.ts', 'version.ts'],
   'metrics.ts': ['db/', 'policy/', 'contracts/'],
   'db/': ['policy/', 'contracts/', 'time.ts'],
   'docker/': [],
@@ -27,6 +27,7 @@ const ARROWS = {
   'names.ts': [],
   'search-attributes.ts': [],
   'time.ts': [],
+  'version.ts': [],
 };
 
 /** What workflow code may run: Temporal's workflow packages and the pure modules (their own imports are checked too). */

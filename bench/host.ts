@@ -88,7 +88,7 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb, tempor
  * The workflow bundle, made by a child process the way `npm run build` makes it for `npm start`: webpacking in
  * this process would leave its memory in the worker's RSS, which bench:scale reports.
  */
-function bundleOutOfProcess(dir: string): { codePath: string } {
+export function bundleOutOfProcess(dir: string): { codePath: string } {
   const codePath = path.join(dir, 'workflow-bundle.js');
   const root = path.resolve(__dirname, '..');
   execFileSync(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '-e',

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Provisions everything the tests need: Docker engine, test image, Temporal CLI, time-skipping test server,
 # Chromium for the UI test, the real Temporal server with PostgreSQL and openssl for the cluster tests,
-# Prometheus with promtool for the metrics tests, and gVisor's runsc for the tenant-runtime tests.
+# Prometheus with promtool for the metrics tests, gVisor's runsc for the tenant-runtime tests, and systemd-analyze
+# with a C++ toolchain for the packaging tests.
 source "$(dirname "$0")/lib.sh"
 here="$(dirname "$0")"
 bash "$here/provision-docker.sh"
@@ -12,3 +13,4 @@ bash "$here/provision-temporal-server.sh"
 bash "$here/provision-chromium.sh"
 bash "$here/provision-prometheus.sh"
 bash "$here/provision-gvisor.sh"
+bash "$here/provision-packaging.sh"

@@ -1,9 +1,10 @@
 /**
  * The `keeper` command. Exit codes: 0 ok, 1 failure, 2 usage (a bad argument or setting). Errors are one line.
  */
-import { Command, CommanderError } from 'commander';
-import { SettingsError } from './settings';
+import { Command, CommanderError, Help } from 'commander';
+import { SETTINGS_HELP_GROUP, SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
+import { StateDbMissingError } from './app/open';
 import { registerCircuitCommand } from './cli/circuit';
 import { registerCrashesCommand } from './cli/crashes';
 import { registerGcCommand } from './cli/gc';
@@ -13,11 +14,16 @@ import { registerReconcileCommand } from './cli/reconcile';
 import { registerScheduleCommands } from './cli/schedules';
 import { registerServiceCommands } from './cli/service';
 import { registerStatusCommand } from './cli/status';
+import { keeperVersion } from './version';
+import { registerUninstallCommand } from './cli/uninstall';
+import { registerBackupCommands } from './cli/backup';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
     .description("keeper: a Docker host's reconciler, garbage collector and warm pool as durable Temporal workflows")
+    .version(keeperVersion(), '-V, --version', "print keeper's version")
     .exitOverride()
+    .configureHelp({ groupItems: settingsLast })
     // One line, keeper's prefix instead of commander's "error:"; commander names the flag or variable and the value.
     .configureOutput({ outputError: (text, write) => write(`keeper: ${text.replace(/^error: /, '').split('\n')[0]}\n`) });
 
@@ -36,7 +42,20 @@ export function buildProgram(): Command {
   registerReconcileCommand(program);
   registerCircuitCommand(program);
   registerCrashesCommand(program);
+  registerBackupCommands(program);
+  registerUninstallCommand(program);
   return program;
+}
+
+/** In a command's help, its own options come first, then the settings every command takes. */
+function settingsLast<T>(this: Help, unsorted: T[], visible: T[], groupOf: (item: T) => string): Map<string, T[]> {
+  const groups = Help.prototype.groupItems.call(this, unsorted as never[], visible as never[], groupOf as never) as Map<string, T[]>;
+  const settings = groups.get(SETTINGS_HELP_GROUP);
+  if (settings) {
+    groups.delete(SETTINGS_HELP_GROUP);
+    groups.set(SETTINGS_HELP_GROUP, settings);
+  }
+  return groups;
 }
 
 export async function main(argv = process.argv): Promise<number> {
@@ -50,7 +69,7 @@ export async function main(argv = process.argv): Promise<number> {
     }
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`keeper: ${message.split('\n')[0]}\n`);
-    return err instanceof SettingsError || err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
+    return err instanceof SettingsError || err instanceof UsageError || err instanceof StateDbMissingError ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
 

@@ -17,6 +17,7 @@ import { assertTenantRuntime } from './host/tenant-runtime';
 import { ids } from './ids';
 import { tenantNetworkName } from './names';
 import { EMBEDDED_UI_PORT, loadSettings } from './settings';
+import { serviceRunsQuery } from './search-attributes';
 import { isoSeconds } from './time';
 
 const WEB_IMAGE = 'keeper-test/web:latest';
@@ -97,7 +98,7 @@ async function waitForWorker(dir: string): Promise<void> {
 /** Reads the flaky service's row twice a second and says what changed, until its circuit has recovered once. */
 async function narrate(db: StateDb, hostId: string, serviceId: string, hostFlags: string): Promise<void> {
   const read = () => readCircuit(db, serviceId)!;
-  const uiLink = `http://127.0.0.1:${EMBEDDED_UI_PORT}/namespaces/default/workflows?query=${encodeURIComponent(`ServiceId="${serviceId}"`)}`;
+  const uiLink = `http://127.0.0.1:${EMBEDDED_UI_PORT}/namespaces/default/workflows?query=${encodeURIComponent(serviceRunsQuery(serviceId))}`;
   let last = read();
   let wasOpen = false;
   const deadline = Date.now() + 10 * 60_000;

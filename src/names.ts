@@ -1,7 +1,27 @@
 /**
- * ah's names for the Docker resources of a host: what ah's API and tools look for, so keeper must make them
- * the same way, and what GC uses to tell ah's resources from anything else on the engine.
+ * ah's conventions for the Docker resources of a host, in one place: label keys and values, and names and
+ * prefixes. ah's API and tools look for them, so keeper must make resources the same way, and GC uses them to
+ * tell ah's resources from anything else on the engine.
  */
+
+/** ah's label keys. */
+export const LABEL = {
+  service: 'ah.service',
+  tenant: 'ah.tenant',
+  managed: 'ah.managed',
+  type: 'ah.type',
+  template: 'ah.template',
+  environment: 'ah.environment',
+  poolEntry: 'ah.pool-entry',
+} as const;
+/** Every ah label starts with it: GC attributes an image to ah by such a label. */
+export const LABEL_PREFIX = 'ah.';
+/** Values of `ah.type`. */
+export const RESOURCE_TYPE = { warmPool: 'warm-pool', environment: 'environment', database: 'database' } as const;
+/** `ah.managed`'s value on what ah (or keeper for it) made. */
+export const MANAGED = 'true';
+/** Every volume ah makes starts with it (the kinds are VOLUME_PREFIXES). */
+export const AH_NAME_PREFIX = 'ah-';
 
 /** The warm pool's network; pool containers sit on it until claimed. */
 export const POOL_NETWORK = 'ah-pool';

@@ -25,3 +25,8 @@ export function serviceAttributes(hostId: string, serviceId: string): SearchAttr
 export function cliTypeName(key: (typeof KEEPER_SEARCH_ATTRIBUTES)[number]): string {
   return key.type.charAt(0) + key.type.slice(1).toLowerCase();
 }
+
+/** The visibility query that lists a host's runs (the UI's and `temporal workflow list --query`'s syntax). */
+export const hostRunsQuery = (hostId: string) => `${KeeperHost.name}="${hostId}"`;
+/** The visibility query that lists the runs of one service. */
+export const serviceRunsQuery = (serviceId: string) => `${ServiceId.name}="${serviceId}"`;

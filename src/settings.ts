@@ -7,6 +7,7 @@
  * commander's. Cross-setting rules are checked after parsing. README's configuration table is generated from
  * SETTINGS. keeper never runs on a half-understood configuration: a bad value stops it at start.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import ms, { type StringValue } from 'ms';
@@ -27,6 +28,8 @@ export interface Settings {
   /** Unset: TEMPORAL_NAMESPACE or the profile's namespace, else `default`. */
   namespace: string | undefined;
   temporalProfile: string | undefined;
+  /** A file holding the Temporal API key (instead of TEMPORAL_API_KEY); src/temporal/connection.ts reads it. */
+  temporalApiKeyFile: string | undefined;
   reconcileIntervalMs: number;
   eventDebounceMs: number;
   crashWindowMs: number;
@@ -64,6 +67,8 @@ export interface Settings {
   notifyWebhooks: string[];
   /** Never logged, printed or put in a workflow's history. */
   notifySecret: string | undefined;
+  /** Where --notify-secret was read from instead (so it never shows in `ps`); settingsFrom reads it. */
+  notifySecretFile: string | undefined;
   notifyRetryForMs: number;
   metricsPort: number;
   logFormat: LogFormat;
@@ -113,6 +118,13 @@ function list<T>(item: Parser<T>): Parser<T[]> {
 }
 
 const backoffList: Parser<number[]> = (raw) => (raw.trim() === '' ? invalid('needs at least one duration') : list(positiveDuration)(raw));
+
+/** The crash settings' parsers, shared with the per-service labels (policy/service-crash-policy.ts): one syntax. */
+export const crashSettingParsers = {
+  crashWindowMs: positiveDuration,
+  crashThreshold: integer(1, 1000),
+  circuitBackoffMs: backoffList,
+};
 
 /** A runtime's name as the engine registers it (`runsc`, `runc`, `io.containerd.runc.v2`): never a path. */
 const runtimeName: Parser<string> = (raw) =>
@@ -195,12 +207,14 @@ export const SETTINGS: SettingSpec[] = [
   spec('temporalProfile', 'temporal-profile', undefined, optional,
     'profile of temporal.toml (TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml) to connect with',
     { env: 'TEMPORAL_PROFILE', defaultText: 'default, if the file has one' }),
+  spec('temporalApiKeyFile', 'temporal-api-key-file', undefined, optional,
+    "file holding the Temporal API key (trailing newline stripped), so it never shows in `ps`; instead of TEMPORAL_API_KEY; wins over the profile's api_key"),
   spec('reconcileIntervalMs', 'reconcile-interval', '30s', positiveDuration, 'how often the reconcile schedule ticks'),
   spec('eventDebounceMs', 'event-debounce', '250ms', positiveDuration,
     'Docker events within this long of a requested tick make one more tick, not one each'),
-  spec('crashWindowMs', 'crash-window', '600s', positiveDuration, 'crashes are counted inside this window'),
-  spec('crashThreshold', 'crash-threshold', '5', integer(1, 1000), 'crashes in the window that open the circuit'),
-  spec('circuitBackoffMs', 'circuit-backoff', '30m,1h,4h', backoffList, 'circuit retry delay by opening: 1st, 2nd, 3rd and later'),
+  spec('crashWindowMs', 'crash-window', '600s', crashSettingParsers.crashWindowMs, 'crashes are counted inside this window'),
+  spec('crashThreshold', 'crash-threshold', '5', crashSettingParsers.crashThreshold, 'crashes in the window that open the circuit'),
+  spec('circuitBackoffMs', 'circuit-backoff', '30m,1h,4h', crashSettingParsers.circuitBackoffMs, 'circuit retry delay by opening: 1st, 2nd, 3rd and later'),
   spec('recovery', 'recovery', 'restart', oneOf<RecoveryMode>('restart', 'stop'),
     'at retry time: restart the kept container, or leave the service stopped'),
   spec('escalationDecayMs', 'escalation-decay', '24h', positiveDuration,
@@ -237,6 +251,8 @@ export const SETTINGS: SettingSpec[] = [
     { defaultText: '(none)', repeatable: true }),
   spec('notifySecret', 'notify-secret', undefined, secret,
     'at least 16 characters: signs each webhook body with HMAC-SHA256 (X-Keeper-Signature); never logged', { defaultText: '(unset: unsigned)' }),
+  spec('notifySecretFile', 'notify-secret-file', undefined, optional,
+    'file holding --notify-secret (trailing newline stripped), so it never shows in `ps`; not with --notify-secret'),
   spec('notifyRetryForMs', 'notify-retry-for', '24h', positiveDuration,
     'a webhook that does not answer 2xx is retried (backoff 1 s doubling to 1 min) for this long, then given up'),
   spec('metricsPort', 'metrics-port', '9464', integer(0, 65535), 'Prometheus metrics port (0 turns metrics off)'),
@@ -255,12 +271,25 @@ export type RawSettings = Partial<Record<string, string>>;
 
 const defaultOf = (s: SettingSpec) => (typeof s.default === 'function' ? s.default() : s.default);
 
-/** Adds every setting to `cmd` as a hidden option with its variable and parser, so each command takes them all. */
+/** The default as `--help` and README's table say it. */
+export function defaultText(s: SettingSpec): string {
+  if (s.defaultText !== undefined) return s.defaultText;
+  if (s.default === undefined) return 'unset';
+  return s.default === '' ? '(none)' : String(s.default);
+}
+
+/** The heading of the settings in every command's `--help`, after the command's own options. */
+export const SETTINGS_HELP_GROUP = 'Settings (flag, else variable, else default):';
+
+/**
+ * Adds every setting to `cmd` as an option with its variable and parser, so each command takes them all. The
+ * default is not commander's (it would skip the parser), so `--help` shows it in the description.
+ */
 export function withSettings(cmd: Command): Command {
   for (const s of SETTINGS) {
-    const option = new Option(`--${s.flag} <value>`, s.help).env(s.env).argParser((raw: string, previous: unknown) =>
+    const option = new Option(`--${s.flag} <value>`, `${s.help} (default: ${defaultText(s)})`).env(s.env).argParser((raw: string, previous: unknown) =>
       s.repeatable && Array.isArray(previous) ? [...previous, ...(s.parse(raw) as unknown[])] : s.parse(raw));
-    cmd.addOption(option.hideHelp());
+    cmd.addOption(option.helpGroup(SETTINGS_HELP_GROUP));
   }
   return cmd;
 }
@@ -276,7 +305,16 @@ export function settingsFrom(cmd: Command): Settings {
     out[s.key] = given !== undefined ? given : raw === undefined ? undefined : parseDefault(s, raw);
   }
   out.tenantRuntimeGiven = ['cli', 'env'].includes(cmd.getOptionValueSource(optionName('tenant-runtime')) ?? '');
-  return checked(out as Settings);
+  return checked(withSecretFromFile(out as Settings));
+}
+
+/** The settings a parsed command was given, as a flag or a non-empty variable: the operator's own choices. */
+export function givenSettings(cmd: Command): Set<keyof Settings> {
+  const given = SETTINGS.filter((s) => {
+    const source = cmd.getOptionValueSource(optionName(s.flag));
+    return (source === 'cli' || source === 'env') && cmd.getOptionValue(optionName(s.flag)) !== '';
+  });
+  return new Set(given.map((s) => s.key));
 }
 
 function parseDefault(s: SettingSpec, raw: string): unknown {
@@ -284,6 +322,38 @@ function parseDefault(s: SettingSpec, raw: string): unknown {
     return s.parse(raw);
   } catch (err) {
     throw new SettingsError(`invalid default of --${s.flag}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * A secret's file, read: one line naming the flag and the path when it is missing, unreadable or empty. A
+ * trailing newline (what an editor or `echo` leaves) is not part of the secret.
+ */
+export function readSecretFile(flag: string, env: string, file: string): string {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? (err as Error).message})`;
+    throw new SettingsError(`invalid --${flag} (${env}): ${file} ${why}`);
+  }
+  const secretText = text.replace(/\r?\n$/, '');
+  if (secretText === '') throw new SettingsError(`invalid --${flag} (${env}): ${file} is empty`);
+  return secretText;
+}
+
+/** --notify-secret-file, read into notifySecret; giving both is a usage error. */
+function withSecretFromFile(settings: Settings): Settings {
+  if (settings.notifySecretFile === undefined) return settings;
+  if (settings.notifySecret !== undefined) {
+    throw new SettingsError('give --notify-secret (KEEPER_NOTIFY_SECRET) or --notify-secret-file (KEEPER_NOTIFY_SECRET_FILE), not both');
+  }
+  const text = readSecretFile('notify-secret-file', 'KEEPER_NOTIFY_SECRET_FILE', settings.notifySecretFile);
+  try {
+    return { ...settings, notifySecret: secret(text) };
+  } catch (err) {
+    throw new SettingsError(`${(err as Error).message.replace('--notify-secret (KEEPER_NOTIFY_SECRET)', `--notify-secret-file (${settings.notifySecretFile})`)}`);
   }
 }
 

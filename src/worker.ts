@@ -13,8 +13,11 @@ import { planNotification } from './host/notifications';
 import { ids, LOOPS, taskQueueFor } from './ids';
 import type { Logger } from './log';
 import { webhooksWords } from './cli/words';
+import { hostRunsQuery } from './search-attributes';
+import { recordWorkerStart } from './host/worker-config';
 import type { Settings } from './settings';
 import { describeTarget } from './temporal/connection';
+import { warnOfOtherHostIds } from './app/other-host-ids';
 
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(configured: Settings): Promise<void> {
@@ -24,6 +27,8 @@ export async function runWorker(configured: Settings): Promise<void> {
   try {
     const worker = await host.createWorker({ connection: temporal.native, namespace: temporal.target.namespace });
     await host.ensureSchedules(client);
+    recordWorkerStart({ db: host.deps.db, settings }, describeTarget(temporal.target), temporal.embedded !== undefined);
+    await warnOfOtherHostIds(client, host.deps.db, settings.hostId, settings.db, log);
     watcher = host.eventWatcher(client);
     watcher.start();
     stopOnSignals(log, () => worker.shutdown());
@@ -47,7 +52,7 @@ function stopOnSignals(log: Logger, stop: () => void): void {
 }
 
 async function banner(client: Client, { settings, temporal, tenants }: WorkerProcess): Promise<string> {
-  const query = encodeURIComponent(`KeeperHost="${settings.hostId}"`);
+  const query = encodeURIComponent(hostRunsQuery(settings.hostId));
   const lines = [
     'keeper is running',
     `  host        ${settings.hostId} (task queue ${taskQueueFor(settings.hostId)})`,

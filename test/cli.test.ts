@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openStateDb } from '../src/db/open';
 import { keeper } from './helpers/cli';
 import { tempDir } from './helpers/fixtures';
 
@@ -28,15 +29,16 @@ describe('keeper', () => {
   });
 
   it('exits 1 with one line when the state DB is not usable', async () => {
-    const notADir = path.join(tempDir(), 'plain-file');
-    fs.writeFileSync(notADir, '');
-    const r = await keeper(['health', '--db', path.join(notADir, 'state.db')]);
+    const notSqlite = path.join(tempDir(), 'state.db');
+    fs.writeFileSync(notSqlite, 'not a database, but a file of text long enough for SQLite to read a header from it');
+    const r = await keeper(['health', '--db', notSqlite]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(new RegExp(`^keeper: state DB ${notADir}/state\\.db: its directory cannot be created \\(.*\\)\\n$`));
+    expect(r.stderr).toMatch(new RegExp(`^keeper: state DB ${notSqlite}: .*\\n$`));
   });
 
   it('runs the health workflow on an embedded Temporal when TEMPORAL_ADDRESS is unset', async () => {
     const db = path.join(tempDir(), 'state.db');
+    openStateDb(db).close(); // as the host's worker would have: only `keeper worker` creates a state DB
     const r = await keeper(['health', '--json', '--db', db, '--host-id', 'cli-test']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

@@ -8,7 +8,9 @@ import { applyObservation } from '../host/reconcile/apply';
 import type { Housekeeping, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
 import { housekeep } from '../host/reconcile/housekeep';
 import { observeHost } from '../host/reconcile/observe';
+import { reportConditions } from '../host/conditions';
 import { crashPolicy } from '../policy/crash';
+import { labelConditions } from '../policy/service-crash-policy';
 import { unixSeconds } from '../time';
 
 export function createReconcileActivities(deps: HostDeps) {
@@ -23,6 +25,9 @@ export function createReconcileActivities(deps: HostDeps) {
       const obs = await observeHost(deps, policy, unixSeconds(deps.clock));
       if (obs.dockerError) log.warn('docker unreachable: only DB steps ran, nothing counted', { error: obs.dockerError });
       if (obs.transientErrors) log.warn('transient docker errors: those containers were skipped', { count: obs.transientErrors, first: obs.transientSamples });
+      // Bad crash policy labels: logged once per change, kept for keeper status.
+      const labels = labelConditions(obs.labelProblems ?? [], obs.labelsChecked ?? []);
+      reportConditions({ ...deps, log }, 'reconcile', labels.found, labels.unchecked);
       return obs;
     },
 

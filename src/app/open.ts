@@ -9,7 +9,7 @@
  * proxy, a DB they opened) and take these for the rest.
  */
 import { activityLogContext } from '../activities/log-context';
-import { openStateDb, type StateDb } from '../db/open';
+import { openStateDb, openStateDbAsIs, type StateDb } from '../db/open';
 import { DockerClient } from '../docker/client';
 import type { HostDeps } from '../host/deps';
 import { createLogger, type Logger } from '../log';
@@ -18,6 +18,10 @@ import type { Settings } from '../settings';
 import { systemClock, type Clock } from '../time';
 
 export type HostMode = 'worker' | 'command' | 'status';
+
+// The CLI opens the state DB only here: its errors, and the whole-file copies of keeper backup and restore.
+export { StateDbError, StateDbMissingError } from '../db/open';
+export { checkBackup, copySqliteOnline, refuseLiveDb, type CopyResult } from '../db/backup';
 
 /** What a caller may inject; everything else is made from the settings. */
 export interface HostParts {
@@ -48,6 +52,11 @@ export function hostEngine(settings: Pick<Settings, 'dockerHost'>): DockerClient
 /** Opens the state DB as `mode` allows: only a worker creates one. */
 export function openHostDb(settings: Pick<Settings, 'db'>, mode: HostMode): StateDb {
   return openStateDb(settings.db, { create: mode === 'worker' });
+}
+
+/** Opens an existing state DB without creating or migrating anything (keeper uninstall, which may drop keeper's tables). */
+export function openHostDbAsIs(settings: Pick<Settings, 'db'>): StateDb {
+  return openStateDbAsIs(settings.db);
 }
 
 export interface OpenedHost {

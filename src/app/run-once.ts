@@ -37,6 +37,8 @@ type Target = TemporalTarget & { address: string };
 
 /** Runs `fn` with a client on this host's Temporal while some worker polls the host's task queue. */
 export async function runOnHost<T>(settings: Settings, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
+  // Only the host's worker creates a state DB; a --db that is not there is refused even when that worker runs `fn`.
+  openHostDb(settings, 'command').close();
   const configured = resolveTemporalTarget(settings);
   const address = configured.address ?? (await embeddedServerAnswering());
   if (!address) return runOnOwnServer(settings, configured.namespace, fn);
@@ -93,7 +95,6 @@ async function runWithOwnWorker<T>(settings: Settings, target: Target, client: C
 }
 
 async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
-  openHostDb(settings, 'command').close(); // a missing or bad DB must fail before any server is started
   installRuntime(undefined);
   const server = await startDevServer({ namespace });
   try {

@@ -4,7 +4,6 @@
  * runtime and metrics endpoint; the state DB (a bad one fails before any server starts); Temporal (the configured
  * cluster, or an embedded dev server persisted next to the state DB); keeper's metrics; and the host itself.
  */
-import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import { Runtime, type NativeConnection } from '@temporalio/worker';
 import type { StateDb } from '../db/open';
@@ -13,7 +12,7 @@ import type { Logger } from '../log';
 import { createKeeperMetrics } from '../metrics';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../settings';
 import { connectClient, resolveTemporalTarget, type TemporalTarget } from '../temporal/connection';
-import { startDevServer, type DevServer } from '../temporal/dev-server';
+import { embeddedTemporalDbFile, startDevServer, type DevServer } from '../temporal/dev-server';
 import { connectNative } from '../temporal/native';
 import { installRuntime } from '../temporal/runtime';
 import { createKeeperHost, type KeeperHost } from './keeper-host';
@@ -63,7 +62,7 @@ export async function openWorkerProcess(configured: Settings): Promise<WorkerPro
 async function openTemporal(settings: Settings): Promise<TemporalSession> {
   const configured = resolveTemporalTarget(settings);
   const embedded = configured.address ? undefined : await startDevServer({
-    dbFile: path.join(path.dirname(path.resolve(settings.db)), 'temporal.db'),
+    dbFile: embeddedTemporalDbFile(settings.db),
     namespace: configured.namespace, port: EMBEDDED_TEMPORAL_PORT, uiPort: EMBEDDED_UI_PORT,
   });
   const target = { ...configured, address: configured.address ?? embedded!.address };

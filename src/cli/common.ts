@@ -17,7 +17,7 @@ export class UsageError extends Error {
 
 /**
  * Runs `fn` with this host's state DB and engine, no Temporal needed; the DB is closed after. Only the worker
- * creates a state DB: a command given a --db that does not exist says so and creates nothing.
+ * creates a state DB: a --db that is not there is a typo, refused with one line (exit 2), nothing created.
  */
 export async function withHost<T>(settings: Settings, fn: (deps: HostDeps) => Promise<T> | T): Promise<T> {
   const host = openHost(settings, 'command');

@@ -1,12 +1,6 @@
 /** The README's configuration reference, generated from the settings schema so the two never disagree. */
-import { SETTINGS, type SettingSpec } from '../settings';
+import { defaultText, SETTINGS } from '../settings';
 import { TEMPORAL_CONNECTION_VARIABLES } from '../temporal/connection';
-
-function defaultText(s: SettingSpec): string {
-  if (s.defaultText !== undefined) return s.defaultText;
-  if (s.default === undefined) return 'unset';
-  return s.default === '' ? '(none)' : String(s.default);
-}
 
 export function configTable(): string {
   const rows = SETTINGS.map((s) => `| \`--${s.flag}\` | \`${s.env}\` | \`${defaultText(s)}\` | ${s.help.replace(/</g, '&lt;')} |`);

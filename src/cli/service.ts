@@ -3,14 +3,22 @@ import { Option, type Command } from 'commander';
 import { createService, removeService, restartService, serviceLogs, startService, stopService, type ServiceRecord } from '../host/services';
 import { jsonOption, print, settingsFrom, table, UsageError, withHost, withSettings } from './common';
 
-function parseEnv(pairs: string[]): Record<string, string> {
+function parseEnv(pairs: string[], flag = '--env'): Record<string, string> {
   const env: Record<string, string> = {};
   for (const p of pairs) {
     const eq = p.indexOf('=');
-    if (eq <= 0) throw new UsageError(`invalid --env "${p}": use KEY=VALUE`);
+    if (eq <= 0) throw new UsageError(`invalid ${flag} "${p}": use KEY=VALUE`);
     env[p.slice(0, eq)] = p.slice(eq + 1);
   }
   return env;
+}
+
+/** Only keeper's own labels: ah.* labels say whose container it is, and are keeper's to set. */
+function parseLabels(pairs: string[]): Record<string, string> {
+  const labels = parseEnv(pairs, '--label');
+  const other = Object.keys(labels).find((k) => !k.startsWith('keeper.'));
+  if (other !== undefined) throw new UsageError(`invalid --label "${other}": only keeper.* labels can be set (e.g. keeper.crash-threshold=2)`);
+  return labels;
 }
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -30,15 +38,18 @@ export function registerServiceCommands(program: Command): void {
     .option('--port <port>', 'port the service listens on (ah default 8000)')
     .addOption(new Option('--env <KEY=VALUE>', 'environment variable (repeatable)').argParser((v: string, prev: string[] = []) => [...prev, v]))
     .option('--health-cmd <cmd>', 'a shell command Docker runs as the health check')
+    .addOption(new Option('--label <keeper.KEY=VALUE>', 'container label, e.g. the crash policy keeper.crash-threshold=2 (repeatable)')
+      .argParser((v: string, prev: string[] = []) => [...prev, v]))
     .addOption(jsonOption())
-    .action(async (opts: { tenant: string; name: string; image: string; port?: string; env?: string[]; healthCmd?: string; json?: boolean }, cmd: Command) => {
+    .action(async (opts: { tenant: string; name: string; image: string; port?: string; env?: string[]; label?: string[]; healthCmd?: string; json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
       if (!NAME.test(opts.tenant)) throw new UsageError(`invalid --tenant "${opts.tenant}": use lowercase letters, digits and '-'`);
       if (!NAME.test(opts.name)) throw new UsageError(`invalid --name "${opts.name}": use lowercase letters, digits and '-'`);
       const port = opts.port === undefined ? undefined : Number(opts.port);
       if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) throw new UsageError(`invalid --port "${opts.port}": use 1-65535`);
       const env = parseEnv(opts.env ?? []);
-      const request = { tenant: opts.tenant, name: opts.name, image: opts.image, port, env, healthCmd: opts.healthCmd };
+      const labels = parseLabels(opts.label ?? []);
+      const request = { tenant: opts.tenant, name: opts.name, image: opts.image, port, env, labels, healthCmd: opts.healthCmd };
       const s = await withHost(settings, (deps) => createService(deps, request));
       print(s, !!opts.json, render);
     });

@@ -4,14 +4,20 @@
  */
 import type { Command } from 'commander';
 import { readStatus, type HostStatus } from '../host/status';
-import type { Settings } from '../settings';
+import { configDifferences, workerConfigOf, workerPaceWords, type ConfigDifference } from '../host/worker-config';
+import { otherWriterCondition } from '../policy/other-writer';
+import { givenSettings, type Settings } from '../settings';
 import { operatorTarget } from '../temporal/client';
 import { describeTarget } from '../temporal/connection';
 import { agoWords, isoSeconds } from '../time';
 import { lastCrashWords, loopResultWords, webhooksWords } from './words';
 import { jsonOption, print, settingsFrom, table, withHost, withSettings } from './common';
 
-type StatusView = HostStatus & { temporal: string };
+type StatusView = Omit<HostStatus, 'worker'> & {
+  /** The worker's record, and where this command's own flags differ from it. */
+  worker: (NonNullable<HostStatus['worker']> & { differences: ConfigDifference[] }) | null;
+  temporal: string;
+};
 type Section = (s: StatusView) => string[];
 
 const indent = (text: string) => text.replace(/^/gm, '  ');
@@ -20,13 +26,30 @@ function when(unixSec: number | null, nowSec: number): string {
   return unixSec ? `${isoSeconds(unixSec)} (${agoWords(unixSec, nowSec)})` : '-';
 }
 
-/** Where this host's Temporal is, as configured (no connection is made): address, namespace, TLS, auth kind. */
-function temporalSummary(settings: Settings): string {
+/** Where this host's Temporal is (no connection is made): as the worker recorded it, else as configured here. */
+function temporalSummary(settings: Settings, worker: HostStatus['worker']): string {
+  if (worker) return `${worker.config.temporal}${worker.config.temporalEmbedded ? " (the worker's embedded server)" : ''}`;
   const target = operatorTarget(settings);
   return `${describeTarget(target)}${target.embedded ? " (npm start's embedded server)" : ''}`;
 }
 
+/** Where the flags and variables given to this command differ from what the worker recorded. */
+function differencesFrom(cmd: Command, settings: Settings, worker: NonNullable<HostStatus['worker']>): ConfigDifference[] {
+  const target = operatorTarget(settings);
+  return configDifferences(worker.config, workerConfigOf(settings, describeTarget(target), target.embedded), givenSettings(cmd));
+}
+
 const header: Section = (s) => [`host ${s.host}`, `temporal ${s.temporal}`];
+
+/** Which worker recorded its configuration, its pace, and where this command's flags differ from it. */
+const worker: Section = ({ worker: w, now, host }) => {
+  if (!w) return [`worker   no worker of host ${host} has recorded its configuration: tenant runtime and alerts below are this command's own settings`];
+  return [
+    `worker   keeper ${w.keeperVersion}, pid ${w.pid}, started ${when(w.startedAt, now)}`,
+    `         ${workerPaceWords(w.config)}`,
+    ...w.differences.map((d) => `differs  ${d.flag}: this command ${d.here}, the worker ${d.worker} (the worker's is shown)`),
+  ];
+};
 
 const services: Section = (s) => {
   if (s.services.length === 0) return ['', 'services', '  none'];
@@ -36,6 +59,9 @@ const services: Section = (s) => {
   ]);
   return ['', 'services', indent(table(['service', 'tenant', 'name', 'status', 'crashes', 'circuit', 'retry at', 'opened', 'last crash'], rows))];
 };
+
+/** Crash policy labels that did not parse: the host's setting applies in their place. */
+const labelProblems: Section = (s) => (s.crashPolicyLabels.length === 0 ? [] : ['', 'crash policy labels', ...s.crashPolicyLabels.map((l) => `  ${l}`)]);
 
 const hosted: Section = (s) => {
   const counts = (c: Record<string, number>) => Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
@@ -65,13 +91,19 @@ const alerts: Section = ({ notifications: n, now }) => {
   return [`alerts         ${f ? `${base}; last failure ${agoWords(f.finishedAt, now)}: ${f.kind} of ${f.serviceId} to ${f.targetShown}: ${f.error}` : base}`];
 };
 
+/** Whether keeper alone counts crashes on this DB, or ah's reconciler still runs beside it. */
+const writers: Section = (s) => {
+  const c = otherWriterCondition(s.otherWriter);
+  return [`crash counts   ${c ? `WARNING: ${c.summary}` : 'counted by keeper alone'}`];
+};
+
 /** Each loop's last result in words (src/cli/words.ts), with how long ago it finished. */
 const lastRuns: Section = (s) => {
   if (s.loops.length === 0) return ['', 'last runs', '  none yet'];
   return ['', 'last runs', indent(table(['loop', 'finished', 'result'], s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)])))];
 };
 
-const SECTIONS: Section[] = [header, services, hosted, tenantRuntime, pool, disk, events, alerts, lastRuns];
+const SECTIONS: Section[] = [header, worker, services, labelProblems, hosted, tenantRuntime, pool, disk, events, alerts, writers, lastRuns];
 
 export function renderStatus(s: StatusView): string {
   return SECTIONS.flatMap((section) => section(s)).join('\n');
@@ -83,7 +115,8 @@ export function registerStatusCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const status = { ...(await withHost(settings, readStatus)), temporal: temporalSummary(settings) };
-      print(status, !!opts.json, renderStatus);
+      const read = await withHost(settings, readStatus);
+      const w = read.worker && { ...read.worker, differences: differencesFrom(cmd, settings, read.worker) };
+      print({ ...read, worker: w, temporal: temporalSummary(settings, read.worker) }, !!opts.json, renderStatus);
     });
 }

@@ -34,6 +34,24 @@ export interface DeathFacts {
 /** A death the tick counts: its facts, and whether the engine had stopped it (counted after the grace). */
 export interface CountedDeath extends DeathFacts {
   engineStopped?: boolean;
+  /** Its exit code is one the service expects (keeper.expected-exit-codes): recorded, not counted. */
+  expected?: boolean;
+}
+
+/** The crash rules of a host (its settings) or of one service (its labels). */
+export interface CrashPolicy {
+  windowSec: number;
+  threshold: number;
+  /** Retry delay by opening: the 1st, the 2nd, ... the last applies to every later opening. */
+  backoffSec: number[];
+  decaySec: number;
+}
+
+/** A service's own crash policy, read from its labels (src/policy/service-crash-policy.ts). */
+export interface ServiceCrashRules {
+  policy: CrashPolicy;
+  /** Exit codes that are this service's normal end: recorded, marked expected, not counted. */
+  expectedExitCodes: number[];
 }
 
 /** One observed crash: the look it replaces, the look that proves it, and how many deaths lie between. */
@@ -48,6 +66,8 @@ export interface CrashRecord {
   statusAfter: 'crashed' | 'running';
   /** Each death's facts, oldest first; absent from observations made before crash forensics. */
   facts?: CountedDeath[];
+  /** The service's own crash policy (its labels); absent: the host's, and no exit is expected. */
+  rules?: ServiceCrashRules;
 }
 
 /** One opening of a service's circuit: the tick hands it to the circuit's workflow. */
@@ -84,11 +104,16 @@ export interface TickObservation {
   engineStopsHeld?: number;
   backUp: { serviceId: string; containerId: string }[];
   gone: { serviceId: string; containerId: string }[];
+  /** In-flight rows (created, restarting) whose container is gone (404): their outcome (policy/rows.ts). Absent from observations made before it. */
+  vanished?: { serviceId: string; containerId: string; fromStatus: string; status: 'stopped'; reason: string }[];
   databases: { id: string; from: string; to: string }[];
   environmentsDown: { id: string; reason: string }[];
   environmentStops: { id: string; containerId: string }[];
   splitBrain: SplitBrain[];
   problems: Problem[];
+  /** Services whose crash policy labels this tick read (from the list or an inspect), and the bad ones' lines. */
+  labelsChecked?: string[];
+  labelProblems?: { serviceId: string; problems: string[] }[];
 }
 
 /** What the apply step did with an observation. */
@@ -98,7 +123,7 @@ export interface TickApplied {
   opened: CircuitRef[];
   unhealthyRestarted: number;
   recovered: number; // crashed services whose container runs again
-  missing: number; // crashed services whose container is gone → stopped
+  missing: number; // crashed, created or restarting services whose container is gone → stopped
   databasesUnavailable: number;
   databasesReady: number;
   environmentsStopped: number;

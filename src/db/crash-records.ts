@@ -26,26 +26,27 @@ export interface CrashRecordRow {
   logNote: string;
   windowStart: number;
   recordedAt: number;
+  expected: boolean;
 }
 
 const CRASH_RECORD_SELECT = `SELECT id, service_id AS serviceId, container_id AS containerId, died_at_ms AS diedAtMs, exit_code AS exitCode,
     oom_killed AS oomKilled, signal, seen_by AS seenBy, engine_error AS engineError, reason, log_tail AS logTail,
-    log_note AS logNote, window_start AS windowStart, recorded_at AS recordedAt
+    log_note AS logNote, window_start AS windowStart, recorded_at AS recordedAt, expected
   FROM keeper_crash_records`;
 
-const toRow = (r: Omit<CrashRecordRow, 'oomKilled'> & { oomKilled: number | null }): CrashRecordRow =>
-  ({ ...r, oomKilled: r.oomKilled === null ? null : r.oomKilled === 1 });
+const toRow = (r: Omit<CrashRecordRow, 'oomKilled' | 'expected'> & { oomKilled: number | null; expected: number }): CrashRecordRow =>
+  ({ ...r, oomKilled: r.oomKilled === null ? null : r.oomKilled === 1, expected: r.expected === 1 });
 
 /** Inserts one row per death; call it inside the transaction that counts them. */
 export function insertCrashRecords(
   db: StateDb, c: { serviceId: string; containerId: string; windowStart: number; recordedAt: number }, deaths: CountedDeath[], tails: LogTail[],
 ): void {
   const insert = db.prepare(`INSERT INTO keeper_crash_records (service_id, container_id, died_at_ms, exit_code, oom_killed, signal,
-      seen_by, engine_error, reason, log_tail, log_note, window_start, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      seen_by, engine_error, reason, log_tail, log_note, window_start, recorded_at, expected) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   deaths.forEach((d, i) => {
     const oom = d.oomKilled === null ? null : d.oomKilled ? 1 : 0;
     insert.run(c.serviceId, c.containerId, d.diedAtMs, d.exitCode, oom, signalOf(d.exitCode), d.seenBy, d.engineError,
-      deathReason(d), tails[i]?.tail ?? '', tails[i]?.note ?? '', c.windowStart, c.recordedAt);
+      deathReason(d), tails[i]?.tail ?? '', tails[i]?.note ?? '', c.windowStart, c.recordedAt, d.expected ? 1 : 0);
   });
 }
 
@@ -57,7 +58,7 @@ export function listCrashRecords(db: StateDb, serviceId: string, limit: number):
 
 /** The deaths counted in one crash window (the ones that opened its circuit), oldest first, without their logs. */
 export function deathsOfWindow(db: StateDb, serviceId: string, windowStart: number, limit: number): CrashRecordRow[] {
-  const rows = db.prepare(`SELECT * FROM (${CRASH_RECORD_SELECT} WHERE service_id = ? AND window_start = ? ORDER BY id DESC LIMIT ?) ORDER BY id`)
+  const rows = db.prepare(`SELECT * FROM (${CRASH_RECORD_SELECT} WHERE service_id = ? AND window_start = ? AND expected = 0 ORDER BY id DESC LIMIT ?) ORDER BY id`)
     .all(serviceId, windowStart, limit);
   return (rows as Parameters<typeof toRow>[0][]).map((r) => ({ ...toRow(r), logTail: '' }));
 }

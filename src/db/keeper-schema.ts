@@ -156,3 +156,42 @@ CREATE TABLE keeper_reported_conditions (
   PRIMARY KEY (host_id, loop, subject)
 );`,
 });
+
+// ---- what the worker runs with, for `keeper status`: the 17xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1701_worker_config',
+  sql: `
+-- The effective configuration of the last worker that started on this host, so that keeper status reports what
+-- the worker uses rather than its own flags. Nothing secret: webhooks by origin and hash, never a URL or a key.
+CREATE TABLE keeper_worker_config (
+  host_id TEXT PRIMARY KEY,
+  keeper_version TEXT NOT NULL,
+  started_at INTEGER NOT NULL,      -- unix seconds
+  pid INTEGER NOT NULL,
+  config_json TEXT NOT NULL         -- see WorkerConfig in src/db/worker-config.ts
+);`,
+});
+
+// ---- operations: host ids recorded against this DB (uninstall, a changed host id): the 17xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1702_hosts',
+  sql: `
+-- Each host id a keeper worker has run under against this state DB. A worker that starts under another id than
+-- the ones recorded warns of the old id's schedules and workflows (keeper uninstall --host-id OLD removes them),
+-- and keeper uninstall forgets its id. first_seen also dates keeper's arrival on the DB: a crash window that opened
+-- after it and holds more deaths than keeper recorded was counted by another writer (ah's own reconciler).
+CREATE TABLE keeper_hosts (
+  host_id TEXT PRIMARY KEY,
+  first_seen INTEGER NOT NULL,      -- unix seconds: the first worker start under this id
+  last_seen INTEGER NOT NULL        -- unix seconds: the latest worker start under this id
+);`,
+});
+
+// ---- per-service crash policy: expected exits are recorded, not counted ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1703_expected_exits',
+  sql: `
+-- 1 for a death whose exit code the service's keeper.expected-exit-codes label lists: recorded for keeper
+-- crashes, never counted toward the circuit, never part of the deaths that opened one.
+ALTER TABLE keeper_crash_records ADD COLUMN expected INTEGER NOT NULL DEFAULT 0;`,
+});

@@ -16,6 +16,11 @@ export class StateDbError extends Error {
   override name = 'StateDbError';
 }
 
+/** `create: false` and no DB at the path: the operator's typo, most likely (exit 2 in the CLI). */
+export class StateDbMissingError extends StateDbError {
+  override name = 'StateDbMissingError';
+}
+
 export const BUSY_TIMEOUT_MS = 5000;
 
 export interface OpenOptions {
@@ -31,7 +36,9 @@ export function openStateDb(dbPath: string, options: OpenOptions = {}): StateDb 
     throw new StateDbError(`state DB ${file}: ${problem}`);
   };
   const isNew = !fs.existsSync(file);
-  if (isNew && options.create === false) fail('does not exist');
+  if (isNew && options.create === false) {
+    throw new StateDbMissingError(`state DB ${file} does not exist: only \`keeper worker\` creates one (check --db or KEEPER_DB)`);
+  }
   if (isNew) ensureDataDir(path.dirname(file), fail);
 
   let db: StateDb;
@@ -51,6 +58,20 @@ export function openStateDb(dbPath: string, options: OpenOptions = {}): StateDb 
     db.close();
     if (err instanceof StateDbError) throw new StateDbError(`state DB ${file}: ${err.message}`);
     return fail(oneLine(err));
+  }
+}
+
+/**
+ * Opens an existing state DB as it is: no schema is created and no migration applied (keeper uninstall must not
+ * re-create the keeper_* tables it is about to drop, nor a second run the ones the first dropped).
+ */
+export function openStateDbAsIs(dbPath: string): StateDb {
+  const file = path.resolve(dbPath);
+  if (!fs.existsSync(file)) throw new StateDbError(`state DB ${file}: does not exist`);
+  try {
+    return new Database(file, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    throw new StateDbError(`state DB ${file}: cannot be opened (${oneLine(err)})`);
   }
 }
 

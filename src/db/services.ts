@@ -7,9 +7,10 @@
  * upgrade a deferred transaction's read to a write while another process writes, it fails at once with
  * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
-import { countCrashes, openingAt, reachesThreshold, type CrashPolicy } from '../policy/crash';
-import type { CircuitRef, CountedDeath, CrashRecord } from '../contracts/reconcile';
+import { countCrashes, openingAt, reachesThreshold } from '../policy/crash';
+import type { CircuitRef, CountedDeath, CrashPolicy, CrashRecord } from '../contracts/reconcile';
 import type { ServiceRowFields } from '../policy/rows';
+import { isExpectedExit } from '../policy/service-crash-policy';
 import { insertCrashRecords, type LogTail } from './crash-records';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
 import { swapLook } from './looks';
@@ -39,7 +40,7 @@ export interface CrashOutcome {
  * one (same container, circuit closed). At the threshold the circuit opens in the same transaction. Each death
  * is recorded (keeper_crash_records) in the same transaction too, with its log tail from `tails`.
  */
-export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: CrashPolicy, tails: LogTail[] = []): CrashOutcome {
+export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy: CrashPolicy, tails: LogTail[] = []): CrashOutcome {
   return db.transaction((): CrashOutcome => {
     if (!swapLook(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
     const row = db
@@ -49,8 +50,12 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: Cr
       | { tenant_id: string; image: string | null; status: string; crash_count: number; crash_window_start: number | null; circuit_open_count: number }
       | undefined;
     if (!row || c.deaths <= 0) return { counted: 0, crashCount: row?.crash_count ?? 0 };
+    const deaths = withExpected(c.facts ?? Array.from({ length: c.deaths }, unknownDeath), c.rules?.expectedExitCodes ?? []);
+    const counted = c.deaths - deaths.filter((d) => d.expected).length;
+    if (counted <= 0) return recordExpectedOnly(db, c, row, deaths, tails, now);
+    const policy = c.rules?.policy ?? hostPolicy;
 
-    const counters = countCrashes({ crashCount: row.crash_count, windowStart: row.crash_window_start }, c.deaths, now, policy.windowSec);
+    const counters = countCrashes({ crashCount: row.crash_count, windowStart: row.crash_window_start }, counted, now, policy.windowSec);
     const open = reachesThreshold(counters, now, policy);
     const opening = open ? openingAt(row.circuit_open_count, lastOpenedAt(db, c.serviceId), now, policy) : undefined;
     db.prepare(`UPDATE services SET status = ?, crash_count = ?, crash_window_start = ?, last_crashed_at = ?, last_error = ?,
@@ -60,7 +65,6 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: Cr
         open ? 1 : 0, opening?.openCount ?? row.circuit_open_count, opening?.retryAt ?? null,
         c.serviceId, c.containerId, row.status);
     recordDeployment(db, { serviceId: c.serviceId, tenantId: row.tenant_id, image: row.image, status: 'crashed', trigger: 'reconciler', error: c.reason, at: now });
-    const deaths = c.facts ?? Array.from({ length: c.deaths }, unknownDeath);
     insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStart: counters.windowStart as number, recordedAt: now }, deaths, tails);
     if (opening) {
       db.prepare(`INSERT INTO keeper_circuit_openings (service_id, generation, opened_at) VALUES (?, ?, ?)
@@ -68,11 +72,31 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, policy: Cr
         .run(c.serviceId, opening.openCount, now);
     }
     return {
-      counted: c.deaths,
+      counted,
       crashCount: counters.crashCount,
       opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
     };
   }).immediate();
+}
+
+/** Marks the deaths whose exit code the service expects. */
+function withExpected(deaths: CountedDeath[], expectedExitCodes: number[]): CountedDeath[] {
+  return deaths.map((d) => (isExpectedExit(d.exitCode, expectedExitCodes) ? { ...d, expected: true } : d));
+}
+
+/**
+ * Only expected exits: each is recorded (keeper crashes shows it), the status follows the container, and the
+ * crash counters, the window and the circuit are left as they were.
+ */
+function recordExpectedOnly(
+  db: StateDb, c: CrashRecord, row: { status: string; crash_count: number; crash_window_start: number | null },
+  deaths: CountedDeath[], tails: LogTail[], now: number,
+): CrashOutcome {
+  db.prepare(`UPDATE services SET status = ?, last_error = ?, updated_at = ?
+              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`)
+    .run(c.statusAfter, `${c.reason} (expected)`, now, c.serviceId, c.containerId, row.status);
+  insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStart: row.crash_window_start ?? now, recordedAt: now }, deaths, tails);
+  return { counted: 0, crashCount: row.crash_count };
 }
 
 /** A death an observation made before crash forensics reports: only its number is known. */
@@ -188,6 +212,19 @@ export function markServiceStopped(db: StateDb, serviceId: string, containerId: 
     .prepare(`UPDATE services SET status = 'stopped', last_error = ?, updated_at = ?
               WHERE id = ? AND container_id = ? AND status = 'crashed' AND circuit_open = 0`)
     .run(reason, now, serviceId, containerId).changes === 1;
+}
+
+/**
+ * An in-flight service (created, restarting) whose container is gone (404) becomes `stopped`, by a
+ * compare-and-set on the status and container observed, so a deploy that moved on since is left alone.
+ */
+export function stopVanishedService(
+  db: StateDb, v: { serviceId: string; containerId: string; fromStatus: string; reason: string }, now: number,
+): boolean {
+  return db
+    .prepare(`UPDATE services SET status = 'stopped', last_error = ?, updated_at = ?
+              WHERE id = ? AND container_id = ? AND status = ? AND circuit_open = 0`)
+    .run(v.reason, now, v.serviceId, v.containerId, v.fromStatus).changes === 1;
 }
 
 export const STALE_DEPLOY_ERROR = 'deploy timed out (reconciler)';

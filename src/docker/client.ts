@@ -4,7 +4,7 @@
  * benchmarks and tick results can say what a loop cost.
  */
 import Docker from 'dockerode';
-import { Writable, type Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { DockerError, toDockerError } from './errors';
 
 export { DockerError } from './errors';
@@ -376,7 +376,21 @@ export class DockerClient {
     const raw = (await this.call('container.logs', () =>
       this.docker.getContainer(id).logs({ stdout: true, stderr: true, tail, follow: false }),
     )) as unknown as Buffer;
-    return demultiplex(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+    return this.demultiplexed(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+  }
+
+  /** stdout and stderr of a framed log read, in the engine's order, through docker-modem's own demultiplexer. */
+  private async demultiplexed(raw: Buffer): Promise<string> {
+    if (!isFramed(raw)) return raw.toString('utf8'); // a container with a TTY: its output comes as it is
+    const parts: Buffer[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (parts.push(chunk), done()) });
+    await new Promise<void>((resolve, reject) => {
+      const source = Readable.from([raw]);
+      source.on('end', resolve);
+      source.on('error', reject);
+      this.docker.modem.demuxStream(source, sink, sink);
+    });
+    return Buffer.concat(parts).toString('utf8');
   }
 
   /**
@@ -601,16 +615,8 @@ function parseEvent(line: string): DockerEvent {
 }
 
 /** Without a TTY the engine frames each chunk with an 8-byte header (stream, 0, 0, 0, size32be). */
-function demultiplex(buf: Buffer): string {
-  const framed = buf.length >= 8 && buf[0] <= 2 && buf[1] === 0 && buf[2] === 0 && buf[3] === 0;
-  if (!framed) return buf.toString('utf8');
-  const parts: Buffer[] = [];
-  for (let i = 0; i + 8 <= buf.length; ) {
-    const size = buf.readUInt32BE(i + 4);
-    parts.push(buf.subarray(i + 8, i + 8 + size));
-    i += 8 + size;
-  }
-  return Buffer.concat(parts).toString('utf8');
+function isFramed(buf: Buffer): boolean {
+  return buf.length >= 8 && buf[0] <= 2 && buf[1] === 0 && buf[2] === 0 && buf[3] === 0;
 }
 
 function ignoreStatus(status: number) {

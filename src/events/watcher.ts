@@ -14,6 +14,7 @@ import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
 import { unixSeconds, type Clock } from '../time';
 import { recordWatcherState, type KeeperMetrics } from '../metrics';
+import { LABEL, RESOURCE_TYPE } from '../names';
 
 export { readEventWatcherState, type EventWatcherState } from '../db/events';
 
@@ -30,7 +31,7 @@ export const EVENT_CONNECT_TIMEOUT_MS = 10_000;
 /** The container events that can change what a tick finds. health_status matches every `health_status: …`. */
 export const WATCHED_ACTIONS = ['die', 'start', 'health_status', 'oom', 'destroy'];
 /** ah.type values of containers the tick reconciles besides services (warm-pool containers are the pool's). */
-const RECONCILED_TYPES = new Set(['database', 'environment']);
+const RECONCILED_TYPES = new Set<string>([RESOURCE_TYPE.database, RESOURCE_TYPE.environment]);
 
 export interface EventWatcherOptions {
   db: StateDb;
@@ -61,7 +62,7 @@ export function isRelevant(e: DockerEvent): boolean {
   if (e.type !== 'container') return false;
   const action = e.action.split(':')[0];
   if (!WATCHED_ACTIONS.includes(action)) return false;
-  return Boolean(e.attributes['ah.service']) || RECONCILED_TYPES.has(e.attributes['ah.type'] ?? '');
+  return Boolean(e.attributes[LABEL.service]) || RECONCILED_TYPES.has(e.attributes[LABEL.type] ?? '');
 }
 
 /** Docker's `since` for a nanosecond engine time: `seconds.nanoseconds`. */
@@ -174,7 +175,7 @@ export class EventWatcher {
     if (!isRelevant(e)) return;
     this.stats.relevant++;
     if (e.timeNano < openedNs) this.stats.replayed++;
-    this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes['ah.service'] });
+    this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes[LABEL.service] });
     this.requestSoon();
   }
 

@@ -5,6 +5,7 @@
  */
 import type { TemplateRow } from '../db/pool';
 import type { ContainerSpec } from '../docker/client';
+import { LABEL, RESOURCE_TYPE, MANAGED } from '../names';
 
 /** busybox and coreutils both accept `sleep infinity` (checked against the test image). */
 export const IDLE_CMD = ['sleep', 'infinity'];
@@ -31,13 +32,13 @@ export function environmentSpec(
 
 /** Labels of a pool container. ah.type stays `warm-pool`: nothing later in the chain overwrites it (W-G2). */
 export function poolLabels(templateId: string, entryId: string): Record<string, string> {
-  return { 'ah.managed': 'true', 'ah.type': 'warm-pool', 'ah.template': templateId, 'ah.pool-entry': entryId };
+  return { [LABEL.managed]: MANAGED, [LABEL.type]: RESOURCE_TYPE.warmPool, [LABEL.template]: templateId, [LABEL.poolEntry]: entryId };
 }
 
 /** Labels of an environment created cold. */
 export function environmentLabels(tenantId: string, envId: string, templateId: string): Record<string, string> {
   return {
-    'ah.managed': 'true', 'ah.type': 'environment', 'ah.tenant': tenantId, 'ah.environment': envId,
-    'ah.template': templateId, 'traefik.enable': 'false',
+    [LABEL.managed]: MANAGED, [LABEL.type]: RESOURCE_TYPE.environment, [LABEL.tenant]: tenantId, [LABEL.environment]: envId,
+    [LABEL.template]: templateId, 'traefik.enable': 'false',
   };
 }

@@ -11,7 +11,7 @@ import {
 } from '../db/service-lifecycle';
 import { oneLine } from '../db/open';
 import { ignoreNotFound } from '../docker/errors';
-import { serviceContainerName, tenantNetworkName } from '../names';
+import { LABEL, MANAGED, serviceContainerName, tenantNetworkName } from '../names';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 import { assertDiskAllows } from './disk';
@@ -26,6 +26,8 @@ export interface CreateServiceRequest {
   image: string;
   port?: number;
   env?: Record<string, string>;
+  /** keeper.* labels (e.g. the crash policy); ah's own labels always win. */
+  labels?: Record<string, string>;
   healthCmd?: string;
 }
 
@@ -69,7 +71,7 @@ export async function createService(deps: ServiceDeps, req: CreateServiceRequest
       name: serviceContainerName(req.tenant, id),
       image: req.image,
       env: { ...(req.port ? { PORT: String(req.port) } : {}), ...req.env },
-      labels: { 'ah.tenant': req.tenant, 'ah.service': id, 'ah.managed': 'true' },
+      labels: { ...req.labels, [LABEL.tenant]: req.tenant, [LABEL.service]: id, [LABEL.managed]: MANAGED },
       restartPolicy: 'unless-stopped',
       network,
       confined: { readonlyRootfs: true, runtime: settings.tenantRuntime },

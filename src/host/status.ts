@@ -4,32 +4,46 @@
  * the event watcher, alerts and how their deliveries ended, and each loop's last result (raw: the CLI words it,
  * `--json` prints it as stored).
  */
+import { reportedConditions } from '../db/conditions';
 import { lastDeaths } from '../db/crash-records';
 import { readEventWatcherState } from '../db/events';
 import { lastLoopResults } from '../db/loop-results';
 import { countsByStatus, serviceStatuses } from '../db/status';
+import { readWorkerConfig } from '../db/worker-config';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 import { readDiskGuard } from './disk';
 import { notificationStatus } from './notifications';
+import { servicesCountedByOthers } from './other-writer';
 import { poolStats } from './pool/admin';
 import { tenantRuntimeStatus } from './tenant-runtime';
 
+/**
+ * The tenant runtime and the webhooks are the worker's, as it recorded them at its start (keeper_worker_config):
+ * this command's own flags say nothing of what the worker does. Without a record, they are this command's.
+ */
 export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>) {
   const { db, settings } = deps;
   const now = unixSeconds(deps.clock);
+  const worker = readWorkerConfig(db, settings.hostId);
+  const asWorker = worker ? { ...deps, settings: { ...settings, tenantRuntime: worker.config.tenantRuntime } } : deps;
+  const workerAlerts = worker ? { webhooks: worker.config.webhooks, signed: worker.config.signed } : {};
   return {
     host: settings.hostId,
     now,
+    worker,
     services: servicesWithLastCrash(db, now, settings.crashWindowMs / 1000),
+    /** Bad keeper.* crash policy labels, one line each, as the reconciler last reported them. */
+    crashPolicyLabels: reportedConditions(db, settings.hostId, 'reconcile').filter((c) => c.subject.startsWith('labels:')).map((c) => c.message),
     databases: countsByStatus(db, 'databases'),
     environments: countsByStatus(db, 'environments'),
     pool: poolStats(db, settings),
-    tenantRuntime: await tenantRuntimeStatus(deps),
+    tenantRuntime: await tenantRuntimeStatus(asWorker),
     disk: await readDiskGuard(deps),
     loops: lastLoopResults(db),
     events: describeWatcher(readEventWatcherState(db, settings.hostId)),
-    notifications: notificationStatus(deps),
+    notifications: { ...notificationStatus(deps), ...workerAlerts },
+    otherWriter: servicesCountedByOthers(deps),
   };
 }
 

@@ -4,15 +4,7 @@
  * All times are unix seconds.
  */
 import type { Settings } from '../settings';
-import type { ContainerLook } from '../contracts/reconcile';
-
-export interface CrashPolicy {
-  windowSec: number;
-  threshold: number;
-  /** Retry delay by opening: the 1st, the 2nd, ... the last applies to every later opening. */
-  backoffSec: number[];
-  decaySec: number;
-}
+import type { ContainerLook, CrashPolicy } from '../contracts/reconcile';
 
 export function crashPolicy(s: Pick<Settings, 'crashWindowMs' | 'crashThreshold' | 'circuitBackoffMs' | 'escalationDecayMs'>): CrashPolicy {
   const sec = (ms: number) => Math.round(ms / 1000);

@@ -12,7 +12,7 @@
  * - then the age guard, for containers, volumes, networks and images alike; an unknown age counts as young.
  */
 
-import { POOL_VOLUME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER, VOLUME_PREFIXES } from '../names';
+import { LABEL, LABEL_PREFIX, POOL_VOLUME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER, VOLUME_PREFIXES } from '../names';
 import type { GcItem, KeepReason } from '../contracts/gc';
 
 export type Verdict = { remove: true; reason: string } | { remove: false; keep: KeepReason };
@@ -83,8 +83,8 @@ export type ContainerKind = 'service' | (typeof CONTAINER_TYPES)[number];
 
 /** The kind of ah container GC may collect, or undefined for anything else (never touched). */
 export function containerKind(labels: Record<string, string>): ContainerKind | undefined {
-  if (labels['ah.service'] !== undefined) return 'service';
-  const type = labels['ah.type'];
+  if (labels[LABEL.service] !== undefined) return 'service';
+  const type = labels[LABEL.type];
   return (CONTAINER_TYPES as readonly string[]).includes(type) ? (type as ContainerKind) : undefined;
 }
 
@@ -190,7 +190,7 @@ export interface ImageObs {
 }
 
 export function hasAhLabel(labels: Record<string, string>): boolean {
-  return Object.keys(labels).some((k) => k.startsWith('ah.'));
+  return Object.keys(labels).some((k) => k.startsWith(LABEL_PREFIX));
 }
 
 /** `usedBy`: image ids of containers that stay. Only ah-labelled dangling images are ah's to remove. */

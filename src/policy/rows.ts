@@ -56,3 +56,29 @@ export function containerIdProblem(status: string, containerId: string | null): 
   const what = containerId === null ? 'NULL' : containerId === '' ? 'empty' : `malformed "${String(containerId).slice(0, 70)}"`;
   return `${status} with ${what} container_id`;
 }
+
+/**
+ * Statuses ah leaves in flight (a deploy or restart under way, a row made but not deployed): the crash rules do
+ * not apply, but a container that vanished from under them is a dead end nothing else examines (W-20).
+ */
+export const IN_FLIGHT_STATUSES: ReadonlySet<string> = new Set(['created', 'deploying', 'restarting']);
+
+/** What the tick found of a row's container: listed or inspected, gone (404), or an engine error. */
+export type ContainerCondition = 'running' | 'exited' | 'missing' | 'transient';
+
+export interface InFlightOutcome {
+  status: 'stopped';
+  reason: string;
+}
+
+export const VANISHED_REASON = 'container not found by reconciler';
+
+/**
+ * The outcome for an in-flight row, or undefined to leave it. Only a 404 changes anything, and never for
+ * `deploying`: ah may be swapping containers right then, so a vanished one is left to the stale-deploy timeout,
+ * which fails it with its deployment row. An engine error changes nothing; a present container is ah's to run.
+ */
+export function inFlightOutcome(status: string, condition: ContainerCondition): InFlightOutcome | undefined {
+  if (condition !== 'missing' || !IN_FLIGHT_STATUSES.has(status) || status === 'deploying') return undefined;
+  return { status: 'stopped', reason: VANISHED_REASON };
+}

@@ -14,8 +14,8 @@ import fs from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
-import { SettingsError, type Settings } from '../settings';
-import { diagnoseConnectFailure } from './diagnose';
+import { readSecretFile, SettingsError, type Settings } from '../settings';
+import { diagnoseConnectFailure, V1_CERTIFICATE } from './diagnose';
 
 export type TemporalAuth = 'mtls' | 'api-key' | 'none';
 
@@ -53,8 +53,10 @@ export class TemporalConnectError extends Error {
 }
 
 /** Resolves the target from the settings and the environment; throws SettingsError for settings that cannot work. */
-export function resolveTemporalTarget(settings: Pick<Settings, 'temporalAddress' | 'namespace' | 'temporalProfile'>, env = process.env): TemporalTarget {
-  const profile = loadProfile(settings.temporalProfile, env);
+export function resolveTemporalTarget(
+  settings: Pick<Settings, 'temporalAddress' | 'namespace' | 'temporalProfile'> & Partial<Pick<Settings, 'temporalApiKeyFile'>>, env = process.env,
+): TemporalTarget {
+  const profile = withApiKeyFile(loadProfile(settings.temporalProfile, env), settings.temporalApiKeyFile, env);
   checkTlsFiles(profile, env);
   const { connectionOptions, namespace } = toClientOptions(profile);
   const tls = connectionOptions.tls === true ? {} : connectionOptions.tls || undefined;
@@ -88,6 +90,16 @@ function loadProfile(name: string | undefined, env: NodeJS.ProcessEnv): ClientCo
   }
 }
 
+/**
+ * --temporal-api-key-file: the key read from a file (so it never shows in `ps`), set as the profile's api_key
+ * so that it turns TLS on as TEMPORAL_API_KEY does. With TEMPORAL_API_KEY too, which one is meant is unclear.
+ */
+function withApiKeyFile(profile: ClientConfigProfile, file: string | undefined, env: NodeJS.ProcessEnv): ClientConfigProfile {
+  if (file === undefined) return profile;
+  if (env.TEMPORAL_API_KEY) throw new SettingsError('give TEMPORAL_API_KEY or --temporal-api-key-file (KEEPER_TEMPORAL_API_KEY_FILE), not both');
+  return { ...profile, apiKey: readSecretFile('temporal-api-key-file', 'KEEPER_TEMPORAL_API_KEY_FILE', file) };
+}
+
 /** An empty TEMPORAL_* variable means unset: it must not blank out what a profile gives. */
 function withoutEmptyTemporalVariables(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && !(e[0].startsWith('TEMPORAL_') && e[1] === '')));
@@ -111,6 +123,26 @@ function checkTlsFiles(profile: ClientConfigProfile, env: NodeJS.ProcessEnv): vo
   if (cert && key && !keyMatches(cert, key)) {
     throw new SettingsError(`the TLS client key (${where('TEMPORAL_TLS_CLIENT_KEY_PATH', 'client_key_path')}) does not match its certificate`);
   }
+  if (cert && x509Version(new crypto.X509Certificate(cert).raw) === 1) {
+    throw new SettingsError(`the TLS client certificate (${where('TEMPORAL_TLS_CLIENT_CERT_PATH', 'client_cert_path')}) ${V1_CERTIFICATE}`);
+  }
+}
+
+/**
+ * A certificate's X.509 version from its DER (node's X509Certificate does not say): the TBSCertificate starts
+ * with the explicit [0] version field only in v2 and v3; without it the certificate is v1.
+ */
+export function x509Version(der: Buffer): number {
+  const tbs = der.subarray(derHeaderLength(der, 0)); // inside Certificate ::= SEQUENCE
+  const first = derHeaderLength(tbs, 0); // inside TBSCertificate ::= SEQUENCE
+  if (tbs[first] !== 0xa0) return 1;
+  return tbs[first + derHeaderLength(tbs, first) + 2] + 1; // [0] holds INTEGER 02 01 <0 = v1, 1 = v2, 2 = v3>
+}
+
+/** The length of the tag and length octets of the DER element at `at`. */
+function derHeaderLength(der: Buffer, at: number): number {
+  const length = der[at + 1];
+  return 2 + (length & 0x80 ? length & 0x7f : 0);
 }
 
 function keyMatches(cert: Buffer, key: Buffer): boolean {

@@ -30,11 +30,29 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** The provisioned CLI (scripts/provision-temporal-cli.sh), or KEEPER_TEMPORAL_CLI, or `temporal` on PATH. */
-export function resolveTemporalCli(): string {
-  if (process.env.KEEPER_TEMPORAL_CLI) return process.env.KEEPER_TEMPORAL_CLI;
+/**
+ * The Temporal CLI that runs the embedded dev server: KEEPER_TEMPORAL_CLI, else a checkout's provisioned one
+ * (scripts/provision-temporal-cli.sh), else `temporal` on PATH (an installed keeper has no checkout). With none,
+ * one line says what to do.
+ */
+export function resolveTemporalCli(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.KEEPER_TEMPORAL_CLI) return env.KEEPER_TEMPORAL_CLI;
   const provisioned = path.resolve(__dirname, '..', '..', '.tools', 'bin', 'temporal');
-  return fs.existsSync(provisioned) ? provisioned : 'temporal';
+  if (fs.existsSync(provisioned)) return provisioned;
+  const onPath = (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, 'temporal'));
+  const found = onPath.find((file) => isExecutable(file));
+  if (found) return found;
+  throw new Error('no Temporal CLI for the embedded dev server: put `temporal` on PATH (https://docs.temporal.io/cli), '
+    + 'set KEEPER_TEMPORAL_CLI to its path, or set TEMPORAL_ADDRESS (--temporal-address) to your Temporal server');
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 export async function freePort(): Promise<number> {
@@ -136,7 +154,12 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   return { address, uiUrl: opts.uiPort ? `http://${ip}:${opts.uiPort}` : undefined, process: child, stop };
 }
 
-async function answers(address: string): Promise<boolean> {
+/** The embedded server's persistence: temporal.db, next to the state DB. */
+export function embeddedTemporalDbFile(stateDbPath: string): string {
+  return path.join(path.dirname(path.resolve(stateDbPath)), 'temporal.db');
+}
+
+export async function answers(address: string): Promise<boolean> {
   try {
     const conn = await Connection.connect({ address, connectTimeout: 1000 });
     try {

@@ -21,7 +21,16 @@ interface Target {
   auth: string;
 }
 
+/**
+ * What to do about an X.509 v1 certificate, which Temporal's client (rustls) refuses as UnsupportedCertVersion.
+ * `openssl x509 -req` makes one unless given extensions.
+ */
+export const V1_CERTIFICATE = 'is an X.509 v1 certificate, which Temporal\'s client (rustls) refuses: reissue it as v3 by giving ' +
+  '`openssl x509 -req` an -extfile with basicConstraints=CA:FALSE, keyUsage=digitalSignature,keyEncipherment and extendedKeyUsage=clientAuth';
+
 export async function diagnoseConnectFailure(t: Target, detail: string): Promise<string> {
+  // rustls refuses the certificate before any connection; keeper's own check (connection.ts) catches the usual case.
+  if (/UnsupportedCertVersion/.test(detail)) return `a TLS certificate of the connection to ${t.address} ${V1_CERTIFICATE} (${detail})`;
   const { host, port } = hostAndPort(t.address);
   const tcp = await probeTcp(host, port);
   if (tcp) return `no Temporal server answers at ${t.address}: ${tcp}`;

@@ -32,9 +32,10 @@ afterAll(async () => {
   await cluster?.stop();
 }, 60_000);
 
-/** `keeper <args> --db <a fresh DB> --host-id <a fresh host>` with `env`. */
+/** `keeper <args> --db <a fresh DB> --host-id <a fresh host>` with `env`; the DB made as the host's worker would. */
 async function keeperOnCluster(args: string[], env: Record<string, string>) {
   const hostId = uniqueId('c-');
+  openStateDb(path.join(dir, `${hostId}.db`)).close();
   const r = await keeper([...args, '--db', path.join(dir, `${hostId}.db`), '--host-id', hostId], env, 90_000);
   return { ...r, hostId };
 }
@@ -109,6 +110,19 @@ describe('keeper on a real cluster with an mTLS frontend', () => {
       const calls = capture.requests.filter((q) => q.path.startsWith('/temporal.api.workflowservice.v1.WorkflowService/'));
       expect(calls.length).toBeGreaterThan(0);
       for (const call of calls) expect(call.headers.authorization).toBe(`Bearer ${key}`);
+
+      // The same key from --temporal-api-key-file, as an editor saves it (a trailing newline): out of `ps`, same header.
+      const keyFile = path.join(dir, 'api-key');
+      fs.writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+      const before = capture.requests.length;
+      const fromFile = await keeperOnCluster(['health', '--json', '--temporal-api-key-file', keyFile], {
+        TEMPORAL_ADDRESS: capture.address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: cluster.tls.caFile, TEMPORAL_TLS_SERVER_NAME: cluster.tls.serverName,
+      });
+      expect(fromFile.code, fromFile.stderr).toBe(0);
+      expect(JSON.parse(fromFile.stdout).run.server).toBe(`${capture.address}, namespace default, TLS on, auth API key`);
+      const fileCalls = capture.requests.slice(before).filter((q) => q.path.startsWith('/temporal.api.workflowservice.v1.WorkflowService/'));
+      expect(fileCalls.length).toBeGreaterThan(0);
+      for (const call of fileCalls) expect(call.headers.authorization).toBe(`Bearer ${key}`);
     } finally {
       await capture.close();
     }

@@ -11,6 +11,7 @@ import { AH_CONFINEMENT, confinementOf, TEST_IMAGE, WEB_IMAGE, tempDir, uniqueId
 
 const dir = tempDir();
 const db = path.join(dir, 'state.db');
+openStateDb(db).close(); // as the host's worker would have: only `keeper worker` creates a state DB
 const docker = new DockerClient();
 const tenant = uniqueId('op-');
 const created: string[] = [];

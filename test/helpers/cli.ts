@@ -1,5 +1,6 @@
 /** Runs `keeper` as an operator would: the built bin in a child process, or `main` in this one. */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { vi } from 'vitest';
 import { main } from '../../src/cli';
@@ -43,10 +44,14 @@ export function keeper(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
 
 /** Starts `keeper <args>` in the background; `waitForOutput` waits (bounded) for a line on stdout or stderr. */
 export function startKeeper(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, [KEEPER_BIN, ...args], {
+  return watchOutput(spawn(process.execPath, [KEEPER_BIN, ...args], {
     env: { ...process.env, ...CHILD_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
+}
+
+/** A child's stdout and stderr as one text, its exit code, and a bounded wait for a pattern in that text. */
+export function watchOutput(child: ChildProcessByStdio<null, Readable, Readable>, name = 'keeper') {
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
@@ -62,10 +67,10 @@ export function startKeeper(args: string[], env: NodeJS.ProcessEnv = {}) {
       while (Date.now() < deadline) {
         const m = output.match(pattern);
         if (m) return m;
-        if (child.exitCode !== null) throw new Error(`keeper exited (${child.exitCode}) before printing ${pattern}: ${output}`);
+        if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before printing ${pattern}: ${output}`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`keeper did not print ${pattern} within ${timeoutMs} ms: ${output}`);
+      throw new Error(`${name} did not print ${pattern} within ${timeoutMs} ms: ${output}`);
     },
   };
 }

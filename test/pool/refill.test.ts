@@ -154,16 +154,16 @@ describe('createPoolEntry under retries', () => {
   });
 });
 
-describe('an engine without the tenant runtime (this one has no runsc)', () => {
+describe('an engine without the tenant runtime (a runtime no engine lists: the main engine may list runsc)', () => {
   it('fails the entry once, not to be retried, with the start check\'s line, and leaves no container or volume', async () => {
     const t = poolDb();
     db = t.db;
-    const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file, { tenantRuntime: 'runsc' }) }));
+    const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file, { tenantRuntime: 'keeper-absent' }) }));
     const entryId = uniqueId('wp_');
     const failure = await acts.createPoolEntry({ entryId, templateId: 'tmpl_default' }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'RuntimeMissing', nonRetryable: true });
-    expect((failure as Error).message).toMatch(/^tenant runtime runsc is not registered with the Docker engine \(it lists .*\): install gVisor/);
+    expect((failure as Error).message).toMatch(/^tenant runtime keeper-absent is not registered with the Docker engine \(it lists .*\): register keeper-absent with the engine/);
     expect(await docker.listContainers({ 'ah.pool-entry': entryId })).toEqual([]);
     await expect(docker.inspectVolume(poolVolumeName(entryId))).rejects.toSatisfy(isNotFound);
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);

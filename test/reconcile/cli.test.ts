@@ -68,6 +68,7 @@ describe('keeper reconcile / circuit (embedded Temporal)', () => {
 
   it('refuses reconcile without --once and reset of an unknown service, with exit code 2', async () => {
     const file = path.join(tempDir(), 'state.db');
+    openStateDb(file).close(); // as the host's worker would have: only `keeper worker` creates a state DB
     expect((await keeper('reconcile', '--db', file)).code).toBe(2);
     const r = await keeper('circuit', 'reset', 'nope', '--db', file);
     expect(r.code).toBe(2);

@@ -39,12 +39,12 @@ async function expectOneLineError(args: string[], env: NodeJS.ProcessEnv, patter
   expect(r.stdout).toBe('');
 }
 
-/** Settings whose values can carry a token: their errors are keeper's own, since commander's quote the value. */
-const HOLDS_SECRETS = ['notifyWebhooks', 'notifySecret'];
+/** Settings whose values can carry a token (or name its file): their errors are keeper's own, since commander's quote the value. */
+const HOLDS_SECRETS = ['notifyWebhooks', 'notifySecret', 'notifySecretFile'];
 
 describe('CLI arguments and settings out of range or of the wrong form', () => {
-  // The optional Temporal ones take any text (unset when empty): the connection checks them.
-  const settable = SETTINGS.filter((s) => !['temporalAddress', 'temporalProfile', 'namespace', 'db'].includes(s.key));
+  // The optional Temporal ones and DOCKER_HOST take any text (unset when empty): the connection checks them.
+  const settable = SETTINGS.filter((s) => !['temporalAddress', 'temporalProfile', 'temporalApiKeyFile', 'namespace', 'db', 'dockerHost'].includes(s.key));
   const name = (s: (typeof SETTINGS)[number]) => optionName(s.flag);
 
   // Every setting, in-process (each CLI start costs ~2 s of CPU): the same loadSettings the CLI calls.

@@ -10,7 +10,7 @@ import { deleteSnapshotRow, listSnapshotRows, loadGcReferences } from '../../db/
 import { oneLine } from '../../db/open';
 import { DockerError, type ContainerUsage } from '../../docker/client';
 import { ignoreNotFound } from '../../docker/errors';
-import { TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../names';
+import { AH_NAME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../names';
 import {
   needsStop, planBuildDirs, planContainers, planCrashRecords, planDanglingImages, planNetworks, planSnapshots, planVolumes,
   type AgeGuard, type NetworkObs,
@@ -52,7 +52,7 @@ export async function removeOrphanVolumes(deps: GcDeps, input: GcClassInput): Pr
   const { db, docker, log } = deps;
   const seen = await observed(log, 'volumes', input.dryRun, async () => ({
     refs: loadGcReferences(db),
-    volumes: await docker.listVolumes('ah-'),
+    volumes: await docker.listVolumes(AH_NAME_PREFIX),
     containers: await docker.listContainerUsage(),
   }));
   if (isClassResult(seen)) return seen;

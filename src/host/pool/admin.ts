@@ -5,7 +5,7 @@
 import { lastLoopResult, type LoopResult } from '../../db/loop-results';
 import { deletePoolRow, heldPoolResources, listTemplates, poolRows, readyCounts } from '../../db/pool';
 import { ignoreNotFound } from '../../docker/errors';
-import { POOL_VOLUME_PREFIX } from '../../names';
+import { LABEL, POOL_VOLUME_PREFIX, RESOURCE_TYPE } from '../../names';
 import { resolvePooledTemplates } from '../../policy/pool';
 import type { Settings } from '../../settings';
 import type { PoolRefillResult } from '../../contracts/pool';
@@ -72,7 +72,7 @@ export async function drainPool({ db, docker }: Pick<HostDeps, 'db' | 'docker'>)
     });
   }
   const held = heldPoolResources(db);
-  for (const c of await docker.listContainers({ 'ah.type': 'warm-pool' })) {
+  for (const c of await docker.listContainers({ [LABEL.type]: RESOURCE_TYPE.warmPool })) {
     if (held.containers.has(c.id) || report.containersRemoved.includes(c.id)) continue;
     await attempt(`container ${c.name}`, async () => {
       await ignoreNotFound(docker.removeContainer(c.id, { force: true }));

@@ -12,7 +12,7 @@ import {
 import { findTemplate, type TemplateRow } from '../../db/pool';
 import type { DockerClient } from '../../docker/client';
 import { ignoreNotFound } from '../../docker/errors';
-import { environmentContainerName, environmentVolumeName, POOL_NETWORK, tenantNetworkName } from '../../names';
+import { environmentContainerName, environmentVolumeName, LABEL, MANAGED, POOL_NETWORK, RESOURCE_TYPE, tenantNetworkName } from '../../names';
 import { poolNetworkIsolates } from '../../policy/pool';
 import { systemClock, unixSeconds, type Clock } from '../../time';
 import type { HostDeps } from '../deps';
@@ -182,7 +182,7 @@ async function createCold(claim: Claim, networkId: string): Promise<ClaimResult>
   setEnvironmentResources(db, envId, '', volume, unixSeconds(clock));
   let containerId: string | undefined;
   try {
-    await docker.createVolume(volume, { 'ah.managed': 'true', 'ah.type': 'environment', 'ah.tenant': base.tenant, 'ah.environment': envId });
+    await docker.createVolume(volume, { [LABEL.managed]: MANAGED, [LABEL.type]: RESOURCE_TYPE.environment, [LABEL.tenant]: base.tenant, [LABEL.environment]: envId });
     const labels = environmentLabels(base.tenant, envId, template.id);
     const runtime = claim.deps.tenantRuntime;
     containerId = await docker.createContainer(environmentSpec(template, { name: base.containerName, network: networkId, volume, labels, runtime }));

@@ -10,7 +10,7 @@ import {
 } from '../../db/pool';
 import { DockerError } from '../../docker/client';
 import { ignoreNotFound, isNotFound } from '../../docker/errors';
-import { POOL_NETWORK, poolContainerName, poolVolumeName } from '../../names';
+import { LABEL, MANAGED, POOL_NETWORK, poolContainerName, poolVolumeName, RESOURCE_TYPE } from '../../names';
 import { hasRoom, planRefill, POOL_NETWORK_OPTIONS, resolvePooledTemplates } from '../../policy/pool';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
@@ -166,7 +166,7 @@ export async function createPoolEntry(deps: PoolDeps, req: PoolEntryRequest): Pr
   let containerId: string | undefined;
   try {
     const poolNet = await resolveNetwork(db, docker, POOL_NETWORK, POOL_NETWORK_OPTIONS);
-    await docker.createVolume(volume, { 'ah.managed': 'true', 'ah.type': 'warm-pool', 'ah.pool-entry': req.entryId });
+    await docker.createVolume(volume, { [LABEL.managed]: MANAGED, [LABEL.type]: RESOURCE_TYPE.warmPool, [LABEL.poolEntry]: req.entryId });
     const labels = poolLabels(template.id, req.entryId);
     const spec = environmentSpec(template, { name: poolContainerName(req.entryId), network: poolNet, volume, labels, runtime: settings.tenantRuntime });
     const made = await createOrAdopt(docker, spec, req.entryId);
@@ -211,7 +211,7 @@ async function createOrAdopt(docker: HostDeps['docker'], spec: ReturnType<typeof
   } catch (err) {
     if (!(err instanceof DockerError && err.status === 409)) throw err;
     const existing = await docker.inspectContainer(spec.name);
-    if (existing.labels['ah.pool-entry'] !== entryId) {
+    if (existing.labels[LABEL.poolEntry] !== entryId) {
       throw new PoolEntryRefused('NameTaken', `container name ${spec.name} is taken by a container that is not pool entry ${entryId}`);
     }
     return { id: existing.id, runtime: existing.runtime };

@@ -6,9 +6,8 @@
 import { DockerError } from '../../docker/client';
 import { reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
-import { markServiceRunning, markServiceStopped, readCircuit, recordCrash } from '../../db/services';
-import type { CircuitRef, TickApplied, TickObservation } from '../../contracts/reconcile';
-import type { CrashPolicy } from '../../policy/crash';
+import { markServiceRunning, markServiceStopped, readCircuit, stopVanishedService, recordCrash } from '../../db/services';
+import type { CircuitRef, CrashPolicy, TickApplied, TickObservation } from '../../contracts/reconcile';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { readLogTails } from './log-tails';
@@ -77,6 +76,11 @@ function applyRowChanges({ db, log }: ApplyDeps, obs: TickObservation, applied: 
   for (const l of obs.looks) swapLook(db, l.serviceId, l.expected, l.next, now);
   for (const b of obs.backUp) if (markServiceRunning(db, b.serviceId, b.containerId, now)) applied.recovered++;
   for (const g of obs.gone) if (markServiceStopped(db, g.serviceId, g.containerId, now, 'container not found by reconciler')) applied.missing++;
+  for (const v of obs.vanished ?? []) {
+    if (!stopVanishedService(db, v, now)) continue;
+    applied.missing++;
+    log.info('service stopped: its container is gone', { serviceId: v.serviceId, from: v.fromStatus, reason: v.reason });
+  }
   for (const d of obs.databases) {
     if (!setDatabaseStatus(db, d.id, d.from, d.to, now)) continue;
     if (d.to === 'ready') applied.databasesReady++;

@@ -5,10 +5,11 @@
  * caused is held, not counted, while the engine may still start the container again.
  */
 import { DockerError, type ContainerDetails, type DockerClient, type DockerEvent } from '../../docker/client';
-import type { ContainerLook, CountedDeath, TickObservation } from '../../contracts/reconcile';
+import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import { crashReason } from '../../policy/crash-words';
 import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
 import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
+import { LABEL } from '../../names';
 
 /** A container whose look shows deaths, waiting for its evidence. */
 export interface PendingCrash {
@@ -28,6 +29,8 @@ export interface PendingCrash {
   run: RunState;
   /** Events from here on can be this container's deaths: keeper's last look at it, or its creation. */
   sinceMs: number;
+  /** The service's own crash policy, from its labels. */
+  rules?: ServiceCrashRules;
 }
 
 export const DEATH_EVENT_ACTIONS: ContainerEventFact['action'][] = ['die', 'start', 'kill', 'oom'];
@@ -69,7 +72,7 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   const reason = p.unhealthy ? 'container unhealthy (health check failed)' : crashReason(deaths, p.current.state);
   obs.crashes.push({
     serviceId: p.serviceId, containerId: p.containerId, expectedLook: p.stored, nextLook: next, deaths: deaths.length, reason,
-    statusAfter, restart: p.unhealthy, facts: deaths,
+    statusAfter, restart: p.unhealthy, facts: deaths, ...(p.rules ? { rules: p.rules } : {}),
   });
 }
 
@@ -85,7 +88,7 @@ async function readDeathEvents(docker: DockerClient, sinceMs: number, untilMs: n
   let events: DockerEvent[];
   try {
     events = await docker.readEvents({
-      since: (sinceMs / 1000).toFixed(3), until: (untilMs / 1000).toFixed(3), labels: { 'ah.service': true }, types: ['container'],
+      since: (sinceMs / 1000).toFixed(3), until: (untilMs / 1000).toFixed(3), labels: { [LABEL.service]: true }, types: ['container'],
       actions: DEATH_EVENT_ACTIONS, signal: AbortSignal.timeout(EVENTS_READ_TIMEOUT_MS),
     });
   } catch (err) {

@@ -6,12 +6,13 @@
 import { expireLeases, failStaleEnvironmentCreates } from '../../db/hosted';
 import { pruneLooks } from '../../db/looks';
 import { decayEscalations, expiredCircuits, failStaleDeploys } from '../../db/services';
-import type { Housekeeping } from '../../contracts/reconcile';
-import type { CrashPolicy } from '../../policy/crash';
+import type { CrashPolicy, Housekeeping } from '../../contracts/reconcile';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
+import { reportOtherWriter } from '../other-writer';
 
-export function housekeep({ db, settings, clock }: Pick<HostDeps, 'db' | 'settings' | 'clock'>, policy: CrashPolicy): Housekeeping {
+export function housekeep(deps: Pick<HostDeps, 'db' | 'settings' | 'clock' | 'log'>, policy: CrashPolicy): Housekeeping {
+  const { db, settings, clock } = deps;
   const now = unixSeconds(clock);
   const result = {
     hostId: settings.hostId,
@@ -22,5 +23,7 @@ export function housekeep({ db, settings, clock }: Pick<HostDeps, 'db' | 'settin
     expiredCircuits: expiredCircuits(db, now),
   };
   pruneLooks(db);
+  // ah's reconciler left running beside keeper counts every death a second time: say so, once per change.
+  reportOtherWriter(deps);
   return result;
 }

@@ -4,6 +4,6 @@ import type { TickObservation } from '../../contracts/reconcile';
 export function emptyObservation(now: number): TickObservation {
   return {
     now, checked: 0, inspected: 0, transientErrors: 0, transientSamples: [], crashes: [], looks: [], unchanged: 0, backUp: [],
-    gone: [], databases: [], environmentsDown: [], environmentStops: [], splitBrain: [], problems: [],
+    gone: [], vanished: [], databases: [], environmentsDown: [], environmentStops: [], splitBrain: [], problems: [],
   };
 }

@@ -5,18 +5,21 @@
  * looks it confirmed unchanged move their time forward (touchLooks), which changes no state.
  */
 import pLimit from 'p-limit';
-import type { ContainerLook, CountedDeath, TickObservation } from '../../contracts/reconcile';
+import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import { DockerError, type ContainerDetails, type ContainerSummary } from '../../docker/client';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
-import { deathsBetween, isDown, type CrashPolicy } from '../../policy/crash';
-import { containerIdProblem, serviceRowProblem } from '../../policy/rows';
+import { deathsBetween, isDown } from '../../policy/crash';
+import { serviceCrashPolicy } from '../../policy/service-crash-policy';
+import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
 import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
+import { LABEL, RESOURCE_TYPE } from '../../names';
+import { crashSettingParsers } from '../../settings';
 
 /** A container that has run this long again takes its service back to `running`. */
 export const BACK_UP_AFTER_SEC = 10;
@@ -34,9 +37,9 @@ export async function observeHost(
   let lists: ContainerSummary[][];
   try {
     lists = await Promise.all([
-      docker.listContainers({ 'ah.service': true }),
-      docker.listContainers({ 'ah.type': 'database' }),
-      docker.listContainers({ 'ah.type': 'environment' }),
+      docker.listContainers({ [LABEL.service]: true }),
+      docker.listContainers({ [LABEL.type]: RESOURCE_TYPE.database }),
+      docker.listContainers({ [LABEL.type]: RESOURCE_TYPE.environment }),
     ]);
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;
@@ -51,6 +54,7 @@ export async function observeHost(
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   touchLooks(db, observer.unchanged, now);
   obs.unchanged = observer.unchanged.length;
+  await observeInFlight(services, serviceList, inspector, limit, obs);
   findSplitBrain(services, serviceList, obs);
   await observeDatabases(db, databaseList, inspector, limit, obs);
   await observeEnvironments(db, environmentList, inspector, limit, obs);
@@ -65,6 +69,24 @@ function isWatched(s: ServiceRow, obs: TickObservation): boolean {
   if (!WATCHED_STATUSES.has(s.status) || s.circuitOpen !== 0) return false;
   const idProblem = containerIdProblem(s.status, s.containerId);
   return idProblem ? report(idProblem) : true;
+}
+
+/**
+ * In-flight rows (created, restarting; deploying is left to its timeout) whose container the list does not
+ * show: one inspect each tells a 404 from an engine error. A listed container is present: nothing to do.
+ */
+async function observeInFlight(
+  services: ServiceRow[], listed: Listed, inspector: Inspector, limit: ReturnType<typeof pLimit>, obs: TickObservation,
+): Promise<void> {
+  const unlisted = services.filter((s) => s.circuitOpen === 0 && !serviceRowProblem(s) && inFlightOutcome(s.status, 'missing')
+    && isValidContainerId(s.containerId) && !listed.find(s.containerId));
+  await Promise.all(unlisted.map((s) => limit(async () => {
+    const containerId = s.containerId as string;
+    const details = await inspector.inspect(containerId, `service ${s.id}`);
+    const condition: ContainerCondition = typeof details === 'string' ? details : details.status === 'running' ? 'running' : 'exited';
+    const outcome = inFlightOutcome(s.status, condition);
+    if (outcome) (obs.vanished ??= []).push({ serviceId: s.id, containerId, fromStatus: s.status, ...outcome });
+  })));
 }
 
 interface ServiceContext {
@@ -92,19 +114,21 @@ function serviceObserver(ctx: ServiceContext) {
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
     if (summary && previous && unchangedSince(summary, previous, obs.now)) {
+      rulesOf(s, summary.labels, ctx.policy, obs);
       unchanged.push(s.id);
       return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));
     }
     const details = await ctx.inspector.inspect(containerId, `service ${s.id}`);
     if (details === 'transient') return;
+    const rules = rulesOf(s, summary?.labels ?? (details === 'missing' ? undefined : details.labels), ctx.policy, obs);
     const current = lookOf(containerId, details, previous);
     if (details === 'missing' && s.status === 'crashed') {
       if (previous?.state === 'missing' || !previous) obs.gone.push({ serviceId: s.id, containerId });
-      else obs.crashes.push(crashOf(s, stored ?? null, current, { deaths: 1, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: [MISSING] }));
+      else obs.crashes.push(crashOf(s, stored ?? null, current, { deaths: 1, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: [MISSING], rules }));
       return;
     }
     const upSec = details === 'missing' || !details.startedAt ? 0 : obs.now - details.startedAt;
-    if (recordDeaths(s, stored ?? null, previous, current, details, upSec)) return;
+    if (recordDeaths(s, { stored: stored ?? null, previous, current, rules }, details, upSec)) return;
     if (!stored || !sameLook(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored ?? null, next: current });
     else unchanged.push(s.id);
     backUp(s, current.state === 'running', upSec);
@@ -112,13 +136,14 @@ function serviceObserver(ctx: ServiceContext) {
 
   /** Deaths since the previous look, or a container that turned unhealthy: one crash, once its evidence is in. */
   function recordDeaths(
-    s: ServiceRow, stored: StoredLook | null, previous: StoredLook | null, current: ContainerLook,
+    s: ServiceRow, { stored, previous, current, rules }: { stored: StoredLook | null; previous: StoredLook | null; current: ContainerLook; rules?: ServiceCrashRules },
     details: ContainerDetails | 'missing', upSec: number,
   ): boolean {
-    const deaths = deathsBetween(previous, current, details === 'missing' ? 0 : details.createdAt, obs.now, ctx.policy.windowSec);
+    const windowSec = (rules?.policy ?? ctx.policy).windowSec;
+    const deaths = deathsBetween(previous, current, details === 'missing' ? 0 : details.createdAt, obs.now, windowSec);
     if (details === 'missing') {
       if (deaths === 0) return false;
-      obs.crashes.push(crashOf(s, stored, current, { deaths, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: Array(deaths).fill(MISSING) }));
+      obs.crashes.push(crashOf(s, stored, current, { deaths, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: Array(deaths).fill(MISSING), rules }));
       return true;
     }
     const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
@@ -127,11 +152,20 @@ function serviceObserver(ctx: ServiceContext) {
     pending.push({
       serviceId: s.id, containerId: s.containerId as string, fullId: details.id, stored: stored && asLook(stored), current, deaths, unhealthy,
       downNow: isDown(current.state), statusAfter: down ? 'crashed' : 'running', run: runStateOf(details),
-      sinceMs: (previous?.lookedAt ?? details.createdAt) * 1000,
+      sinceMs: (previous?.lookedAt ?? details.createdAt) * 1000, rules,
     });
     return true;
   }
   return { observe, unchanged, pending };
+}
+
+/** The service's crash policy from its container's labels (undefined: labels unknown, the host's applies). */
+function rulesOf(s: ServiceRow, labels: Record<string, string> | undefined, host: CrashPolicy, obs: TickObservation): ServiceCrashRules | undefined {
+  if (!labels) return undefined;
+  const { problems, ...rules } = serviceCrashPolicy(s.id, labels, host, crashSettingParsers);
+  (obs.labelsChecked ??= []).push(s.id);
+  if (problems.length > 0) (obs.labelProblems ??= []).push({ serviceId: s.id, problems });
+  return rules;
 }
 
 /** A container that is gone (404): nothing of its death is left to read. */
@@ -145,7 +179,7 @@ function lookOf(containerId: string, details: ContainerDetails | 'missing', prev
 
 function crashOf(
   s: ServiceRow, expected: ContainerLook | null, next: ContainerLook,
-  what: { deaths: number; reason: string; statusAfter: 'crashed' | 'running'; restart: boolean; facts: CountedDeath[] },
+  what: { deaths: number; reason: string; statusAfter: 'crashed' | 'running'; restart: boolean; facts: CountedDeath[]; rules?: ServiceCrashRules },
 ): TickObservation['crashes'][number] {
   return { serviceId: s.id, containerId: s.containerId as string, expectedLook: expected && asLook(expected), nextLook: next, ...what };
 }
@@ -163,13 +197,13 @@ const short = (id: string | null | undefined) => (id ?? '').slice(0, 12);
 function findSplitBrain(services: ServiceRow[], listed: Listed, obs: TickObservation): void {
   const byId = new Map(services.map((s) => [s.id, s]));
   for (const c of listed.all) {
-    const serviceId = c.labels['ah.service'];
+    const serviceId = c.labels[LABEL.service];
     const service = byId.get(serviceId);
     const dbContainerId = service?.containerId ?? '';
     if (!service || !dbContainerId || !c.id.startsWith(dbContainerId)) {
       obs.splitBrain.push({ containerId: short(c.id), serviceId, dbContainerId: short(dbContainerId) });
-    } else if (c.labels['ah.tenant'] !== service.tenantId) {
-      obs.problems.push({ subject: `container:${short(c.id)}`, problem: `label ah.tenant="${c.labels['ah.tenant'] ?? ''}" names another tenant than service ${serviceId}'s` });
+    } else if (c.labels[LABEL.tenant] !== service.tenantId) {
+      obs.problems.push({ subject: `container:${short(c.id)}`, problem: `label ${LABEL.tenant}="${c.labels[LABEL.tenant] ?? ''}" names another tenant than service ${serviceId}'s` });
     }
   }
 }

@@ -1,0 +1,128 @@
+/**
+ * `npm run bench:cost`: what one keeper host costs on its Temporal cluster, where an operator pays per action and
+ * per stored byte. One host at the default settings (reconcile every 30 s, pool every 60 s, GC every 5 min, the
+ * event watcher on) on the CLI's dev server, whose `action` counter meters actions as Temporal Cloud bills them
+ * (local activities included, as `BatchMarkers`). Two cases, each on a fresh server and host:
+ * - idle: 20 healthy services (keeper-test/web) and a full warm pool (the default templates, their images tagged
+ *   from the test image);
+ * - busy: the same, plus one crash-looping service (keeper-test/crashloop), created when the window opens, so the
+ *   window holds its crashes, the circuit opening and its workflow.
+ * The window opens once each loop has completed a run (GC's first waits --gc-first-delay, 2 min, then for its
+ * 5-min interval's next mark) and the pool is full. Per case and loop it prints actions a day (by type), history
+ * bytes a day (the runs started in the window, each one's history size from DescribeWorkflowExecution, plus the
+ * growth of each schedule's own workflow), the dev server DB's growth (its file and -wal), the events that weigh
+ * most in a run's history, and the monthly cost at the given list prices.
+ *
+ *   usage: DOCKER_HOST=$(bash scripts/extra-dockerd.sh start cost-bench) npm run bench:cost [-- --window 10m --cases idle,busy
+ *          --price-per-million-actions 50 --price-per-gb-month 0.77 --retention-days 30]
+ */
+import os from 'node:os';
+import fs from 'node:fs';
+import path from 'node:path';
+import { readyCounts } from '../src/db/pool';
+import { parseDuration } from '../src/settings';
+import { measureWindow, type CaseFigures } from './cost-window';
+import { CRASHLOOP_IMAGE, createServices, onTeardown, provideTemplateImages, startCostHost, teardown, undoDepth, WEB_IMAGE, type CostHost } from './cost-host';
+import { arg, bundleOutOfProcess, requireExplicitEngine } from './host';
+import { printCase, printSummary } from './cost-tables';
+
+requireExplicitEngine('DOCKER_HOST=$(bash scripts/extra-dockerd.sh start cost-bench) npm run bench:cost');
+
+export interface Options {
+  windowMs: number;
+  services: number;
+  pricePerMillionActions: number;
+  pricePerGbMonth: number;
+  retentionDays: number;
+}
+
+function options(): Options & { cases: string[] } {
+  const num = (name: string, fallback: string) => {
+    const v = Number(arg(name, fallback));
+    if (!Number.isFinite(v) || v < 0) {
+      process.stderr.write(`bench:cost: --${name} must be a non-negative number, got "${arg(name, fallback)}"\n`);
+      process.exit(2);
+    }
+    return v;
+  };
+  const cases = arg('cases', 'idle,busy').split(',');
+  const unknown = cases.filter((c) => c !== 'idle' && c !== 'busy');
+  if (unknown.length) {
+    process.stderr.write(`bench:cost: unknown case "${unknown[0]}" in --cases; use idle, busy or idle,busy\n`);
+    process.exit(2);
+  }
+  return {
+    cases, windowMs: parseDuration(arg('window', '10m')), services: num('services', '20'),
+    pricePerMillionActions: num('price-per-million-actions', '50'), pricePerGbMonth: num('price-per-gb-month', '0.77'),
+    retentionDays: num('retention-days', '30'),
+  };
+}
+
+/** Every loop has completed a run and the pool is full: start-up is over. */
+async function settle(h: CostHost): Promise<void> {
+  const wanted = ['reconcileTick', 'poolRefill', 'gcSweep'];
+  const poolTarget = Math.min(h.settings.poolMaxTotal, h.settings.poolSize * h.settings.pooledTemplates.length);
+  let done = false;
+  const check = async () => {
+    const seen = new Set<string>();
+    for await (const wf of h.client.workflow.list({ query: `KeeperHost="${h.settings.hostId}" AND ExecutionStatus="Completed"` })) seen.add(wf.type);
+    const ready = Object.values(readyCounts(h.db)).reduce((a, b) => a + b, 0);
+    done = wanted.every((t) => seen.has(t)) && ready >= poolTarget;
+  };
+  // The GC schedule's interval is aligned to the epoch: its first sweep comes up to one interval after the delay.
+  const deadline = Date.now() + h.settings.gcFirstDelayMs + h.settings.gcIntervalMs + 3 * 60_000;
+  for (;;) {
+    await check();
+    if (done) return;
+    if (Date.now() > deadline) throw new Error('start-up did not settle: some loop has not completed a run, or the pool is not full');
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+async function runCase(kind: 'idle' | 'busy', o: Options, bundle: { codePath: string }): Promise<CaseFigures> {
+  const mark = undoDepth();
+  try {
+    const h = await startCostHost(bundle);
+    const tagged = await provideTemplateImages(h);
+    await createServices(h, o.services, WEB_IMAGE, 'web');
+    process.stderr.write(`${kind}: host ${h.settings.hostId}, ${o.services} services, template images tagged: ${tagged.join(', ') || 'none'}; settling\n`);
+    const t = Date.now();
+    await settle(h);
+    process.stderr.write(`${kind}: settled in ${Math.round((Date.now() - t) / 1000)} s; measuring for ${o.windowMs / 1000} s\n`);
+    return await measureWindow(h, kind, o, async () => {
+      if (kind === 'busy') await createServices(h, 1, CRASHLOOP_IMAGE, 'crashloop');
+    });
+  } finally {
+    await teardown(mark);
+  }
+}
+
+async function main(): Promise<void> {
+  const o = options();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-bench-cost-bundle-'));
+  onTeardown(`remove ${dir}`, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const bundle = bundleOutOfProcess(dir);
+  const all: CaseFigures[] = [];
+  for (const kind of o.cases as ('idle' | 'busy')[]) {
+    const figures = await runCase(kind, o, bundle);
+    all.push(figures);
+    process.stdout.write(printCase(figures) + '\n\n');
+  }
+  process.stdout.write(printSummary(all, o) + '\n');
+}
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`bench:cost: ${signal}: stopping what it started\n`);
+    void teardown().finally(() => process.exit(130));
+  });
+}
+
+main().then(() => teardown()).catch(async (err) => {
+  process.stderr.write(`bench:cost failed: ${(err as Error).stack ?? String(err)}\n`);
+  await teardown();
+  process.exit(1);
+});
