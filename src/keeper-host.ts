@@ -9,6 +9,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities } from './activities';
 import { heartbeatInterceptor } from './activities/heartbeat';
 import { activityLogContext } from './activities/log-context';
+import { DockerClient } from './docker/client';
 import { EventWatcher, type EventWatcherOptions } from './events/watcher';
 import { hostDeps, type HostDeps, type HostParts } from './host/deps';
 import { taskQueueFor } from './ids';
@@ -50,9 +51,11 @@ export function workerLogger(settings: Settings): Logger {
 
 export function createKeeperHost(settings: Settings, parts: HostParts = {}): KeeperHost {
   const log = parts.log ?? workerLogger(settings);
-  const deps = hostDeps(settings, { ...parts, log });
-  const { metrics } = deps;
-  if (metrics) deps.docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
+  const docker = parts.docker ?? new DockerClient();
+  const { metrics } = parts;
+  // The adapter counts the engine API calls it makes; an engine given in its place (a test double) is not counted.
+  if (metrics && docker instanceof DockerClient) docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
+  const deps = hostDeps(settings, { ...parts, docker, log });
   return {
     deps,
     async createWorker(w) {

@@ -4,6 +4,7 @@
  */
 import { openStateDb, type StateDb } from '../db/open';
 import { DockerClient } from '../docker/client';
+import type { Engine } from '../docker/engine';
 import { createLogger, type Logger } from '../log';
 import type { KeeperMetrics } from '../metrics';
 import type { Settings } from '../settings';
@@ -11,7 +12,7 @@ import { systemClock, type Clock } from '../time';
 
 export interface HostDeps {
   db: StateDb;
-  docker: DockerClient;
+  docker: Engine;
   settings: Settings;
   log: Logger;
   clock: Clock;
@@ -23,7 +24,7 @@ export interface HostDeps {
 export interface HostParts {
   log?: Logger;
   clock?: Clock;
-  docker?: DockerClient;
+  docker?: Engine;
   /** A DB the caller opened (and closes); otherwise --db is opened. */
   db?: StateDb;
   metrics?: KeeperMetrics;
