@@ -8,6 +8,8 @@ import { applyObservation } from '../../src/host/reconcile/apply';
 import { housekeep } from '../../src/host/reconcile/housekeep';
 import { observeHost } from '../../src/host/reconcile/observe';
 import { crashPolicy } from '../../src/policy/crash';
+import { listCrashRecords } from '../../src/db/crash-records';
+import { VANISHED_REASON } from '../../src/policy/rows';
 import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 import { addService, addTenant, deployments, service } from '../reconcile/rows';
 import { memoryHost, type MemoryHost } from './world';
@@ -21,12 +23,14 @@ async function tick(h: MemoryHost) {
 }
 
 /** A tenant and a running service container as ah lays them out, with its service row. */
-async function runningService(h: MemoryHost, opts: { restartPolicy?: 'no' | 'unless-stopped'; healthcheck?: boolean; fields?: Parameters<typeof addService>[2] } = {}) {
+async function runningService(h: MemoryHost, opts: {
+  restartPolicy?: 'no' | 'unless-stopped'; healthcheck?: boolean; fields?: Parameters<typeof addService>[2]; labels?: Record<string, string>; tenant?: string;
+} = {}) {
   h.engine.addImage(TEST_IMAGE);
-  const tenant = addTenant(h.db);
+  const tenant = opts.tenant ?? addTenant(h.db);
   const sid = uniqueId('svc');
   const cid = await h.engine.createContainer({
-    name: `ah-${tenant}-${sid}`, image: TEST_IMAGE, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
+    name: `ah-${tenant}-${sid}`, image: TEST_IMAGE, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...opts.labels },
     restartPolicy: opts.restartPolicy ?? 'unless-stopped', network: 'none',
     healthcheck: opts.healthcheck ? { cmd: ['true'], intervalMs: 1000 } : undefined,
   });
@@ -165,5 +169,80 @@ describe('404 against a transient error (in-memory engine)', () => {
     expect(applied.opened).toHaveLength(1);
     expect(service(h.db, sid)).toMatchObject({ circuit_open: 1, crash_count: 5 });
     expect(h.engine.container(cid).state).toBe('running');
+  });
+});
+
+describe('ownership (in-memory engine)', () => {
+  it("acts only on a watched service's own container: foreign ones, a second container claiming the service, and rows it does not watch are left alone", async () => {
+    const h = memoryHost();
+    const { sid, cid, tenant } = await runningService(h);
+    const foreign = await h.engine.createContainer({ name: uniqueId('not-ah'), image: TEST_IMAGE, labels: {}, restartPolicy: 'no', network: 'none' });
+    const claimant = await h.engine.createContainer({
+      name: `ah-${tenant}-${sid}-old`, image: TEST_IMAGE, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' }, restartPolicy: 'no', network: 'none',
+    });
+    const stopped = await runningService(h, { tenant, restartPolicy: 'no', fields: { status: 'stopped' } });
+    const held = await runningService(h, { tenant, restartPolicy: 'no', fields: { circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: h.nowSec() + 600 } });
+    for (const c of [foreign, claimant]) await h.engine.startContainer(c);
+    await tick(h);
+    h.advance(60);
+    for (const c of [foreign, claimant, stopped.cid, held.cid]) h.engine.die(c);
+    const ahRows = () => rows(h).slice(0, 4); // keeper's own looks move their time forward
+    const before = ahRows();
+    const { obs, applied } = await tick(h);
+    expect(applied).toMatchObject({ crashes: 0, containersStopped: 0, unhealthyRestarted: 0, missing: 0 });
+    expect(obs.splitBrain).toEqual([{ containerId: claimant.slice(0, 12), serviceId: sid, dbContainerId: cid.slice(0, 12) }]);
+    expect(ahRows()).toEqual(before);
+    expect(h.engine.calls.get('container.stop') ?? 0).toBe(0);
+    expect(h.engine.calls.get('container.restart') ?? 0).toBe(0);
+  });
+
+  it('stops a created or restarting row whose container is gone (404); a deploying one waits for its timeout; an engine error changes nothing', async () => {
+    const h = memoryHost();
+    const gone = { created: await runningService(h), restarting: await runningService(h), deploying: await runningService(h) };
+    for (const [status, s] of Object.entries(gone)) {
+      h.db.prepare('UPDATE services SET status = ? WHERE id = ?').run(status, s.sid);
+      await h.engine.removeContainer(s.cid, { force: true });
+    }
+    h.engine.fail('container.inspect', { status: 500, ref: gone.restarting.cid, times: 1 });
+    const first = await tick(h);
+    expect(first.applied).toMatchObject({ crashes: 0, missing: 1 });
+    expect(first.obs.transientErrors).toBe(1);
+    expect(service(h.db, gone.created.sid)).toMatchObject({ status: 'stopped', last_error: VANISHED_REASON, crash_count: 0 });
+    expect(service(h.db, gone.restarting.sid).status).toBe('restarting');
+    h.advance(30);
+    expect((await tick(h)).applied).toMatchObject({ crashes: 0, missing: 1 });
+    expect(service(h.db, gone.restarting.sid)).toMatchObject({ status: 'stopped', last_error: VANISHED_REASON });
+    expect(service(h.db, gone.deploying.sid).status).toBe('deploying');
+  });
+});
+
+describe("a service's crash policy labels (in-memory engine)", () => {
+  it('keeper.crash-threshold=2 opens at 2 deaths while the host says 5; a bad label falls back to the host and is named', async () => {
+    const h = memoryHost();
+    const own = await runningService(h, { labels: { 'keeper.crash-threshold': '2' } });
+    const bad = await runningService(h, { labels: { 'keeper.crash-window': 'ten' } });
+    await tick(h);
+    h.advance(60);
+    for (const s of [own, bad]) (h.engine.die(s.cid), h.engine.die(s.cid));
+    const { obs, applied } = await tick(h);
+    expect(applied.opened).toEqual([{ serviceId: own.sid, generation: 1, retryAt: expect.any(Number) }]);
+    expect(service(h.db, own.sid)).toMatchObject({ crash_count: 2, circuit_open: 1 });
+    expect(service(h.db, bad.sid)).toMatchObject({ crash_count: 2, circuit_open: 0 });
+    expect(obs.labelProblems).toEqual([{ serviceId: bad.sid, problems: [expect.stringContaining(`label keeper.crash-window="ten" is not a duration`)] }]);
+  });
+
+  it('keeper.expected-exit-codes=0 records each such exit, counts none of them, and still counts the others', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { labels: { 'keeper.expected-exit-codes': '0' } });
+    await tick(h);
+    h.advance(60);
+    for (let i = 0; i < 6; i++) (h.advance(1), h.engine.die(cid, { exitCode: 0 }));
+    expect((await tick(h)).applied).toMatchObject({ crashes: 0, opened: [] });
+    expect(service(h.db, sid)).toMatchObject({ crash_count: 0, circuit_open: 0 });
+    expect(listCrashRecords(h.db, sid, 100).map((r) => [r.exitCode, r.expected])).toEqual(Array(6).fill([0, true]));
+    h.advance(60);
+    h.engine.die(cid, { exitCode: 1 });
+    expect((await tick(h)).applied.crashes).toBe(1);
+    expect(service(h.db, sid).crash_count).toBe(1);
   });
 });
