@@ -200,7 +200,7 @@ async function measureFleet(n: number, o: Options, bundle: { codePath: string })
     await sleep(o.baselineMs);
     const s1 = await snapshot(probes);
     for (const c of children) if (c.connected) c.send({ schedule: true });
-    await awaitAll(children, 'scheduled', 60_000 + n * 1_000);
+    await awaitAll(children, 'scheduled', 120_000 + n * 5_000);
     const s2 = await snapshot(probes);
     await sleep(o.windowMs);
     const s3 = await snapshot(probes);
