@@ -12,17 +12,27 @@ import { reportConditions } from '../host/conditions';
 import { crashPolicy } from '../policy/crash';
 import { labelConditions } from '../policy/service-crash-policy';
 import { unixSeconds } from '../time';
+import { summariseTick, tickActed, uniqueByService } from '../policy/tick-summary';
+import { tickWords } from '../policy/loop-words';
+import type { CircuitRef } from '../db/services';
 import type { TickSummary } from '../workflows/reconcileTick';
+
+/** One whole tick run as a local activity: only this compact result enters the workflow's history. */
+export interface ReconciledHost {
+  hostId: string;
+  /** Circuits the workflow starts (opened, or due for a retry). */
+  circuits: CircuitRef[];
+  summary: TickSummary;
+  /** Services this tick counted a crash for or started a circuit of, for the run's search attributes. */
+  services: string[];
+  /** The run's one line when it acted (`ok: 20 services, 1 crash, …`); absent when it changed nothing. */
+  details?: string;
+}
 
 export function createReconcileActivities(deps: HostDeps) {
   const log = deps.log.child({ loop: 'reconcile' });
   const policy = crashPolicy(deps.settings);
-  return {
-    async housekeep(): Promise<Housekeeping> {
-      return housekeep(deps, policy);
-    },
-
-    async observeHost(): Promise<TickObservation> {
+  const observe = async (): Promise<TickObservation> => {
       const obs = await observeHost(deps, policy, unixSeconds(deps.clock));
       if (obs.dockerError) log.warn('docker unreachable: only DB steps ran, nothing counted', { error: obs.dockerError });
       if (obs.transientErrors) log.warn('transient docker errors: those containers were skipped', { count: obs.transientErrors, first: obs.transientSamples });
@@ -30,6 +40,27 @@ export function createReconcileActivities(deps: HostDeps) {
       const labels = labelConditions(obs.labelProblems ?? [], obs.labelsChecked ?? []);
       reportConditions({ ...deps, log }, 'reconcile', labels.found, labels.unchecked);
       return obs;
+  };
+  const record = (summary: TickSummary, workflowId: string): void => {
+    recordLoopResult(deps.db, { loop: 'reconcile', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result: summary });
+  };
+  return {
+    async housekeep(): Promise<Housekeeping> {
+      return housekeep(deps, policy);
+    },
+
+    observeHost: observe,
+
+    async reconcileHost(workflowId: string): Promise<ReconciledHost> {
+      const housekept = housekeep(deps, policy);
+      const obs = await observe();
+      const applied = await applyObservation({ ...deps, log }, policy, obs);
+      const circuits = uniqueByService([...applied.opened, ...housekept.expiredCircuits]);
+      const { expiredCircuits, hostId, ...housekeeping } = housekept;
+      const summary = summariseTick(obs, applied, housekeeping, expiredCircuits.length);
+      record(summary, workflowId);
+      const services = [...new Set([...obs.crashes.map((c) => c.serviceId), ...circuits.map((c) => c.serviceId)])];
+      return { hostId, circuits, summary, services, details: tickActed(summary) ? tickWords(summary) : undefined };
     },
 
     async applyObservation(obs: TickObservation): Promise<TickApplied> {
@@ -37,7 +68,7 @@ export function createReconcileActivities(deps: HostDeps) {
     },
 
     async recordTickResult(summary: TickSummary, workflowId: string): Promise<void> {
-      recordLoopResult(deps.db, { loop: 'reconcile', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result: summary });
+      record(summary, workflowId);
     },
   };
 }
