@@ -60,12 +60,16 @@ export interface CostHost {
 }
 
 /** The dev server, the state DB and the worker with its schedules and watcher; torn down by teardown(). */
-export async function startCostHost(workflowBundle: { codePath: string }): Promise<CostHost> {
+export async function startCostHost(workflowBundle: { codePath: string }, loopIntervalMs?: number): Promise<CostHost> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-bench-cost-'));
   onTeardown(`remove ${dir}`, () => fs.rmSync(dir, { recursive: true, force: true }));
   const hostId = `cost-${crypto.randomBytes(3).toString('hex')}`;
-  // No environment: every setting is keeper's default, except the tenant runtime (the engines here lack gVisor).
-  const settings = loadSettings({ db: path.join(dir, 'state.db'), hostId, metricsPort: '0', tenantRuntime: process.env.KEEPER_TENANT_RUNTIME ?? 'runc' }, {});
+  // No environment: every setting is keeper's default, except the tenant runtime (the engines here lack gVisor) and,
+  // with --loop-interval, the pool's and GC's intervals (measured shorter, scaled back to their defaults).
+  const intervals = loopIntervalMs ? { poolInterval: `${loopIntervalMs}ms`, gcInterval: `${loopIntervalMs}ms` } : {};
+  const settings = loadSettings({
+    db: path.join(dir, 'state.db'), hostId, metricsPort: '0', tenantRuntime: process.env.KEEPER_TENANT_RUNTIME ?? 'runc', ...intervals,
+  }, {});
   const metricsPort = await freePort();
   const temporalDbFile = path.join(dir, 'temporal.db');
   const server = await startDevServer({ dbFile: temporalDbFile, extraArgs: ['--metrics-port', String(metricsPort)] });

@@ -30,6 +30,18 @@ function historyActions(f: CaseFigures): number {
   return n;
 }
 
+/** Actions and history bytes of the window (from histories), each loop scaled to its default interval. */
+function atDefaults(f: CaseFigures): { actions: number; bytes: number } {
+  let actions = 0;
+  let bytes = 0;
+  for (const [name, l] of f.loops) {
+    const k = f.scale?.[name] ?? 1;
+    actions += (total(l.actions) + total(l.scheduleActions)) * k;
+    bytes += (l.runBytes.reduce((a, b) => a + b, 0) + l.scheduleBytes) * k;
+  }
+  return { actions, bytes };
+}
+
 function historyBytes(f: CaseFigures): number {
   let n = 0;
   for (const l of f.loops.values()) n += l.runBytes.reduce((a, b) => a + b, 0) + l.scheduleBytes;
@@ -109,17 +121,21 @@ function monthly(f: CaseFigures, p: Prices): { actions: number; storage: number 
 
 export function printSummary(all: CaseFigures[], p: Prices): string {
   const money = (x: number) => `$${x.toFixed(2)}`;
+  const scaled = all.some((f) => Object.values(f.scale ?? {}).some((k) => k !== 1));
   const rows = all.map((f) => {
     const m = monthly(f, p);
+    const d = atDefaults(f);
     return `| ${f.kind} | ${int(perDay(f, total(f.metric)))} | ${int(perDay(f, historyActions(f)))} | ${mb(perDay(f, historyBytes(f)))} | `
-      + `${mb(perDay(f, f.dbGrowthBytes))} | ${money(m.actions)} | ${money(m.storage)} | ${money(m.actions + m.storage)} |`;
+      + `${mb(perDay(f, f.dbGrowthBytes))} | ${money(m.actions)} | ${money(m.storage)} | ${money(m.actions + m.storage)} |`
+      + (scaled ? ` ${int(perDay(f, d.actions))} | ${mb(perDay(f, d.bytes))} |` : '');
   });
+  const extra = scaled ? ' actions/day at the default intervals | history MB/day at the default intervals |' : '';
   return [
     `one host at the default settings; ${DAYS_PER_MONTH}-day month; $${p.pricePerMillionActions} per million actions; `
       + `$${p.pricePerGbMonth} per GB-month, history retained ${p.retentionDays} days; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
     '',
-    '| case | actions/day (server\'s counter) | actions/day (from histories) | history MB/day (runs + schedules) | dev server DB growth MB/day | actions $/month | storage $/month | total $/month |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| case | actions/day (server\'s counter) | actions/day (from histories) | history MB/day (runs + schedules) | dev server DB growth MB/day | actions $/month | storage $/month | total $/month |' + extra,
+    '|---|---:|---:|---:|---:|---:|---:|---:|' + (scaled ? '---:|---:|' : ''),
     ...rows,
   ].join('\n');
 }

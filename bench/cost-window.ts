@@ -41,6 +41,8 @@ export interface CaseFigures {
   loops: Map<LoopRow, LoopFigures>;
   dbGrowthBytes: number;
   notes: string[];
+  /** Loops measured at another interval than their default: default-interval figures are the window's × this. */
+  scale?: Partial<Record<LoopRow, number>>;
 }
 
 interface Snapshot {

@@ -20,7 +20,8 @@ import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readyCounts } from '../src/db/pool';
-import { parseDuration } from '../src/settings';
+import { loadSettings, parseDuration } from '../src/settings';
+import { triggerLoop } from '../src/temporal/schedules';
 import { measureWindow, type CaseFigures } from './cost-window';
 import { CRASHLOOP_IMAGE, createServices, onTeardown, provideTemplateImages, startCostHost, teardown, undoDepth, WEB_IMAGE, type CostHost } from './cost-host';
 import { arg, bundleOutOfProcess, requireExplicitEngine } from './host';
@@ -34,6 +35,8 @@ export interface Options {
   pricePerMillionActions: number;
   pricePerGbMonth: number;
   retentionDays: number;
+  /** Pool and GC measured at this interval instead of their (hourly) defaults, then scaled back to them. */
+  loopIntervalMs?: number;
 }
 
 function options(): Options & { cases: string[] } {
@@ -53,6 +56,7 @@ function options(): Options & { cases: string[] } {
   }
   return {
     cases, windowMs: parseDuration(arg('window', '10m')), services: num('services', '20'),
+    loopIntervalMs: arg('loop-interval', '') ? parseDuration(arg('loop-interval', '')) : undefined,
     pricePerMillionActions: num('price-per-million-actions', '50'), pricePerGbMonth: num('price-per-gb-month', '0.77'),
     retentionDays: num('retention-days', '30'),
   };
@@ -69,8 +73,10 @@ async function settle(h: CostHost): Promise<void> {
     const ready = Object.values(readyCounts(h.db)).reduce((a, b) => a + b, 0);
     done = wanted.every((t) => seen.has(t)) && ready >= poolTarget;
   };
-  // The GC schedule's interval is aligned to the epoch: its first sweep comes up to one interval after the delay.
-  const deadline = Date.now() + h.settings.gcFirstDelayMs + h.settings.gcIntervalMs + 3 * 60_000;
+  // The schedules' intervals are aligned to the epoch (GC's and the pool's hourly): start-up asks each loop for
+  // one run now rather than waiting for its first mark.
+  for (const loop of ['reconcile', 'gc'] as const) await triggerLoop(h.client, h.settings.hostId, loop);
+  const deadline = Date.now() + 5 * 60_000;
   for (;;) {
     await check();
     if (done) return;
@@ -82,16 +88,22 @@ async function settle(h: CostHost): Promise<void> {
 async function runCase(kind: 'idle' | 'busy', o: Options, bundle: { codePath: string }): Promise<CaseFigures> {
   const mark = undoDepth();
   try {
-    const h = await startCostHost(bundle);
+    const h = await startCostHost(bundle, o.loopIntervalMs);
     const tagged = await provideTemplateImages(h);
     await createServices(h, o.services, WEB_IMAGE, 'web');
     process.stderr.write(`${kind}: host ${h.settings.hostId}, ${o.services} services, template images tagged: ${tagged.join(', ') || 'none'}; settling\n`);
     const t = Date.now();
     await settle(h);
     process.stderr.write(`${kind}: settled in ${Math.round((Date.now() - t) / 1000)} s; measuring for ${o.windowMs / 1000} s\n`);
-    return await measureWindow(h, kind, o, async () => {
+    const figures = await measureWindow(h, kind, o, async () => {
       if (kind === 'busy') await createServices(h, 1, CRASHLOOP_IMAGE, 'crashloop');
     });
+    const defaults = loadSettings({}, {});
+    figures.scale = {
+      pool: defaults.poolIntervalMs ? h.settings.poolIntervalMs / defaults.poolIntervalMs : 1,
+      gc: defaults.gcIntervalMs ? h.settings.gcIntervalMs / defaults.gcIntervalMs : 1,
+    };
+    return figures;
   } finally {
     await teardown(mark);
   }

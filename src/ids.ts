@@ -20,6 +20,8 @@ const SHARED_ONE_SHOT: Record<Exclude<OneShot, 'reconcile'>, string> = { gc: 'gc
 export const ids = {
   /** A loop's schedule, and the prefix of the runs it starts (the server appends the scheduled time). */
   schedule: (hostId: string, loop: LoopName) => `keeper-${hostId}-${loop}`,
+  /** The tick the event watcher starts (or signals, while one runs): one id, so a burst of events is one run. */
+  eventTick: (hostId: string) => `keeper-${hostId}-reconcile-events`,
   circuit: (hostId: string, serviceId: string) => `keeper-${hostId}-circuit-${serviceId}`,
   health: (hostId: string) => `keeper-${hostId}-health`,
   /** The alert of one circuit generation's event: one workflow (and one delivery per webhook) each. */

@@ -68,7 +68,7 @@ export function loopMetricsInterceptor(metrics: KeeperMetrics, db: StateDb) {
         const result = await next(input);
         if (ctx.info.activityType === 'recordGcSweep') recordGcRemovals(metrics, input.args[0]);
         if (ctx.info.activityType === 'recordNotifications') recordDeliveries(metrics, input.args[0], input.args[1]);
-        if (ctx.info.activityType === 'recordTickResult') {
+        if (ctx.info.activityType === 'recordTickResult' || ctx.info.activityType === 'reconcileHost') {
           metrics.circuitsOpen.set(countOpenCircuits(db));
         }
         return result;

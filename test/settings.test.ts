@@ -18,12 +18,12 @@ describe('settings', () => {
     const s = loadSettings({ hostId: 'h1' }, {});
     expect(s).toMatchObject({
       db: 'data/state.db', namespace: undefined, temporalAddress: undefined, temporalProfile: undefined,
-      reconcileIntervalMs: 30_000, crashWindowMs: 600_000, crashThreshold: 5,
+      reconcileIntervalMs: 600_000, crashWindowMs: 600_000, crashThreshold: 5,
       circuitBackoffMs: [1_800_000, 3_600_000, 14_400_000], recovery: 'restart', escalationDecayMs: 86_400_000,
       staleDeployAfterMs: 600_000, staleEnvCreateAfterMs: 300_000,
-      gcIntervalMs: 300_000, gcFirstDelayMs: 120_000, gcMinAgeMs: 600_000, buildDir: 'data/builds', buildDirMaxAgeMs: 3_600_000,
+      gcIntervalMs: 3_600_000, gcFirstDelayMs: 120_000, gcMinAgeMs: 600_000, buildDir: 'data/builds', buildDirMaxAgeMs: 3_600_000,
       snapshotMaxPerService: 10, snapshotMaxAgeMs: 2_592_000_000,
-      poolIntervalMs: 60_000, poolSize: 2, poolMaxTotal: 6, pooledTemplates: ['default', 'node', 'python'], tenantRuntime: 'runsc',
+      poolIntervalMs: 3_600_000, poolSize: 2, poolMaxTotal: 6, pooledTemplates: ['default', 'node', 'python'], tenantRuntime: 'runsc',
       diskWarnPercent: 80, diskBlockPercent: 90, diskPaths: [], metricsPort: 9464, logFormat: 'json',
     });
   });

@@ -15,6 +15,8 @@ export function heartbeatInterceptor(intervalMs = HEARTBEAT_INTERVAL_MS) {
   return (ctx: Context): { inbound: ActivityInboundCallsInterceptor } => ({
     inbound: {
       async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+        // A local activity runs inside its workflow task, which the SDK itself keeps alive: nothing to beat.
+        if (ctx.info.isLocal) return next(input);
         const beat = setInterval(() => ctx.heartbeat(), intervalMs);
         try {
           return await next(input);

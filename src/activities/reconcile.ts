@@ -5,23 +5,20 @@
 import { recordLoopResult } from '../db/loop-results';
 import type { HostDeps } from '../host/deps';
 import { applyObservation } from '../host/reconcile/apply';
-import type { Housekeeping, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
 import { housekeep } from '../host/reconcile/housekeep';
 import { observeHost } from '../host/reconcile/observe';
 import { reportConditions } from '../host/conditions';
 import { crashPolicy } from '../policy/crash';
 import { labelConditions } from '../policy/service-crash-policy';
 import { unixSeconds } from '../time';
+import { summariseTick, tickActed, uniqueByService } from '../policy/tick-summary';
+import { tickWords } from '../policy/run-words';
+import type { CircuitRef, Housekeeping, ReconciledHost, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
 
 export function createReconcileActivities(deps: HostDeps) {
   const log = deps.log.child({ loop: 'reconcile' });
   const policy = crashPolicy(deps.settings);
-  return {
-    async housekeep(): Promise<Housekeeping> {
-      return housekeep(deps, policy);
-    },
-
-    async observeHost(): Promise<TickObservation> {
+  const observe = async (): Promise<TickObservation> => {
       const obs = await observeHost(deps, policy, unixSeconds(deps.clock));
       if (obs.dockerError) log.warn('docker unreachable: only DB steps ran, nothing counted', { error: obs.dockerError });
       if (obs.transientErrors) log.warn('transient docker errors: those containers were skipped', { count: obs.transientErrors, first: obs.transientSamples });
@@ -29,6 +26,27 @@ export function createReconcileActivities(deps: HostDeps) {
       const labels = labelConditions(obs.labelProblems ?? [], obs.labelsChecked ?? []);
       reportConditions({ ...deps, log }, 'reconcile', labels.found, labels.unchecked);
       return obs;
+  };
+  const record = (summary: TickSummary, workflowId: string): void => {
+    recordLoopResult(deps.db, { loop: 'reconcile', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result: summary });
+  };
+  return {
+    async housekeep(): Promise<Housekeeping> {
+      return housekeep(deps, policy);
+    },
+
+    observeHost: observe,
+
+    async reconcileHost(workflowId: string): Promise<ReconciledHost> {
+      const housekept = housekeep(deps, policy);
+      const obs = await observe();
+      const applied = await applyObservation({ ...deps, log }, policy, obs);
+      const circuits = uniqueByService([...applied.opened, ...housekept.expiredCircuits]);
+      const { expiredCircuits, hostId, ...housekeeping } = housekept;
+      const summary = summariseTick(obs, applied, housekeeping, expiredCircuits.length);
+      record(summary, workflowId);
+      const services = [...new Set([...obs.crashes.map((c) => c.serviceId), ...circuits.map((c) => c.serviceId)])];
+      return { hostId, circuits, summary, services, details: tickActed(summary) ? tickWords(summary) : undefined };
     },
 
     async applyObservation(obs: TickObservation): Promise<TickApplied> {
@@ -36,7 +54,7 @@ export function createReconcileActivities(deps: HostDeps) {
     },
 
     async recordTickResult(summary: TickSummary, workflowId: string): Promise<void> {
-      recordLoopResult(deps.db, { loop: 'reconcile', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result: summary });
+      record(summary, workflowId);
     },
   };
 }

@@ -15,7 +15,7 @@ import { taskQueueFor } from '../ids';
 import { loopMetricsInterceptor } from '../metrics';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
-import { ensureSchedules, triggerReconcile } from '../temporal/schedules';
+import { ensureSchedules, triggerLoop, triggerReconcile } from '../temporal/schedules';
 import { openHost, type HostParts } from './open';
 
 export interface WorkerParts {
@@ -30,7 +30,7 @@ export interface KeeperHost {
   deps: HostDeps;
   /** A worker polling this host's task queue with every workflow and this host's activities. */
   createWorker(parts: WorkerParts): Promise<Worker>;
-  /** This host's schedules, created or updated in place. */
+  /** This host's schedules, created or updated in place; then a first pool refill (its schedule is an hourly backstop). */
   ensureSchedules(client: Client): Promise<void>;
   /** The Docker event watcher (not started): it asks the reconcile schedule for a tick when an ah container changes. */
   eventWatcher(client: Client, opts?: Pick<EventWatcherOptions, 'reconnect'>): EventWatcher;
@@ -64,11 +64,15 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         shutdownGraceTime: w.shutdownGraceTime ?? SHUTDOWN_GRACE,
       });
     },
-    ensureSchedules: (client) => ensureSchedules(client, settings),
+    async ensureSchedules(client) {
+      await ensureSchedules(client, settings);
+      // The pool's schedule is an hourly backstop: a starting worker fills its pool now, not at the next hour.
+      await triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true });
+    },
     eventWatcher(client, opts = {}) {
       return new EventWatcher({
         db: deps.db, docker: deps.docker, hostId: settings.hostId, log: deps.log.child({ loop: 'events' }),
-        debounceMs: settings.eventDebounceMs, requestTick: () => triggerReconcile(client, settings.hostId), clock: deps.clock,
+        debounceMs: settings.eventDebounceMs, requestTick: (serviceId) => triggerReconcile(client, settings.hostId, serviceId), clock: deps.clock,
         metrics: deps.metrics, ...opts,
       });
     },

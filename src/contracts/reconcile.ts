@@ -155,3 +155,15 @@ export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeep
   splitBrain: SplitBrain[];
   badInput: Problem[];
 }
+
+/** One whole tick run as a local activity: only this compact result enters the workflow's history. */
+export interface ReconciledHost {
+  hostId: string;
+  /** Circuits the workflow starts (opened, or due for a retry). */
+  circuits: CircuitRef[];
+  summary: TickSummary;
+  /** Services this tick counted a crash for or started a circuit of, for the run's search attributes. */
+  services: string[];
+  /** The run's one line when it acted (`ok: 20 services, 1 crash, …`); absent when it changed nothing. */
+  details?: string;
+}

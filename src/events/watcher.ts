@@ -38,8 +38,8 @@ export interface EventWatcherOptions {
   docker: Pick<Engine, 'streamEvents'>;
   hostId: string;
   log: Logger;
-  /** Asks for one reconcile tick now (the worker triggers the host's schedule); false: declined (paused). */
-  requestTick: () => Promise<boolean | void>;
+  /** Asks for one reconcile tick now, naming the service of the event that asked if any; false: declined (paused). */
+  requestTick: (serviceId?: string) => Promise<boolean | void>;
   debounceMs: number;
   reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
   /** For the times it records; the system's when unset. */
@@ -176,7 +176,7 @@ export class EventWatcher {
     this.stats.relevant++;
     if (e.timeNano < openedNs) this.stats.replayed++;
     this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes[LABEL.service] });
-    this.requestSoon();
+    this.requestSoon(e.attributes[LABEL.service]);
   }
 
   private see(ns: bigint): void {
@@ -187,14 +187,14 @@ export class EventWatcher {
    * Leading edge, then a quiet window: the first event asks for a tick at once (latency), and all events
    * inside the next debounce window make one more request at its end (a burst makes at most two).
    */
-  private requestSoon(): void {
+  private requestSoon(serviceId?: string): void {
     if (this.stopped) return;
     if (this.window) {
       this.pending = true;
       return;
     }
     this.requesting++;
-    this.inFlight = this.inFlight.then(() => this.request()).finally(() => this.requesting--);
+    this.inFlight = this.inFlight.then(() => this.request(serviceId)).finally(() => this.requesting--);
     this.window = setTimeout(() => {
       this.window = undefined;
       if (!this.pending) return;
@@ -204,10 +204,10 @@ export class EventWatcher {
   }
 
   /** The cursor moves only once a tick that will see those events is accepted. */
-  private async request(): Promise<void> {
+  private async request(serviceId?: string): Promise<void> {
     const upTo = this.seenNs;
     try {
-      if ((await this.o.requestTick()) === false) {
+      if ((await this.o.requestTick(serviceId)) === false) {
         // Paused: the cursor stays, so a restart after the pause replays these events.
         this.stats.declined++;
         return;

@@ -4,11 +4,12 @@
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
-import { hostAttributes } from '../search-attributes';
+import { hostAttributes, serviceAttributes } from '../search-attributes';
 import type { Settings } from '../settings';
 import type { Workflow } from '@temporalio/common';
 import { gcSweep } from '../workflows/gcSweep';
 import { poolRefill } from '../workflows/poolRefill';
+import { moreEventsSignal } from '../workflows/messages';
 import { reconcileTick } from '../workflows/reconcileTick';
 import { withOperatorClient } from './client';
 
@@ -79,9 +80,25 @@ export async function triggerLoop(client: Client, hostId: string, loop: LoopName
   return true;
 }
 
-/** The event watcher's request for a tick. */
-export function triggerReconcile(client: Client, hostId: string): Promise<boolean> {
-  return triggerLoop(client, hostId, 'reconcile', { unlessPaused: true });
+/**
+ * The event watcher's request for a tick: signal-with-start of the host's event tick, not a schedule trigger,
+ * so a crash costs one start (or one signal into the tick already running, which then looks again) instead of
+ * a schedule patch and a run with the schedule's own timer, memo and markers. The run carries the service of
+ * the event that asked for it, so the UI finds it by host and service. A paused reconcile schedule is left
+ * alone, as before: an operator's pause covers the events too.
+ */
+export async function triggerReconcile(client: Client, hostId: string, serviceId?: string): Promise<boolean> {
+  if ((await client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe()).state.paused) return false;
+  await client.workflow.signalWithStart(reconcileTick, {
+    workflowId: ids.eventTick(hostId),
+    taskQueue: taskQueueFor(hostId),
+    signal: moreEventsSignal,
+    signalArgs: [],
+    workflowExecutionTimeout: '10 minutes',
+    typedSearchAttributes: serviceId ? serviceAttributes(hostId, serviceId) : hostAttributes(hostId),
+    staticSummary: `reconcile tick for docker events${serviceId ? ` of ${serviceId}` : ''}`,
+  });
+  return true;
 }
 
 /**

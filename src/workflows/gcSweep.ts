@@ -4,22 +4,25 @@
  * images; the other classes then run side by side. Each class is its own activity, and a class that fails is
  * reported, not fatal: the rest of the sweep still runs.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { GcClass, GcClassInput, GcClassResult, GcClassSummary, GcSweepOptions, GcSweepResult } from '../contracts/gc';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
+import { gcWords } from '../policy/run-words';
+import { sweepActed } from '../policy/tick-summary';
+import { LOCAL_LOOPS_PATCH } from './patches';
 
 // Containers, then the rest side by side: two activity spans of at most 4 minutes each fit the schedule's
 // 10-minute run timeout. A class cut off by its timeout is reported; the next sweep picks up the rest.
-const gc = proxyActivities<Activities>({
-  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
-  startToCloseTimeout: '3m',
-  scheduleToCloseTimeout: '4m',
-  retry: { maximumAttempts: 2, initialInterval: '2s' },
-});
+const CLASS = { startToCloseTimeout: '3m', scheduleToCloseTimeout: '4m', retry: { maximumAttempts: 2, initialInterval: '2s' } } as const;
+/** Sweeps started before the local-activities patch replay remote activities; a sweep now is one workflow task. */
+const remote = proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...CLASS });
+const local = proxyLocalActivities<Activities>(CLASS);
 
 export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResult> {
   const dryRun = options.dryRun ?? false;
+  const isLocal = patched(LOCAL_LOOPS_PATCH);
+  const gc = isLocal ? local : remote;
   const containers = await runClass('containers', dryRun, (i) => gc.removeOrphanContainers(i), {});
   const gone = (dryRun ? containers.planned : containers.removed).flatMap((c) => (c.id ? [c.id] : []));
   const input: Omit<GcClassInput, 'dryRun'> = { goneContainers: gone };
@@ -36,6 +39,7 @@ export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResu
   const classes = [containers, ...rest];
   const summary = classes.map(summarise);
   const result: GcSweepResult = { dryRun, classes, summary, totals: totalsOf(summary) };
+  if (isLocal && sweepActed(result)) setCurrentDetails(`${dryRun ? 'dry run: ' : ''}${gcWords(result)}`);
   if (!dryRun) {
     try {
       await gc.recordGcSweep({ summary, totals: result.totals });

@@ -2,24 +2,35 @@
  * One refill of this host's warm pool, started by the `pool` schedule (and after each claim). Deterministic:
  * the entry ids come from the workflow's seeded uuid4, so a retried activity always names the same entry.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities, uuid4 } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, setCurrentDetails, uuid4 } from '@temporalio/workflow';
+import type { LocalActivityOptions } from '@temporalio/common';
 import type { Activities } from '../activities';
 import type { PoolEntryResult, PoolRefillResult } from '../contracts/pool';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
+import { refillWords } from '../policy/run-words';
+import { refillActed } from '../policy/tick-summary';
+import { LOCAL_LOOPS_PATCH } from './patches';
 
-const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = proxyActivities<Activities>({
-  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
-  startToCloseTimeout: '1m',
-  scheduleToCloseTimeout: '3m',
-  retry: { maximumAttempts: 3, initialInterval: '1s' },
-});
-
-const { createPoolEntry } = proxyActivities<Activities>({
-  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+const STEP = { startToCloseTimeout: '1m', scheduleToCloseTimeout: '3m', retry: { maximumAttempts: 3, initialInterval: '1s' } } as const;
+const CREATE: LocalActivityOptions = {
   startToCloseTimeout: '2m',
   scheduleToCloseTimeout: '5m',
   retry: { maximumAttempts: 3, initialInterval: '1s', nonRetryableErrorTypes: ['TemplateNotFound', 'ImageMissing', 'NameTaken'] },
-});
+};
+
+/** The refill's steps as remote activities (runs started before the local-activities patch replay these)… */
+const remote = refillSteps(
+  proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...STEP }),
+  proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...CREATE }),
+);
+/** …or as local ones: a refill with nothing to create is one workflow task. */
+const local = refillSteps(proxyLocalActivities<Activities>(STEP), proxyLocalActivities<Activities>(CREATE));
+
+/** The steps by name (activity proxies resolve names on access: they cannot be spread). */
+function refillSteps(step: Activities, create: Activities) {
+  const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = step;
+  return { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill, createPoolEntry: create.createPoolEntry };
+}
 
 function failureMessage(err: unknown): string {
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -28,6 +39,8 @@ function failureMessage(err: unknown): string {
 }
 
 export async function poolRefill(): Promise<PoolRefillResult> {
+  const isLocal = patched(LOCAL_LOOPS_PATCH);
+  const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill, createPoolEntry } = isLocal ? local : remote;
   // Patched: a run that started on a worker without this step replays without it.
   const detach = patched('detach-claimed-from-pool') ? await detachClaimedFromPool() : undefined;
   const prune = await prunePoolGhosts();
@@ -54,5 +67,6 @@ export async function poolRefill(): Promise<PoolRefillResult> {
     if (result.failed.length > 0) result.error = `${result.failed.length} pool container(s) not created: ${result.failed[0].error}`;
   }
   await recordPoolRefill(result);
+  if (isLocal && refillActed(result)) setCurrentDetails(refillWords(result));
   return result;
 }

@@ -49,12 +49,13 @@ export function watcherFor(
 }
 
 /**
- * Ticks the host's schedule has finished (triggered or not). Workflow ids cannot tell ticks apart: the schedule
- * names a run by the second it started, so two triggers in one second share one.
+ * Ticks the host has finished: the schedule's (triggered or not; workflow ids cannot tell them apart, the schedule
+ * names a run by the second it started) and the event watcher's runs of its event tick.
  */
 export async function ticksDone(env: TestWorkflowEnvironment, hostId: string): Promise<number> {
   const d = await env.client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe();
-  return d.info.numActionsTaken - d.info.runningActions.length;
+  const events = await env.client.workflow.count(`WorkflowId = "${ids.eventTick(hostId)}" AND ExecutionStatus != "Running"`);
+  return d.info.numActionsTaken - d.info.runningActions.length + events.count;
 }
 
 /** Waits until more than `before` ticks have finished; returns the count. */

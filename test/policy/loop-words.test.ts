@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { gcWords, lastCrashWords, loopResultWords, refillWords, tickWords } from '../../src/cli/words';
+import { lastCrashWords } from '../../src/cli/words';
+import { gcWords, loopResultWords, refillWords, tickWords } from '../../src/policy/run-words';
 import { agoWords } from '../../src/time';
 import type { PoolRefillResult } from '../../src/contracts/pool';
 import type { TickSummary } from '../../src/contracts/reconcile';

@@ -1,7 +1,8 @@
 /**
- * reconcileTick with stub activities on the time-skipping server: what it passes from step to step, the summary
- * it records, and the circuit workflows it starts: one per opened or expired circuit, once per service, named
- * with the host's circuit id, and none over a circuit workflow that is already running.
+ * reconcileTick with stub activities on the time-skipping server: one local activity per pass (its summary, built
+ * from stub steps here as the real one builds it), the circuit workflows it starts: one per opened or expired
+ * circuit, once per service, named with the host's circuit id, and none over a circuit workflow that is already
+ * running; a run that acted is found by its service; an event tick signalled while it runs looks again, once.
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
@@ -9,7 +10,9 @@ import type { HeldCircuit } from '../../src/contracts/circuit';
 import type { CircuitRef, Housekeeping, TickApplied, TickObservation, TickSummary } from '../../src/contracts/reconcile';
 import { ids } from '../../src/ids';
 import { KeeperHost, ServiceId } from '../../src/search-attributes';
-import { circuitStateQuery } from '../../src/workflows/messages';
+import { circuitStateQuery, moreEventsSignal } from '../../src/workflows/messages';
+import { summariseTick, tickActed, uniqueByService } from '../../src/policy/tick-summary';
+import { tickWords } from '../../src/policy/run-words';
 import { circuitBreaker, reconcileTick } from '../../src/workflows';
 import { uniqueId, waitFor } from '../helpers/fixtures';
 import { executeWithStubs, realTimeClient, stubWorkerEnvForFile, withStubWorker } from './helpers';
@@ -37,29 +40,38 @@ function applied(opened: CircuitRef[] = []): TickApplied {
   };
 }
 
-/** The tick's four activities, plus the circuit workflow's (the children run on the same worker). */
+/** The tick's local activity, plus the circuit workflow's (the children run on the same worker). */
 function tickStubs(hostId: string, over: { expired?: CircuitRef[]; opened?: CircuitRef[]; obs?: TickObservation; held?: HeldCircuit } = {}) {
   const steps: string[] = [];
   const kept: Housekeeping = { hostId, failedDeploys: 2, failedEnvCreates: 1, expiredLeases: 3, decayed: 4, expiredCircuits: over.expired ?? [] };
+  const obs = over.obs ?? observation();
+  const { expiredCircuits, hostId: _h, ...housekeeping } = kept;
+  const summary = summariseTick(obs, applied(over.opened), housekeeping, expiredCircuits.length);
+  const circuits = uniqueByService([...(over.opened ?? []), ...expiredCircuits]);
   const stubs = {
-    housekeep: vi.fn<Activities['housekeep']>(async () => (steps.push('housekeep'), kept)),
-    observeHost: vi.fn<Activities['observeHost']>(async () => (steps.push('observeHost'), over.obs ?? observation())),
-    applyObservation: vi.fn<Activities['applyObservation']>(async () => (steps.push('applyObservation'), applied(over.opened))),
-    recordTickResult: vi.fn<Activities['recordTickResult']>(async () => void steps.push('recordTickResult')),
+    reconcileHost: vi.fn<Activities['reconcileHost']>(async () => {
+      steps.push('reconcileHost');
+      const services = [...new Set([...obs.crashes.map((c) => c.serviceId), ...circuits.map((c) => c.serviceId)])];
+      return { hostId, circuits, summary, services, details: tickActed(summary) ? tickWords(summary) : undefined };
+    }),
     // A circuit whose row is already closed: its workflow ends at once, so the test can wait for it.
     holdCircuit: vi.fn<Activities['holdCircuit']>(async () => over.held ?? { open: false, generation: 0, retryAt: 0, remainingMs: 0 }),
     recoverCircuit: vi.fn<Activities['recoverCircuit']>(async () => ({ recovered: true, status: 'running' })),
-  } satisfies Pick<Activities, 'housekeep' | 'observeHost' | 'applyObservation' | 'recordTickResult' | 'holdCircuit' | 'recoverCircuit'>;
+  } satisfies Pick<Activities, 'reconcileHost' | 'holdCircuit' | 'recoverCircuit'>;
   return { stubs, steps };
 }
 
 describe('reconcileTick', () => {
-  it('passes what it observed to apply, and records and returns its summary (decay counted by housekeep)', async () => {
+  it('runs one local activity in one workflow task, returns its summary, and is found by the service it acted on', async () => {
     const { stubs, steps } = tickStubs(uniqueId('h'));
     const obs = observation();
     const { result, handle } = await executeWithStubs(env, stubs, reconcileTick);
-    expect(steps).toEqual(['housekeep', 'observeHost', 'applyObservation', 'recordTickResult']);
-    expect(stubs.applyObservation.mock.calls).toEqual([[obs]]);
+    expect(steps).toEqual(['reconcileHost']);
+    expect(stubs.reconcileHost.mock.calls).toEqual([[handle.workflowId]]);
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+    expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    expect((await handle.describe()).typedSearchAttributes.get(ServiceId)).toBe('s1');
     const expected: TickSummary = {
       dockerReachable: true, checked: 4, inspected: 2, transientErrors: 1, engineStopsHeld: 0,
       crashes: 1, crashedServices: 1, opened: 0, unhealthyRestarted: 0, recovered: 0, missing: 1, databasesUnavailable: 0,
@@ -68,8 +80,40 @@ describe('reconcileTick', () => {
       splitBrain: obs.splitBrain, badInput: obs.problems,
     };
     expect(result).toEqual(expected);
-    expect(stubs.recordTickResult.mock.calls).toEqual([[expected, handle.workflowId]]);
     expect(stubs.holdCircuit).not.toHaveBeenCalled();
+  });
+
+  it('sets no search attribute on a run that changed nothing', async () => {
+    const { stubs } = tickStubs(uniqueId('h'), { obs: observation({ crashes: [], gone: [] }) });
+    stubs.reconcileHost.mockImplementation(async () => ({
+      hostId: 'h', circuits: [], services: [],
+      summary: summariseTick(observation({ crashes: [] }), { ...applied(), crashes: 0, crashedServices: 0, missing: 0 }, { failedDeploys: 0, failedEnvCreates: 0, expiredLeases: 0, decayed: 0 }, 0),
+    }));
+    const { result, handle } = await executeWithStubs(env, stubs, reconcileTick);
+    expect(tickActed(result)).toBe(false);
+    expect((await handle.describe()).typedSearchAttributes.get(ServiceId)).toBeUndefined();
+  });
+
+  it('makes one more pass, in the same run, for a request signalled while a pass runs', async () => {
+    const { stubs } = tickStubs(uniqueId('h'));
+    let release: () => void = () => {};
+    const firstPassHeld = new Promise<void>((r) => (release = r));
+    const real = stubs.reconcileHost.getMockImplementation()!;
+    let calls = 0;
+    stubs.reconcileHost.mockImplementation(async (id) => {
+      if (++calls === 1) await firstPassHeld;
+      return real(id);
+    });
+    const client = realTimeClient(env);
+    await withStubWorker(env, stubs, async (taskQueue) => {
+      const handle = await client.signalWithStart(reconcileTick, { taskQueue, workflowId: uniqueId('events-'), signal: moreEventsSignal, signalArgs: [] });
+      await waitFor('the first pass to run', async () => calls === 1);
+      await handle.signal(moreEventsSignal);
+      await handle.signal(moreEventsSignal);
+      release();
+      await handle.result();
+    });
+    expect(calls).toBe(2);
   });
 
   it('reports Docker unreachable when the observation carries an engine error', async () => {
@@ -112,6 +156,6 @@ describe('reconcileTick', () => {
       await running.terminate('test over');
     });
     expect(stubs.holdCircuit).toHaveBeenCalledTimes(1);
-    expect(stubs.recordTickResult).toHaveBeenCalledTimes(1);
+    expect(stubs.reconcileHost).toHaveBeenCalledTimes(1);
   });
 });

@@ -10,6 +10,7 @@ import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import * as workflows from '../../src/workflows';
+import { LOCAL_LOOPS_PATCH } from '../../src/workflows/patches';
 import { historyFromFixture } from '../helpers/history-fixture';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
@@ -17,6 +18,7 @@ const WORKFLOW_TYPES = Object.keys(workflows).sort();
 /** Each patched workflow, and its patch: the histories must prove both the old and the new command sequence replay. */
 const PATCHES: [type: string, patch: string][] = [
   ['poolRefill', 'detach-claimed-from-pool'], ['gcSweep', 'gc-crash-records'], ['circuitBreaker', 'circuit-evidence-and-alerts'],
+  ['reconcileTick', LOCAL_LOOPS_PATCH], ['poolRefill', LOCAL_LOOPS_PATCH], ['gcSweep', LOCAL_LOOPS_PATCH],
 ];
 
 const recorded = fs
