@@ -18,7 +18,7 @@ import { hostAttributes } from '../search-attributes';
 import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
 import { drainOwnWork, type Drained } from '../temporal/drain';
 import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from '../temporal/connection';
-import { startDevServer } from '../temporal/dev-server';
+import { resolveTemporalCli, startDevServer } from '../temporal/dev-server';
 import { connectNative } from '../temporal/native';
 import { installRuntime } from '../temporal/runtime';
 
@@ -96,7 +96,7 @@ async function runWithOwnWorker<T>(settings: Settings, target: Target, client: C
 
 async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
   installRuntime(undefined);
-  const server = await startDevServer({ namespace });
+  const server = await startDevServer({ binary: resolveTemporalCli(settings.temporalCli), namespace });
   try {
     const target: Target = { address: server.address, namespace, tls: undefined, apiKey: undefined, metadata: undefined, auth: 'none', profile: undefined };
     const connection = await connectClient(target);

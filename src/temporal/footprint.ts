@@ -11,7 +11,7 @@ import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
 import { KeeperHost } from '../search-attributes';
 import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
 import { resolveTemporalTarget } from './connection';
-import { answers, embeddedTemporalDbFile, startDevServer } from './dev-server';
+import { answers, embeddedTemporalDbFile, resolveTemporalCli, startDevServer } from './dev-server';
 
 export interface HostFootprint {
   hostId: string;
@@ -94,6 +94,6 @@ export async function hostTemporal(settings: Settings): Promise<{ settings: Sett
   const dbFile = embeddedTemporalDbFile(settings.db);
   const unneeded = target.address || !fs.existsSync(dbFile) || (await answers(`127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`));
   if (unneeded) return { settings, stop: async () => undefined };
-  const server = await startDevServer({ dbFile, namespace: target.namespace });
+  const server = await startDevServer({ binary: resolveTemporalCli(settings.temporalCli), dbFile, namespace: target.namespace });
   return { settings: { ...settings, temporalAddress: server.address }, stop: () => server.stop() };
 }
