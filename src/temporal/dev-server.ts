@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { cliTypeName, KEEPER_SEARCH_ATTRIBUTES } from '../search-attributes';
+import { EMBEDDED_TEMPORAL_PORT } from '../settings';
 
 export interface DevServerOptions {
   binary?: string;
@@ -160,6 +161,7 @@ export function embeddedTemporalDbFile(stateDbPath: string): string {
   return path.join(path.dirname(path.resolve(stateDbPath)), 'temporal.db');
 }
 
+/** Whether a Temporal server answers at `address`: a frontend's GetSystemInfo, not merely an open port. */
 export async function answers(address: string): Promise<boolean> {
   try {
     const conn = await Connection.connect({ address, connectTimeout: 1000 });
@@ -172,4 +174,10 @@ export async function answers(address: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** The address of this machine's embedded server (`npm start`'s, on its fixed port) when it answers. */
+export async function embeddedServerAnswering(): Promise<string | undefined> {
+  const address = `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`;
+  return (await answers(address)) ? address : undefined;
 }

@@ -9,9 +9,9 @@ import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
 import { KeeperHost } from '../search-attributes';
-import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
+import type { Settings } from '../settings';
 import { resolveTemporalTarget } from './connection';
-import { answers, embeddedTemporalDbFile, resolveTemporalCli, startDevServer } from './dev-server';
+import { embeddedServerAnswering, embeddedTemporalDbFile, resolveTemporalCli, startDevServer } from './dev-server';
 
 export interface HostFootprint {
   hostId: string;
@@ -92,7 +92,7 @@ export function footprintWords(f: HostFootprint): string {
 export async function hostTemporal(settings: Settings): Promise<{ settings: Settings; stop(): Promise<void> }> {
   const target = resolveTemporalTarget(settings);
   const dbFile = embeddedTemporalDbFile(settings.db);
-  const unneeded = target.address || !fs.existsSync(dbFile) || (await answers(`127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`));
+  const unneeded = target.address || !fs.existsSync(dbFile) || (await embeddedServerAnswering());
   if (unneeded) return { settings, stop: async () => undefined };
   const server = await startDevServer({ binary: resolveTemporalCli(settings.temporalCli), dbFile, namespace: target.namespace });
   return { settings: { ...settings, temporalAddress: server.address }, stop: () => server.stop() };
