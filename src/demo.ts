@@ -2,7 +2,7 @@
  * `npm run demo`: a throwaway host with one healthy and one crash-looping service on the test images, a real
  * keeper worker on the embedded Temporal, and a narrator that reads the state DB and says what happens:
  * crashes counted, the circuit opening, its retry time, where to look in the UI, and the recovery. It cleans up
- * on exit (Ctrl-C at any time). KEEPER_DEMO_EXIT_AFTER=open stops it once the circuit is open (for tests).
+ * on exit (Ctrl-C at any time). `--exit-after-open` (`node dist/demo.js --exit-after-open`) stops it once the circuit is open (for tests).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,7 +16,7 @@ import { createService, removeService } from './host/services';
 import { assertTenantRuntime } from './host/tenant-runtime';
 import { ids } from './ids';
 import { tenantNetworkName } from './names';
-import { EMBEDDED_UI_PORT, loadSettings } from './settings';
+import { EMBEDDED_UI_PORT, environment, loadSettings } from './settings';
 import { serviceRunsQuery } from './search-attributes';
 import { isoSeconds } from './time';
 
@@ -32,7 +32,7 @@ async function main(): Promise<number> {
   const dbFile = path.join(dir, 'state.db');
   // The demo's services are tenant containers: they run under KEEPER_TENANT_RUNTIME (default runsc, as keeper's),
   // so the demo reads the environment as every keeper command does, and sets only what makes it a demo.
-  const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m' }, process.env);
+  const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m' });
   const flags = ['--db', dbFile, '--host-id', hostId, '--reconcile-interval', '5s', '--circuit-backoff', '1m,2m,4m', '--metrics-port', '0',
     '--log-format', 'pretty', '--tenant-runtime', settings.tenantRuntime];
   const { deps } = openHost(settings, 'worker'); // the demo's throwaway host: it creates its state DB
@@ -40,7 +40,7 @@ async function main(): Promise<number> {
   await preflight(deps).catch((err) => (db.close(), fs.rmSync(dir, { recursive: true, force: true }), Promise.reject(err)));
   const log = fs.openSync(path.join(dir, 'worker.log'), 'a');
   say(`starting a keeper worker for host ${hostId} (state in ${dir}, worker log in ${dir}/worker.log)`);
-  const worker = spawn(process.execPath, [BIN, 'worker', ...flags], { stdio: ['ignore', log, log], env: { ...process.env, TEMPORAL_ADDRESS: '' } });
+  const worker = spawn(process.execPath, [BIN, 'worker', ...flags], { stdio: ['ignore', log, log], env: environment({ TEMPORAL_ADDRESS: '' }) });
   const created: string[] = [];
 
   let cleaning = false;
@@ -113,7 +113,7 @@ async function narrate(db: StateDb, hostId: string, serviceId: string, hostFlags
       say(`flaky: a durable timer will retry at ${retry} UTC; workflow ${ids.circuit(hostId, serviceId)}`);
       say(`look at it in the UI: ${uiLink} (open the run, see the timer in its history)`);
       say(`or close it now: npx keeper circuit reset ${serviceId} ${hostFlags}`);
-      if (process.env.KEEPER_DEMO_EXIT_AFTER === 'open') return;
+      if (process.argv.includes('--exit-after-open')) return;
     }
     if (!now.open && wasOpen) {
       say(`flaky: circuit closed; status ${now.status}, crash count reset; it is back on probation (half-open)`);

@@ -30,6 +30,8 @@ export interface Settings {
   temporalProfile: string | undefined;
   /** A file holding the Temporal API key (instead of TEMPORAL_API_KEY); src/temporal/connection.ts reads it. */
   temporalApiKeyFile: string | undefined;
+  /** Unset: a checkout's provisioned CLI, else `temporal` on PATH (src/temporal/dev-server.ts). */
+  temporalCli: string | undefined;
   reconcileIntervalMs: number;
   eventDebounceMs: number;
   crashWindowMs: number;
@@ -209,6 +211,8 @@ export const SETTINGS: SettingSpec[] = [
     { env: 'TEMPORAL_PROFILE', defaultText: 'default, if the file has one' }),
   spec('temporalApiKeyFile', 'temporal-api-key-file', undefined, optional,
     "file holding the Temporal API key (trailing newline stripped), so it never shows in `ps`; instead of TEMPORAL_API_KEY; wins over the profile's api_key"),
+  spec('temporalCli', 'temporal-cli', undefined, optional,
+    "the Temporal CLI that runs the embedded dev server", { defaultText: "(unset: a checkout's provisioned one, else temporal on PATH)" }),
   spec('reconcileIntervalMs', 'reconcile-interval', '10m', positiveDuration,
     "the reconcile schedule's backstop: a tick this often, besides the one the event watcher starts on each container event"),
   spec('eventDebounceMs', 'event-debounce', '250ms', positiveDuration,
@@ -387,6 +391,15 @@ export function loadSettings(given: RawSettings = {}, env: NodeJS.ProcessEnv = p
     process.env = saved;
   }
   return settingsFrom(cmd);
+}
+
+/**
+ * The process's environment, with `changes`. keeper reads it here only: SETTINGS' variables (loadSettings), and
+ * what it hands on whole: Temporal's own variables and temporal.toml lookup (src/temporal/connection.ts, through
+ * @temporalio/envconfig) and the environment of a keeper process it starts (the demo's worker).
+ */
+export function environment(changes: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...process.env, ...changes };
 }
 
 /** Where `npm start` serves its embedded Temporal dev server and UI; operator commands look for it there. */

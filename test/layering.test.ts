@@ -56,6 +56,24 @@ describe('the rooms', () => {
     expect(summary.totalCruised).toBeGreaterThan(100); // it did read src/
   });
 
+  it('only app/ makes a logger, a Docker client or a state DB connection, or starts an embedded Temporal', () => {
+    // Each maker, and the module that defines it (a factory may call itself).
+    const makers: [RegExp, string][] = [
+      [/\bcreateLogger\(/, 'src/log.ts'],
+      [/\bnew DockerClient\(/, 'src/docker/client.ts'],
+      [/\bopenStateDb(AsIs)?\(/, 'src/db/open.ts'],
+      [/\bstartDevServer\(/, 'src/temporal/dev-server.ts'],
+    ];
+    const outside = files('src').filter((f) => !f.startsWith('src/app/')).flatMap((f) => makers
+      .filter(([pattern, home]) => f !== home && pattern.test(read(f)))
+      .map(([pattern]) => `${f}: ${pattern.source}`));
+    expect(outside).toEqual([]);
+  });
+
+  it("the environment is read in settings.ts only (SETTINGS' variables, and what is handed on whole)", () => {
+    expect(files('src').filter((f) => f !== 'src/settings.ts' && /\bprocess\.env\b/.test(read(f)))).toEqual([]);
+  });
+
   it('docs/architecture.md shows the arrows .dependency-cruiser.cjs checks', () => {
     const shown = Object.fromEntries([...read('docs/architecture.md').matchAll(/^\| `([^`]+)` \| (.*) \|$/gm)]
       .map((m) => [m[1], [...m[2].matchAll(/`([^`]+)`/g)].map((x) => x[1])]));

@@ -7,7 +7,6 @@
  * A worker of its own drains the work the command started before the command returns: a circuit handed to its
  * workflow is recovered, not merely scheduled; what is left waiting on a timer is reported as handed on.
  */
-import net from 'node:net';
 import { Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -15,10 +14,10 @@ import { taskQueueFor } from '../ids';
 import { createKeeperHost } from './keeper-host';
 import { openHostDb } from './open';
 import { hostAttributes } from '../search-attributes';
-import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
+import type { Settings } from '../settings';
 import { drainOwnWork, type Drained } from '../temporal/drain';
 import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from '../temporal/connection';
-import { startDevServer } from '../temporal/dev-server';
+import { embeddedServerAnswering, resolveTemporalCli, startDevServer } from '../temporal/dev-server';
 import { connectNative } from '../temporal/native';
 import { installRuntime } from '../temporal/runtime';
 
@@ -96,7 +95,7 @@ async function runWithOwnWorker<T>(settings: Settings, target: Target, client: C
 
 async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
   installRuntime(undefined);
-  const server = await startDevServer({ namespace });
+  const server = await startDevServer({ binary: resolveTemporalCli(settings.temporalCli), namespace });
   try {
     const target: Target = { address: server.address, namespace, tls: undefined, apiKey: undefined, metadata: undefined, auth: 'none', profile: undefined };
     const connection = await connectClient(target);
@@ -124,11 +123,3 @@ export async function runWorkflowOnce<W extends Workflow>(settings: Settings, wo
   );
 }
 
-/** The address of `npm start`'s embedded server when it answers on this machine. */
-async function embeddedServerAnswering(): Promise<string | undefined> {
-  const answers = await new Promise<boolean>((resolve) => {
-    const socket = net.connect(EMBEDDED_TEMPORAL_PORT, '127.0.0.1', () => (socket.end(), resolve(true)));
-    socket.on('error', () => resolve(false));
-  });
-  return answers ? `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}` : undefined;
-}

@@ -12,7 +12,7 @@ import type { Logger } from '../log';
 import { createKeeperMetrics } from '../metrics';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../settings';
 import { connectClient, resolveTemporalTarget, type TemporalTarget } from '../temporal/connection';
-import { embeddedTemporalDbFile, startDevServer, type DevServer } from '../temporal/dev-server';
+import { embeddedTemporalDbFile, resolveTemporalCli, startDevServer, type DevServer } from '../temporal/dev-server';
 import { connectNative } from '../temporal/native';
 import { installRuntime } from '../temporal/runtime';
 import { createKeeperHost, type KeeperHost } from './keeper-host';
@@ -62,7 +62,7 @@ export async function openWorkerProcess(configured: Settings): Promise<WorkerPro
 async function openTemporal(settings: Settings): Promise<TemporalSession> {
   const configured = resolveTemporalTarget(settings);
   const embedded = configured.address ? undefined : await startDevServer({
-    dbFile: embeddedTemporalDbFile(settings.db),
+    binary: resolveTemporalCli(settings.temporalCli), dbFile: embeddedTemporalDbFile(settings.db),
     namespace: configured.namespace, port: EMBEDDED_TEMPORAL_PORT, uiPort: EMBEDDED_UI_PORT,
   });
   const target = { ...configured, address: configured.address ?? embedded!.address };

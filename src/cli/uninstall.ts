@@ -16,7 +16,8 @@ import {
   ALERT_CHOICES, CIRCUIT_CHOICES, inFlight, missingChoice, type AlertChoice, type CircuitChoice, type InFlight, type OpenCircuit,
 } from '../policy/uninstall';
 import type { Settings } from '../settings';
-import { deleteSchedule, hostFootprint, hostTemporal, lastPollAgoMs, LIVE_POLL_WITHIN_MS, terminateWorkflow } from '../temporal/footprint';
+import { hostTemporal } from '../app/host-temporal';
+import { deleteSchedule, hostFootprint, lastPollAgoMs, LIVE_POLL_WITHIN_MS, terminateWorkflow } from '../temporal/footprint';
 import { agoWords, isoSeconds, unixSeconds } from '../time';
 import { jsonOption, print, settingsFrom, UsageError, withSettings } from './common';
 

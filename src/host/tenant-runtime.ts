@@ -82,12 +82,6 @@ export async function workerTenantRuntime(deps: RuntimeDeps & { log: Logger; emb
   return { runtime: HOST_KERNEL_RUNTIME, isolation: isolationOf(HOST_KERNEL_RUNTIME), fallbackReason, verified: true };
 }
 
-/** The check at start of a worker on a configured Temporal (no fallback): 'unverified' when the engine did not answer. */
-export async function checkTenantRuntimeAtStart(deps: RuntimeDeps & { log: Logger }): Promise<'verified' | 'unverified'> {
-  const chosen = await workerTenantRuntime({ ...deps, embeddedTemporal: false });
-  return chosen.verified ? 'verified' : 'unverified';
-}
-
 /** How tenant code is isolated under `runtime`, in an operator's words. */
 export function isolationOf(runtime: string, runtimeArgs: string[] = []): string {
   if (runtime === GVISOR_RUNTIME && runtimeArgs.includes('--network=none')) {

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
-import { readSecretFile, SettingsError, type Settings } from '../settings';
+import { environment, readSecretFile, SettingsError, type Settings } from '../settings';
 import { diagnoseConnectFailure, V1_CERTIFICATE } from './diagnose';
 
 export type TemporalAuth = 'mtls' | 'api-key' | 'none';
@@ -54,7 +54,7 @@ export class TemporalConnectError extends Error {
 
 /** Resolves the target from the settings and the environment; throws SettingsError for settings that cannot work. */
 export function resolveTemporalTarget(
-  settings: Pick<Settings, 'temporalAddress' | 'namespace' | 'temporalProfile'> & Partial<Pick<Settings, 'temporalApiKeyFile'>>, env = process.env,
+  settings: Pick<Settings, 'temporalAddress' | 'namespace' | 'temporalProfile'> & Partial<Pick<Settings, 'temporalApiKeyFile'>>, env = environment(),
 ): TemporalTarget {
   const profile = withApiKeyFile(loadProfile(settings.temporalProfile, env), settings.temporalApiKeyFile, env);
   checkTlsFiles(profile, env);

@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { cliTypeName, KEEPER_SEARCH_ATTRIBUTES } from '../search-attributes';
+import { EMBEDDED_TEMPORAL_PORT } from '../settings';
 
 export interface DevServerOptions {
   binary?: string;
@@ -30,28 +31,25 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
+/** The CLI found on PATH: the spawn looks it up there, as a shell would. */
+const ON_PATH = 'temporal';
+
 /**
- * The Temporal CLI that runs the embedded dev server: KEEPER_TEMPORAL_CLI, else a checkout's provisioned one
- * (scripts/provision-temporal-cli.sh), else `temporal` on PATH (an installed keeper has no checkout). With none,
- * one line says what to do.
+ * The Temporal CLI that runs the embedded dev server: --temporal-cli (KEEPER_TEMPORAL_CLI), else a checkout's
+ * provisioned one (scripts/provision-temporal-cli.sh), else `temporal` on PATH (an installed keeper has no
+ * checkout). When there is none, startDevServer says what to do in one line.
  */
-export function resolveTemporalCli(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.KEEPER_TEMPORAL_CLI) return env.KEEPER_TEMPORAL_CLI;
+export function resolveTemporalCli(given?: string): string {
+  if (given) return given;
   const provisioned = path.resolve(__dirname, '..', '..', '.tools', 'bin', 'temporal');
-  if (fs.existsSync(provisioned)) return provisioned;
-  const onPath = (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, 'temporal'));
-  const found = onPath.find((file) => isExecutable(file));
-  if (found) return found;
-  throw new Error('no Temporal CLI for the embedded dev server: put `temporal` on PATH (https://docs.temporal.io/cli), '
-    + 'set KEEPER_TEMPORAL_CLI to its path, or set TEMPORAL_ADDRESS (--temporal-address) to your Temporal server');
+  return fs.existsSync(provisioned) ? provisioned : ON_PATH;
 }
 
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
+export class NoTemporalCliError extends Error {
+  override name = 'NoTemporalCliError';
+  constructor() {
+    super('no Temporal CLI for the embedded dev server: put `temporal` on PATH (https://docs.temporal.io/cli), '
+      + 'set KEEPER_TEMPORAL_CLI (--temporal-cli) to its path, or set TEMPORAL_ADDRESS (--temporal-address) to your Temporal server');
   }
 }
 
@@ -98,6 +96,9 @@ function devServerArgs(opts: DevServerOptions, ip: string, port: number): string
   return [...args, ...(opts.extraArgs ?? [])];
 }
 
+/** What `exited` says when the binary is not there to spawn. */
+const NOT_FOUND = 'not found';
+
 interface Spawned {
   child: ChildProcess;
   /** The exit code, or why it could not be spawned (a binary that cannot be spawned never exits). */
@@ -118,7 +119,7 @@ function spawnPrivately(binary: string, args: string[]): Spawned {
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<number | string | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
-    child.once('error', (err) => resolve(err.message));
+    child.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ENOENT' ? NOT_FOUND : err.message));
   });
   return { child, exited, stderrTail: () => stderr };
 }
@@ -133,6 +134,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const code = await Promise.race([exited, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 200))]);
+    if (code === NOT_FOUND && binary === ON_PATH) throw new NoTemporalCliError();
     if (code !== 'pending') {
       const lines = stderrTail().trim().split('\n');
       const reason = lines.find((l) => /panic|error|Error|address already in use/.test(l)) ?? lines.pop() ?? '';
@@ -159,6 +161,7 @@ export function embeddedTemporalDbFile(stateDbPath: string): string {
   return path.join(path.dirname(path.resolve(stateDbPath)), 'temporal.db');
 }
 
+/** Whether a Temporal server answers at `address`: a frontend's GetSystemInfo, not merely an open port. */
 export async function answers(address: string): Promise<boolean> {
   try {
     const conn = await Connection.connect({ address, connectTimeout: 1000 });
@@ -171,4 +174,10 @@ export async function answers(address: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** The address of this machine's embedded server (`npm start`'s, on its fixed port) when it answers. */
+export async function embeddedServerAnswering(): Promise<string | undefined> {
+  const address = `127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`;
+  return (await answers(address)) ? address : undefined;
 }

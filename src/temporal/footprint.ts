@@ -3,15 +3,11 @@
  * KeeperHost search attribute, or its task queue), and the two ways `keeper uninstall` removes them. A worker
  * that starts under a new host id uses it to warn of the old id's leftovers (src/app/other-host-ids.ts).
  */
-import fs from 'node:fs';
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
 import { KeeperHost } from '../search-attributes';
-import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
-import { resolveTemporalTarget } from './connection';
-import { answers, embeddedTemporalDbFile, startDevServer } from './dev-server';
 
 export interface HostFootprint {
   hostId: string;
@@ -82,18 +78,4 @@ export function footprintWords(f: HostFootprint): string {
   if (f.schedules.length > 0) parts.push(`${f.schedules.length} schedule${f.schedules.length === 1 ? '' : 's'}`);
   if (f.running.length > 0) parts.push(`${f.running.length} running workflow${f.running.length === 1 ? '' : 's'}`);
   return parts.join(' and ');
-}
-
-/**
- * The Temporal that holds this host's schedules and workflows. With none configured they live in the embedded
- * server's temporal.db, which runs only while `npm start` does: with the worker stopped (as uninstall wants it),
- * a headless dev server of this command's own serves that file on a free port until `stop`.
- */
-export async function hostTemporal(settings: Settings): Promise<{ settings: Settings; stop(): Promise<void> }> {
-  const target = resolveTemporalTarget(settings);
-  const dbFile = embeddedTemporalDbFile(settings.db);
-  const unneeded = target.address || !fs.existsSync(dbFile) || (await answers(`127.0.0.1:${EMBEDDED_TEMPORAL_PORT}`));
-  if (unneeded) return { settings, stop: async () => undefined };
-  const server = await startDevServer({ dbFile, namespace: target.namespace });
-  return { settings: { ...settings, temporalAddress: server.address }, stop: () => server.stop() };
 }

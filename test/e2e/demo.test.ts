@@ -6,9 +6,9 @@ import { DockerClient } from '../../src/docker/client';
 import { TEST_TENANT_RUNTIME } from '../helpers/fixtures';
 
 it('narrates crashes and the open circuit, then cleans up', async () => {
-  const demo = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'demo.js')], {
+  const demo = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'demo.js'), '--exit-after-open'], {
     // The main engine has no gVisor: the demo's services run under the tests' runtime (see TEST_TENANT_RUNTIME).
-    env: { ...process.env, TEMPORAL_ADDRESS: '', KEEPER_DEMO_EXIT_AFTER: 'open', KEEPER_TENANT_RUNTIME: TEST_TENANT_RUNTIME },
+    env: { ...process.env, TEMPORAL_ADDRESS: '', KEEPER_TENANT_RUNTIME: TEST_TENANT_RUNTIME },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
-import { checkTenantRuntimeAtStart, TenantRuntimeMissing } from '../../src/host/tenant-runtime';
+import { TenantRuntimeMissing, workerTenantRuntime } from '../../src/host/tenant-runtime';
 import { createLogger } from '../../src/log';
 import { SettingsError } from '../../src/settings';
 import { keeper, startKeeper } from '../helpers/cli';
@@ -124,12 +124,14 @@ describe("the worker's check when the engine does not answer", () => {
     const log = createLogger({ format: 'json', write: (l) => lines.push(l) });
     const settings = testSettings({ tenantRuntime: 'runsc' });
     const down = new DockerClient('unix:///nonexistent/keeper-gvisor/docker.sock');
-    expect(await checkTenantRuntimeAtStart({ docker: down, settings, log })).toBe('unverified');
+    // A worker on a configured Temporal: no fallback to runc.
+    const onCluster = { log, embeddedTemporal: false };
+    expect(await workerTenantRuntime({ docker: down, settings, ...onCluster })).toEqual({ runtime: 'runsc', isolation: expect.any(String), verified: false });
     expect(lines.map((l) => JSON.parse(l))).toEqual([
       expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/^tenant runtime not verified/), tenantRuntime: 'runsc' }),
     ]);
     // The engine that answers without runsc stops it, as a setting error (exit code 2).
-    await expect(checkTenantRuntimeAtStart({ docker, settings, log })).rejects.toSatisfy((e) => e instanceof TenantRuntimeMissing && e instanceof SettingsError);
-    expect(await checkTenantRuntimeAtStart({ docker, settings: testSettings({ tenantRuntime: 'runc' }), log })).toBe('verified');
+    await expect(workerTenantRuntime({ docker, settings, ...onCluster })).rejects.toSatisfy((e) => e instanceof TenantRuntimeMissing && e instanceof SettingsError);
+    expect(await workerTenantRuntime({ docker, settings: testSettings({ tenantRuntime: 'runc' }), ...onCluster })).toMatchObject({ runtime: 'runc', verified: true });
   });
 });
