@@ -8,6 +8,7 @@ import { DockerError, type ContainerDetails, type DockerClient, type DockerEvent
 import type { CountedDeath } from '../../db/crash-records';
 import type { ContainerLook } from '../../policy/crash';
 import { crashReason } from '../../policy/crash-words';
+import { dateDeaths } from '../../policy/death-dating';
 import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
 import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
 import type { ServiceCrashRules } from '../../policy/service-crash-policy';
@@ -75,7 +76,7 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   const reason = p.unhealthy ? 'container unhealthy (health check failed)' : crashReason(deaths, p.current.state);
   obs.crashes.push({
     serviceId: p.serviceId, containerId: p.containerId, expectedLook: p.stored, nextLook: next, deaths: deaths.length, reason,
-    statusAfter, restart: p.unhealthy, facts: deaths, ...(p.rules ? { rules: p.rules } : {}),
+    statusAfter, restart: p.unhealthy, facts: dateDeaths(deaths, { sinceMs: p.sinceMs, untilMs: nowMs }), ...(p.rules ? { rules: p.rules } : {}),
   });
 }
 
