@@ -9,9 +9,9 @@
  *   such deaths are spread evenly over the part of the unseen interval they must lie in, never bunched at "now".
  * All times are unix milliseconds.
  */
-import type { DeathFacts } from './death-facts';
+import type { DatedBy, DeathFacts } from '../contracts/reconcile';
 
-export type DatedBy = 'live' | 'event' | 'run-times' | 'spread';
+export type { DatedBy };
 
 /** A death keeper sees this soon after it happened was seen as it happened. */
 export const LIVE_LAG_MS = 60_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countDatedCrashes } from '../../src/policy/crash';
 import { dateDeaths, LIVE_LAG_MS } from '../../src/policy/death-dating';
-import type { DeathFacts, SeenBy } from '../../src/policy/death-facts';
+import type { DeathFacts, SeenBy } from '../../src/contracts/reconcile';
 
 const death = (seenBy: SeenBy, diedAtMs: number | null): DeathFacts =>
   ({ seenBy, diedAtMs, exitCode: null, oomKilled: null, engineError: '', logWindow: null });
