@@ -59,7 +59,9 @@ export function countDatedCrashes(c: CrashCounters, deathTimesSec: number[], p: 
   let reached = false;
   const windowStarts: number[] = [];
   for (const at of deathTimesSec) {
-    counters = countCrashes(counters, 1, at, p.windowSec);
+    // Once a window held the threshold the circuit opens on it: later deaths join that window, so the row's
+    // count and the deaths recorded with its window are those of the opening, not of a newer, quieter window.
+    counters = reached ? { ...counters, crashCount: counters.crashCount + 1 } : countCrashes(counters, 1, at, p.windowSec);
     windowStarts.push(counters.windowStart as number);
     if (counters.crashCount >= p.threshold) reached = true;
   }

@@ -62,7 +62,9 @@ describe('countDatedCrashes', () => {
   it('a dense loop found after the fact reaches the threshold inside one window', () => {
     const r = countDatedCrashes(none, [1000, 1002, 1004, 1030], policy);
     expect(r.reached).toBe(true);
-    expect(r.windowStarts).toEqual([1000, 1000, 1000, 1030]);
+    // Deaths after the opening join its window: the row and the circuit's evidence are the opening's.
+    expect(r.windowStarts).toEqual([1000, 1000, 1000, 1000]);
+    expect(r.counters).toEqual({ crashCount: 4, windowStart: 1000 });
   });
 
   it('continues the window already open on the row', () => {
