@@ -36,7 +36,15 @@ export interface CountedDeath extends DeathFacts {
   engineStopped?: boolean;
   /** Its exit code is one the service expects (keeper.expected-exit-codes): recorded, not counted. */
   expected?: boolean;
+  /** How diedAtMs was found (policy/death-dating.ts); absent from observations made before dating. */
+  datedBy?: DatedBy;
 }
+
+/**
+ * How a death's time was found: seen within a minute (live), the engine's replayed die event, the container's run
+ * times (State.FinishedAt), or spread over the interval keeper did not see when nothing of it survived.
+ */
+export type DatedBy = 'live' | 'event' | 'run-times' | 'spread';
 
 /** The crash rules of a host (its settings) or of one service (its labels). */
 export interface CrashPolicy {

@@ -1,7 +1,7 @@
 /** keeper_crash_records: one row per counted death, its facts and its run's last lines (see keeper_1401). */
 import fs from 'node:fs';
 import { signalOf, deathReason } from '../policy/crash-words';
-import type { CountedDeath, SeenBy } from '../contracts/reconcile';
+import type { CountedDeath, DatedBy, SeenBy } from '../contracts/reconcile';
 import type { RetainedRow } from '../policy/gc';
 import type { StateDb } from './open';
 
@@ -20,6 +20,8 @@ export interface CrashRecordRow {
   oomKilled: boolean | null;
   signal: string | null;
   seenBy: SeenBy;
+  /** null for records made before deaths were dated. */
+  datedBy: DatedBy | null;
   engineError: string;
   reason: string;
   logTail: string;
@@ -30,23 +32,23 @@ export interface CrashRecordRow {
 }
 
 const CRASH_RECORD_SELECT = `SELECT id, service_id AS serviceId, container_id AS containerId, died_at_ms AS diedAtMs, exit_code AS exitCode,
-    oom_killed AS oomKilled, signal, seen_by AS seenBy, engine_error AS engineError, reason, log_tail AS logTail,
+    oom_killed AS oomKilled, signal, seen_by AS seenBy, dated_by AS datedBy, engine_error AS engineError, reason, log_tail AS logTail,
     log_note AS logNote, window_start AS windowStart, recorded_at AS recordedAt, expected
   FROM keeper_crash_records`;
 
 const toRow = (r: Omit<CrashRecordRow, 'oomKilled' | 'expected'> & { oomKilled: number | null; expected: number }): CrashRecordRow =>
   ({ ...r, oomKilled: r.oomKilled === null ? null : r.oomKilled === 1, expected: r.expected === 1 });
 
-/** Inserts one row per death; call it inside the transaction that counts them. */
+/** Inserts one row per death, with the crash window each was counted in; call it inside the transaction that counts them. */
 export function insertCrashRecords(
-  db: StateDb, c: { serviceId: string; containerId: string; windowStart: number; recordedAt: number }, deaths: CountedDeath[], tails: LogTail[],
+  db: StateDb, c: { serviceId: string; containerId: string; windowStarts: number[]; recordedAt: number }, deaths: CountedDeath[], tails: LogTail[],
 ): void {
   const insert = db.prepare(`INSERT INTO keeper_crash_records (service_id, container_id, died_at_ms, exit_code, oom_killed, signal,
-      seen_by, engine_error, reason, log_tail, log_note, window_start, recorded_at, expected) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      seen_by, dated_by, engine_error, reason, log_tail, log_note, window_start, recorded_at, expected) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   deaths.forEach((d, i) => {
     const oom = d.oomKilled === null ? null : d.oomKilled ? 1 : 0;
-    insert.run(c.serviceId, c.containerId, d.diedAtMs, d.exitCode, oom, signalOf(d.exitCode), d.seenBy, d.engineError,
-      deathReason(d), tails[i]?.tail ?? '', tails[i]?.note ?? '', c.windowStart, c.recordedAt, d.expected ? 1 : 0);
+    insert.run(c.serviceId, c.containerId, d.diedAtMs, d.exitCode, oom, signalOf(d.exitCode), d.seenBy, d.datedBy ?? null, d.engineError,
+      deathReason(d), tails[i]?.tail ?? '', tails[i]?.note ?? '', c.windowStarts[i], c.recordedAt, d.expected ? 1 : 0);
   });
 }
 

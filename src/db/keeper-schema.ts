@@ -195,3 +195,13 @@ KEEPER_MIGRATIONS.push({
 -- crashes, never counted toward the circuit, never part of the deaths that opened one.
 ALTER TABLE keeper_crash_records ADD COLUMN expected INTEGER NOT NULL DEFAULT 0;`,
 });
+
+// ---- dated deaths: how each recorded death's time was found ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1704_dated_deaths',
+  sql: `
+-- How died_at_ms was found: live (seen within a minute), event (the engine's replayed die event), run-times (the
+-- container's State.FinishedAt) or spread (nothing survived: placed evenly over the interval keeper did not see).
+-- NULL for deaths recorded before keeper dated them. window_start is now the window each death was counted in.
+ALTER TABLE keeper_crash_records ADD COLUMN dated_by TEXT;`,
+});

@@ -7,7 +7,7 @@
  * upgrade a deferred transaction's read to a write while another process writes, it fails at once with
  * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
-import { countCrashes, openingAt, reachesThreshold } from '../policy/crash';
+import { countDatedCrashes, openingAt, type DatedCount } from '../policy/crash';
 import type { CircuitRef, CountedDeath, CrashPolicy, CrashRecord } from '../contracts/reconcile';
 import type { ServiceRowFields } from '../policy/rows';
 import { isExpectedExit } from '../policy/service-crash-policy';
@@ -55,8 +55,7 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
     if (counted <= 0) return recordExpectedOnly(db, c, row, deaths, tails, now);
     const policy = c.rules?.policy ?? hostPolicy;
 
-    const counters = countCrashes({ crashCount: row.crash_count, windowStart: row.crash_window_start }, counted, now, policy.windowSec);
-    const open = reachesThreshold(counters, now, policy);
+    const { counters, windowStarts, reached: open } = countDeathsAtTheirTimes(row, deaths, now, policy);
     const opening = open ? openingAt(row.circuit_open_count, lastOpenedAt(db, c.serviceId), now, policy) : undefined;
     db.prepare(`UPDATE services SET status = ?, crash_count = ?, crash_window_start = ?, last_crashed_at = ?, last_error = ?,
                   updated_at = ?, circuit_open = ?, circuit_open_count = ?, circuit_retry_at = ?
@@ -65,7 +64,7 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
         open ? 1 : 0, opening?.openCount ?? row.circuit_open_count, opening?.retryAt ?? null,
         c.serviceId, c.containerId, row.status);
     recordDeployment(db, { serviceId: c.serviceId, tenantId: row.tenant_id, image: row.image, status: 'crashed', trigger: 'reconciler', error: c.reason, at: now });
-    insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStart: counters.windowStart as number, recordedAt: now }, deaths, tails);
+    insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, deaths, tails);
     if (opening) {
       db.prepare(`INSERT INTO keeper_circuit_openings (service_id, generation, opened_at) VALUES (?, ?, ?)
                   ON CONFLICT(service_id) DO UPDATE SET generation = excluded.generation, opened_at = excluded.opened_at`)
@@ -77,6 +76,21 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
       opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
     };
   }).immediate();
+}
+
+/**
+ * The window and threshold applied at each counted death's own time (its dated diedAtMs; `now` for a death an
+ * older observation left undated). Expected exits are not counted: they take the window current at the end.
+ */
+function countDeathsAtTheirTimes(
+  row: { crash_count: number; crash_window_start: number | null }, deaths: CountedDeath[], now: number, policy: CrashPolicy,
+): DatedCount & { windowStarts: number[] } {
+  const atSec = (d: CountedDeath) => (d.datedBy && d.diedAtMs !== null ? Math.floor(d.diedAtMs / 1000) : now);
+  const countedOnes = deaths.map((d, i) => ({ d, i })).filter(({ d }) => !d.expected).sort((a, b) => atSec(a.d) - atSec(b.d));
+  const dated = countDatedCrashes({ crashCount: row.crash_count, windowStart: row.crash_window_start }, countedOnes.map(({ d }) => atSec(d)), policy);
+  const windowStarts = deaths.map(() => dated.counters.windowStart as number);
+  countedOnes.forEach(({ i }, k) => (windowStarts[i] = dated.windowStarts[k]));
+  return { ...dated, windowStarts };
 }
 
 /** Marks the deaths whose exit code the service expects. */
@@ -95,7 +109,7 @@ function recordExpectedOnly(
   db.prepare(`UPDATE services SET status = ?, last_error = ?, updated_at = ?
               WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`)
     .run(c.statusAfter, `${c.reason} (expected)`, now, c.serviceId, c.containerId, row.status);
-  insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStart: row.crash_window_start ?? now, recordedAt: now }, deaths, tails);
+  insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts: deaths.map(() => row.crash_window_start ?? now), recordedAt: now }, deaths, tails);
   return { counted: 0, crashCount: row.crash_count };
 }
 

@@ -41,6 +41,33 @@ export function reachesThreshold(c: CrashCounters, now: number, p: CrashPolicy):
   return c.windowStart !== null && now - c.windowStart < p.windowSec && c.crashCount >= p.threshold;
 }
 
+export interface DatedCount {
+  counters: CrashCounters;
+  /** The window each death was counted in (its start), in the order given. */
+  windowStarts: number[];
+  /** Some window, at the time of one of these deaths, held the threshold. */
+  reached: boolean;
+}
+
+/**
+ * Adds deaths at the times they happened (unix seconds), oldest first, each by countCrashes' rule at its own time,
+ * so a window holds only the deaths that really fell inside it. The threshold is checked after each death, so a
+ * dense loop that ended while keeper was away still reaches it, and a slow one never does.
+ */
+export function countDatedCrashes(c: CrashCounters, deathTimesSec: number[], p: Pick<CrashPolicy, 'windowSec' | 'threshold'>): DatedCount {
+  let counters = c;
+  let reached = false;
+  const windowStarts: number[] = [];
+  for (const at of deathTimesSec) {
+    // Once a window held the threshold the circuit opens on it: later deaths join that window, so the row's
+    // count and the deaths recorded with its window are those of the opening, not of a newer, quieter window.
+    counters = reached ? { ...counters, crashCount: counters.crashCount + 1 } : countCrashes(counters, 1, at, p.windowSec);
+    windowStarts.push(counters.windowStart as number);
+    if (counters.crashCount >= p.threshold) reached = true;
+  }
+  return { counters, windowStarts, reached };
+}
+
 /**
  * The open count an opening escalates from. After decaySec without an opening keeper recorded, escalation
  * starts over. A count inherited from ah, with no known opening time, stands.

@@ -67,7 +67,7 @@ function openCircuitWithDeaths(db: StateDb): string {
     circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() + 3600 });
   const death = (exitCode: number, oomKilled: boolean) =>
     ({ seenBy: 'event' as const, diedAtMs: Date.now() - 30_000, exitCode, oomKilled, engineError: '', logWindow: null });
-  insertCrashRecords(db, { serviceId: id, containerId: 'c0ffee00c0ffee00', windowStart, recordedAt: nowSec() },
+  insertCrashRecords(db, { serviceId: id, containerId: 'c0ffee00c0ffee00', windowStarts: [windowStart, windowStart], recordedAt: nowSec() },
     [death(3, false), death(137, true)], []);
   return id;
 }

@@ -199,7 +199,7 @@ describe('crash forensics on the real engine', () => {
     db.close();
     const text = await keeper(['crashes', sid, '--db', dbFile]);
     expect(text.stderr).toBe('');
-    expect(text.stdout).toMatch(new RegExp(`^${sid}: 1 most recent death, newest first\\n\\n\\S+Z  exit code 3\\n  seen by look, container [0-9a-f]{12}\\n  \\| out of retries\\n$`));
+    expect(text.stdout).toMatch(new RegExp(`^${sid}: 1 most recent death, newest first\\n\\n\\S+Z  exit code 3\\n  seen by look, dated by live, container [0-9a-f]{12}\\n  \\| out of retries\\n$`));
     const json = JSON.parse((await keeper(['crashes', sid, '--json', '--db', dbFile])).stdout);
     expect(json).toMatchObject({ serviceId: sid, deaths: [{ exitCode: 3, reason: 'exit code 3', logTail: 'out of retries' }] });
     const unknown = await keeper(['crashes', 'svc-nope', '--db', dbFile]);

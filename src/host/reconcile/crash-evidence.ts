@@ -7,6 +7,7 @@
 import { DockerError, type ContainerDetails, type DockerEvent, type Engine } from '../../docker/client';
 import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import { crashReason } from '../../policy/crash-words';
+import { dateDeaths } from '../../policy/death-dating';
 import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
 import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
 import { LABEL } from '../../names';
@@ -72,7 +73,7 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   const reason = p.unhealthy ? 'container unhealthy (health check failed)' : crashReason(deaths, p.current.state);
   obs.crashes.push({
     serviceId: p.serviceId, containerId: p.containerId, expectedLook: p.stored, nextLook: next, deaths: deaths.length, reason,
-    statusAfter, restart: p.unhealthy, facts: deaths, ...(p.rules ? { rules: p.rules } : {}),
+    statusAfter, restart: p.unhealthy, facts: dateDeaths(deaths, { sinceMs: p.sinceMs, untilMs: nowMs }), ...(p.rules ? { rules: p.rules } : {}),
   });
 }
 

@@ -11,6 +11,7 @@ import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
 import { deathsBetween, isDown } from '../../policy/crash';
+import { dateDeaths } from '../../policy/death-dating';
 import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
@@ -124,7 +125,7 @@ function serviceObserver(ctx: ServiceContext) {
     const current = lookOf(containerId, details, previous);
     if (details === 'missing' && s.status === 'crashed') {
       if (previous?.state === 'missing' || !previous) obs.gone.push({ serviceId: s.id, containerId });
-      else obs.crashes.push(crashOf(s, stored ?? null, current, { deaths: 1, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: [MISSING], rules }));
+      else obs.crashes.push(crashOf(s, stored ?? null, current, { deaths: 1, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: missingDeaths(1, previous, obs.now), rules }));
       return;
     }
     const upSec = details === 'missing' || !details.startedAt ? 0 : obs.now - details.startedAt;
@@ -143,7 +144,7 @@ function serviceObserver(ctx: ServiceContext) {
     const deaths = deathsBetween(previous, current, details === 'missing' ? 0 : details.createdAt, obs.now, windowSec);
     if (details === 'missing') {
       if (deaths === 0) return false;
-      obs.crashes.push(crashOf(s, stored, current, { deaths, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: Array(deaths).fill(MISSING), rules }));
+      obs.crashes.push(crashOf(s, stored, current, { deaths, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: missingDeaths(deaths, previous, obs.now), rules }));
       return true;
     }
     const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
@@ -170,6 +171,11 @@ function rulesOf(s: ServiceRow, labels: Record<string, string> | undefined, host
 
 /** A container that is gone (404): nothing of its death is left to read. */
 const MISSING: CountedDeath = { seenBy: 'missing', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
+
+/** A vanished container's deaths lie somewhere since keeper's last look: spread over that time. */
+function missingDeaths(deaths: number, previous: StoredLook | null, nowSec: number): CountedDeath[] {
+  return dateDeaths(Array<CountedDeath>(deaths).fill(MISSING), { sinceMs: (previous?.lookedAt ?? nowSec) * 1000, untilMs: nowSec * 1000 });
+}
 
 function lookOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerLook | null): ContainerLook {
   return details === 'missing'
