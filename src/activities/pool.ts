@@ -1,11 +1,13 @@
 /**
- * The poolRefill workflow's activities. A pool entry that cannot be made by retrying (its template is gone, its
+ * The poolRefill workflow's activities. The plan starts the background pull of a pooled template's absent image,
+ * which asks for a refill through the worker's client when it ends. A pool entry that cannot be made by retrying (its template is gone, its
  * image is not on the engine, its name is taken) fails as non-retryable, typed by its reason, so the workflow
  * reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
  * out and reports it as a condition of the refill (logged once, by recordPoolRefill); one removed between the
  * plan and the create is BENIGN, so the SDK logs it at debug, not as a warning with a task token.
  */
-import { activityInfo } from '@temporalio/activity';
+import { activityInfo, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { recordLoopResult } from '../db/loop-results';
 import { reportConditions } from '../host/conditions';
@@ -17,16 +19,27 @@ import {
   createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts, type PoolEntryRequest,
   type PoolEntryResult,
 } from '../host/pool/refill';
+import { ImagePulls } from '../host/pool/pull';
 import { refillConditions, refillUnchecked } from '../policy/conditions';
+import { requestRefillAfterPull } from '../temporal/schedules';
 import type { DiskVerdict } from '../policy/disk';
 import { unixSeconds } from '../time';
 import type { PoolRefillResult } from '../workflows/poolRefill';
 
 export function createPoolActivities(deps: HostDeps) {
+  // The worker's client, from the last plan: a pull outlives the activity that started it.
+  let client: Client | undefined;
+  const pulls = new ImagePulls(deps, async (image) => {
+    const refill = client ? await requestRefillAfterPull(client, deps.settings.hostId) : 'not triggered: no Temporal client';
+    deps.log.info(`image ${image} pulled: refill ${refill}`, { loop: 'pool', image });
+  });
   return {
     prunePoolGhosts: () => prunePoolGhosts(deps),
     detachClaimedFromPool: () => detachClaimedFromPool(deps),
-    planPoolRefill: async () => planPoolRefill(deps),
+    async planPoolRefill() {
+      client = Context.current().client;
+      return planPoolRefill(deps, pulls);
+    },
     /** The disk guard's verdict for this host, as the pool refill reads it; the disk metrics follow it. */
     async checkDiskSpace(): Promise<DiskVerdict> {
       const verdict = await readDiskGuard(deps);
