@@ -1,6 +1,6 @@
 /**
  * The poolRefill workflow's activities. The plan starts the background pull of a pooled template's absent image,
- * which asks for a refill through the worker's client when it ends. A pool entry that cannot be made by retrying (its template is gone, its
+ * which asks for a refill through the worker's client when it ends (and when a failed one may be tried again). A pool entry that cannot be made by retrying (its template is gone, its
  * image is not on the engine, its name is taken) fails as non-retryable, typed by its reason, so the workflow
  * reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
  * out and reports it as a condition of the refill (logged once, by recordPoolRefill); one removed between the
@@ -29,9 +29,9 @@ import type { PoolRefillResult } from '../workflows/poolRefill';
 export function createPoolActivities(deps: HostDeps) {
   // The worker's client, from the last plan: a pull outlives the activity that started it.
   let client: Client | undefined;
-  const pulls = new ImagePulls(deps, async (image) => {
+  const pulls = new ImagePulls(deps, async (why) => {
     const refill = client ? await requestRefillAfterPull(client, deps.settings.hostId) : 'not triggered: no Temporal client';
-    deps.log.info(`image ${image} pulled: refill ${refill}`, { loop: 'pool', image });
+    deps.log.info(`${why}: refill ${refill}`, { loop: 'pool' });
   });
   return {
     prunePoolGhosts: () => prunePoolGhosts(deps),

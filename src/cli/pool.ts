@@ -25,7 +25,8 @@ function renderStatus(s: PoolStatusReport): string {
     table(['TEMPLATE', 'ID', 'POOLED', 'READY'], s.templates.map((t) => [t.name, t.id, t.pooled ? 'yes' : 'no', t.ready])),
     `total ready ${s.total} (size ${s.size} per template, max ${s.maxTotal})${s.claimedRows ? `, ${s.claimedRows} claimed row(s)` : ''}`,
     ...(s.unknownTemplates.length ? [`unknown pooled templates: ${s.unknownTemplates.join(', ')}`] : []),
-    ...s.pulls.map((p) => `pull ${p.image} (${p.templates.join(', ') || 'no template'}): ${pullStateWords(p, isoSeconds)}`),
+    ...s.pulls.map((p) => `pull ${p.image} (${p.templates.join(', ') || 'no template'}): ${pullStateWords(p, isoSeconds)}` +
+      (p.ownerGone ? '; its process has ended, the next refill starts it again' : '')),
     s.lastRefill ? `last refill ${isoSeconds(s.lastRefill.finishedAt)}, ${refillWords(s.lastRefill.result)}` : 'last refill: none yet',
   ].join('\n');
 }

@@ -99,9 +99,9 @@ export async function requestPoolRefill(settings: Settings): Promise<string> {
 }
 
 /**
- * After a template image's background pull ended: asks the pool schedule for a refill through the worker's own
- * client, best effort (unless paused; BUFFER_ONE), so the pool fills without waiting for its next run. Returns
- * what happened, in words.
+ * After a template image's background pull ended, or when a failed one's next try is due: asks the pool schedule for
+ * a refill through the worker's own client, best effort (unless paused; BUFFER_ONE), so the pool fills without
+ * waiting for its next run. Returns what happened, in words.
  */
 export async function requestRefillAfterPull(client: Client, hostId: string): Promise<string> {
   try {

@@ -186,6 +186,8 @@ describe('template images pulled in the background', () => {
       // Its process is gone (a worker restarted mid-pull): the next refill starts it again, once for both templates.
       const gone = spawnSync('true').pid!;
       db.prepare('UPDATE keeper_image_pulls SET owner_pid = ?').run(gone);
+      const status = await keeperInProcess(['pool', 'status', '--db', file, '--host-id', settings.hostId, '--tenant-runtime', TEST_TENANT_RUNTIME]);
+      expect(status.out).toMatch(/^pull .*shared:.* \(default, node\): pulling since .*; its process has ended, the next refill starts it again$/m);
       await refill(settings);
       await waitFor('the pull to end', () => imagePull(db, shared)?.state === 'pulled', 60_000);
       // This host has no pool schedule: the pull says so, and the next refill pools the image.
@@ -207,14 +209,14 @@ describe('template images pulled in the background', () => {
     const clock = { nowMs: () => (nowMs += 10_000) };
     const progressSeen: string[] = [];
     const asked: string[] = [];
-    const pulls = new ImagePulls({ db, docker, log: capture.log, clock }, async (image) => {
+    const pulls = new ImagePulls({ db, docker, log: capture.log, clock }, async (why) => {
       progressSeen.push(...imagePulls(db).map((r) => r.progress));
-      asked.push(image);
+      asked.push(why);
     });
     expect(pulls.ensure([ref, ref]).get(ref)).toMatchObject({ state: 'pulling', attempts: 1 });
     expect(pulls.ensure([ref]).get(ref)).toMatchObject({ state: 'pulling', attempts: 1 }); // one pull per image
     await pulls.settled();
-    expect(asked).toEqual([ref]);
+    expect(asked).toEqual([`image ${ref} pulled`]);
     expect(progressSeen).toEqual(['']); // cleared once pulled
     const lines = messages(capture).filter((m) => m.startsWith(`pulling image ${ref}: `));
     expect(lines.length).toBeGreaterThan(0);
@@ -222,4 +224,21 @@ describe('template images pulled in the background', () => {
     expect(messages(capture)).toContainEqual(expect.stringMatching(/^pulled image .*progress.* \(1\/1 layers done, [\d.]+\/[\d.]+ MB\); asking for a refill$/));
     expect(imagePull(db, ref)).toMatchObject({ state: 'pulled', attempts: 0 });
   }, 120_000);
+
+  it('a failed pull asks for a refill when its next try is due (the host operation alone), and that refill tries again', async () => {
+    const absent = `${registry!.address}/keeper-pull/absent:v2`;
+    const { db } = hostDb({});
+    // A clock that moves 40 s on each read: the 60 s backoff is over by the time the pull sets its timer.
+    let nowMs = Date.now();
+    const clock = { nowMs: () => (nowMs += 40_000) };
+    const asked: string[] = [];
+    const pulls = new ImagePulls({ db, docker, log: captureLog().log, clock }, async (why) => void asked.push(why));
+    pulls.ensure([absent]);
+    await waitFor('the refill request of the due retry', () => asked.length > 0, 30_000);
+    expect(asked).toEqual([`the next pull of image ${absent} is due`]);
+    expect(imagePull(db, absent)).toMatchObject({ state: 'failed', attempts: 1 });
+    pulls.ensure([absent]);
+    await pulls.settled();
+    expect(imagePull(db, absent)).toMatchObject({ state: 'failed', attempts: 2, error: expect.stringContaining('manifest unknown') });
+  }, 60_000);
 });

@@ -12,6 +12,7 @@ import { resolvePooledTemplates } from '../../policy/pool';
 import type { Settings } from '../../settings';
 import type { PoolRefillResult } from '../../workflows/poolRefill';
 import type { HostDeps } from '../deps';
+import { processAlive } from './pull';
 
 export interface PoolStats {
   templates: { id: string; name: string; pooled: boolean; ready: number }[];
@@ -41,14 +42,18 @@ export function poolStats(db: HostDeps['db'], settings: Pick<Settings, 'pooledTe
 
 export interface PoolStatusReport extends PoolStats {
   lastRefill: LoopResult<PoolRefillResult> | null;
-  /** The background pull of each template image keeper pulled or is pulling, with the templates on it. */
-  pulls: (PullView & { image: string; templates: string[] })[];
+  /**
+   * The background pull of each template image keeper pulled or is pulling, with the templates on it; `ownerGone`
+   * when a pull's process has ended without finishing it (the next refill starts it again).
+   */
+  pulls: (PullView & { image: string; templates: string[]; ownerGone: boolean })[];
 }
 
 export function poolStatus({ db, settings }: Pick<HostDeps, 'db' | 'settings'>): PoolStatusReport {
   const templates = listTemplates(db);
   const pulls = imagePulls(db).map((r) => ({
     image: r.image, templates: templates.filter((t) => t.baseImage === r.image).map((t) => t.name), ...pullView(r),
+    ownerGone: r.state === 'pulling' && !processAlive(r.ownerPid),
   }));
   return { ...poolStats(db, settings), lastRefill: lastLoopResult<PoolRefillResult>(db, 'pool'), pulls };
 }

@@ -2,8 +2,9 @@
  * Background pulls of the pooled templates' images that the engine lacks (ah pulls a template's image when it is
  * absent; a fresh host would otherwise pool nothing until an operator pulls by hand). The refill's plan hands over
  * the absent images and goes on without them: it never waits on a pull. Each image has one pull at a time, recorded
- * in keeper_image_pulls (what `keeper pool status` shows); a failed one is tried again after a backoff, at a later
- * refill; one that ends asks for a refill at once, so the pool fills without waiting for the next scheduled one.
+ * in keeper_image_pulls (what `keeper pool status` shows); a failed one is tried again after a backoff, by the
+ * refill it asks for once the backoff is over; one that ends asks for a refill at once, so the pool fills without
+ * waiting for the next scheduled one.
  */
 import { beginImagePull, finishImagePull, imagePull, recordPullProgress, type PullAttempt } from '../../db/image-pulls';
 import {
@@ -19,7 +20,7 @@ type PullDeps = Pick<HostDeps, 'db' | 'docker' | 'log' | 'clock'>;
 const PROGRESS_EVERY_MS = 5000;
 
 /** Whether process `pid` runs on this machine (the state DB is local to its host, so its writers are too). */
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -28,11 +29,16 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/**
+ * `requestRefill` asks for a refill, saying why (`image X pulled`); it must not throw (what it could not do, it
+ * logs). It is called when a pull ends, and when a failed one's next try is due: refills may be far apart.
+ */
+export type RefillRequest = (why: string) => Promise<void>;
+
 export class ImagePulls {
   private readonly running = new Map<string, Promise<void>>();
 
-  /** `onPulled` asks for a refill; it must not throw (what it could not do, it logs). */
-  constructor(private readonly deps: PullDeps, private readonly onPulled: (image: string) => Promise<void>) {}
+  constructor(private readonly deps: PullDeps, private readonly requestRefill: RefillRequest) {}
 
   /** Starts the pull of each image whose pull is due (never waiting on one), and returns each image's pull as recorded. */
   ensure(images: string[]): Map<string, PullRecord> {
@@ -85,10 +91,13 @@ export class ImagePulls {
       const nextTryAt = unixSeconds(clock) + pullRetryDelaySeconds(attempts);
       finishImagePull(db, attempt, { state: 'failed', error, nextTryAt }, unixSeconds(clock));
       log.warn(`image pull of ${attempt.image} failed (attempt ${attempts}): ${error}; next try at a refill after ${new Date(nextTryAt * 1000).toISOString()}`);
+      // In this process only (unref'd, lost on a restart): the refill after a restart, or a later one, tries it then.
+      const due = setTimeout(() => void this.requestRefill(`the next pull of image ${attempt.image} is due`), (nextTryAt - unixSeconds(clock)) * 1000);
+      due.unref();
       return;
     }
     finishImagePull(db, attempt, { state: 'pulled' }, unixSeconds(clock));
     log.info(`pulled image ${attempt.image} (${pullProgressWords(progress)}); asking for a refill`);
-    await this.onPulled(attempt.image);
+    await this.requestRefill(`image ${attempt.image} pulled`);
   }
 }
