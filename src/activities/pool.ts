@@ -1,8 +1,8 @@
 /**
  * The poolRefill workflow's activities. The plan starts the background pull of a pooled template's absent image,
- * which asks for a refill through the worker's client when it ends (and when a failed one may be tried again). A pool entry that cannot be made by retrying (its template is gone, its
- * image is not on the engine, its name is taken) fails as non-retryable, typed by its reason, so the workflow
- * reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
+ * which asks for a refill through the worker's client when it ends (and when a failed one may be tried again). A
+ * pool entry that cannot be made by retrying (its template is gone, its image is not on the engine, its name is
+ * taken) fails as non-retryable, typed by its reason, so the workflow reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
  * out and reports it as a condition of the refill (logged once, by recordPoolRefill); one removed between the
  * plan and the create is BENIGN, so the SDK logs it at debug, not as a warning with a task token.
  */
@@ -15,22 +15,24 @@ import { recordDiskVerdict } from '../metrics';
 import type { HostDeps } from '../host/deps';
 import { readDiskGuard } from '../host/disk';
 import { poolStats } from '../host/pool/admin';
-import {
-  createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts, type PoolEntryRequest,
-  type PoolEntryResult,
-} from '../host/pool/refill';
+import { createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts } from '../host/pool/refill';
+import type { DiskVerdict } from '../contracts/disk';
+import type { PoolEntryRequest, PoolEntryResult, PoolRefillResult } from '../contracts/pool';
 import { ImagePulls } from '../host/pool/pull';
 import { refillConditions, refillUnchecked } from '../policy/conditions';
-import { requestRefillAfterPull } from '../temporal/schedules';
-import type { DiskVerdict } from '../policy/disk';
 import { unixSeconds } from '../time';
-import type { PoolRefillResult } from '../workflows/poolRefill';
 
-export function createPoolActivities(deps: HostDeps) {
+/**
+ * Asks this host's pool schedule for a refill through `client`, and says what happened; app/ wires it to the
+ * schedules (an activity reaches no schedule itself).
+ */
+export type PoolRefillRequester = (client: Client) => Promise<string>;
+
+export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillRequester) {
   // The worker's client, from the last plan: a pull outlives the activity that started it.
   let client: Client | undefined;
   const pulls = new ImagePulls(deps, async (why) => {
-    const refill = client ? await requestRefillAfterPull(client, deps.settings.hostId) : 'not triggered: no Temporal client';
+    const refill = client && requestRefill ? await requestRefill(client) : 'not triggered: this host asks for no refills';
     deps.log.info(`${why}: refill ${refill}`, { loop: 'pool' });
   });
   return {

@@ -3,26 +3,14 @@
  * how a pull's progress and failure read. A refill never waits on a pull: it leaves the template out this round,
  * and the pull asks for a refill when it ends.
  */
+import type { PullView } from '../contracts/pool';
 
-export type PullState = 'pulling' | 'pulled' | 'failed';
-
-/** What the state DB holds of an image's pull (keeper_image_pulls). */
-export interface PullRecord {
+/** What the state DB holds of an image's pull (keeper_image_pulls): the view, and whose pull it is. */
+export interface PullRecord extends PullView {
   image: string;
-  state: PullState;
-  /** Failed attempts in a row, the running one included; 0 once pulled. */
-  attempts: number;
-  startedAt: number; // unix seconds
-  finishedAt: number | null;
-  nextTryAt: number | null;
-  error: string;
-  progress: string;
   ownerPid: number;
   updatedAt: number;
 }
-
-/** What a refill's result and keeper pool status carry of a pull. */
-export type PullView = Omit<PullRecord, 'image' | 'ownerPid' | 'updatedAt'>;
 
 export function pullView(r: PullRecord): PullView {
   return { state: r.state, attempts: r.attempts, startedAt: r.startedAt, finishedAt: r.finishedAt, nextTryAt: r.nextTryAt, error: r.error, progress: r.progress };
@@ -106,11 +94,4 @@ export function pullProgressWords(p: PullProgress): string {
   const current = layers.reduce((a, l) => a + l.current, 0);
   const total = layers.reduce((a, l) => a + l.total, 0);
   return `${done}/${layers.length} layers done${total > 0 ? `, ${mb(current)}/${mb(total)} MB` : ''}`;
-}
-
-/** A pull's state for an operator: `pulling since …`, `pulled …`, `failed: …; next try …`. */
-export function pullStateWords(r: PullView, iso: (unixSec: number | null) => string): string {
-  if (r.state === 'pulling') return `pulling since ${iso(r.startedAt)}${r.progress ? ` (${r.progress})` : ''}`;
-  if (r.state === 'pulled') return `pulled ${iso(r.finishedAt)}`;
-  return `failed (attempt ${r.attempts}): ${r.error}; next try at ${iso(r.nextTryAt)}`;
 }

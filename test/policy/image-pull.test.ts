@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
-  addPullProgress, pullAction, pullFailureLine, pullProgressWords, pullRetryDelaySeconds, pullStateWords, PULL_TIMEOUT_SECONDS,
+  addPullProgress, pullAction, pullFailureLine, pullProgressWords, pullRetryDelaySeconds, PULL_TIMEOUT_SECONDS,
   type PullProgress, type PullRecord,
 } from '../../src/policy/image-pull';
+import { pullStateWords } from '../../src/cli/words';
 
 const NOW = 1_800_000_000;
 const record = (r: Partial<PullRecord>): PullRecord => ({

@@ -16,7 +16,7 @@ import { ids, taskQueueFor } from '../../src/ids';
 import type { Settings } from '../../src/settings';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { poolRefill } from '../../src/workflows';
-import type { PoolRefillResult } from '../../src/workflows/poolRefill';
+import type { PoolRefillResult } from '../../src/contracts/pool';
 import { keeperInProcess } from '../helpers/cli';
 import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
 import { freshDb, TEST_IMAGE, TEST_TENANT_RUNTIME, testSettings, uniqueId, waitFor } from '../helpers/fixtures';

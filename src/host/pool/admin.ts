@@ -7,10 +7,11 @@ import { lastLoopResult, type LoopResult } from '../../db/loop-results';
 import { deletePoolRow, heldPoolResources, listTemplates, poolRows, readyCounts } from '../../db/pool';
 import { ignoreNotFound } from '../../docker/errors';
 import { LABEL, POOL_VOLUME_PREFIX, RESOURCE_TYPE } from '../../names';
-import { pullView, type PullView } from '../../policy/image-pull';
+import type { PullView } from '../../contracts/pool';
+import { pullView } from '../../policy/image-pull';
 import { resolvePooledTemplates } from '../../policy/pool';
 import type { Settings } from '../../settings';
-import type { PoolRefillResult } from '../../workflows/poolRefill';
+import type { PoolRefillResult } from '../../contracts/pool';
 import type { HostDeps } from '../deps';
 import { processAlive } from './pull';
 
