@@ -51,7 +51,8 @@ export function pullAction(record: PullRecord | undefined, nowSec: number, owner
  * Hub) like any other failure, so only its words tell: the hint this drives changes nothing else.
  */
 export function pullNeedsCredentials(message: string): boolean {
-  return /no basic auth credentials|unauthorized|authentication required|access denied|may require 'docker login'|denied:/i.test(message);
+  return /no basic auth credentials|unauthorized|authentication required|pull access denied|requested access to the resource is denied|may require 'docker login'/i
+    .test(message);
 }
 
 /** A failed pull's reason in one line, with a hint when the registry wanted credentials, which keeper does not hold. */

@@ -39,6 +39,10 @@ describe('pullFailureLine', () => {
     expect(pullFailureLine('r:5000/x:v1', 'docker image.pull: HTTP 404: manifest for r:5000/x:v1 not found: manifest unknown\nmore'))
       .toBe('docker image.pull: HTTP 404: manifest for r:5000/x:v1 not found: manifest unknown');
   });
+  it('gives no hint for a denial that is not the registry\'s', () => {
+    expect(pullFailureLine('x:1', 'docker image.pull: HTTP 500: open /var/lib/docker/tmp: permission denied: read-only file system'))
+      .toBe('docker image.pull: HTTP 500: open /var/lib/docker/tmp: permission denied: read-only file system');
+  });
   it('says keeper holds no credentials when the registry wants some', () => {
     for (const said of ['no basic auth credentials', 'unauthorized: authentication required',
       "pull access denied for acme/app, repository does not exist or may require 'docker login': denied: requested access to the resource is denied"]) {
