@@ -8,13 +8,14 @@ import { createCircuitActivities } from './circuit';
 import { createGcActivities } from './gc';
 import { createHealthActivities } from './health';
 import { createNotifyActivities } from './notify';
-import { createPoolActivities } from './pool';
+import { createPoolActivities, type PoolRefillRequester } from './pool';
 import { createReconcileActivities } from './reconcile';
 
-export function createActivities(deps: HostDeps) {
+/** `requestPoolRefill`: how a background image pull asks for a refill (the worker's host wires it to its schedule). */
+export function createActivities(deps: HostDeps, hooks: { requestPoolRefill?: PoolRefillRequester } = {}) {
   return {
     ...createHealthActivities(deps),
-    ...createPoolActivities(deps),
+    ...createPoolActivities(deps, hooks.requestPoolRefill),
     ...createGcActivities(deps),
     ...createReconcileActivities(deps),
     ...createCircuitActivities(deps),

@@ -1,11 +1,13 @@
 /**
- * The poolRefill workflow's activities. A pool entry that cannot be made by retrying (its template is gone, its
- * image is not on the engine, its name is taken) fails as non-retryable, typed by its reason, so the workflow
- * reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
+ * The poolRefill workflow's activities. The plan starts the background pull of a pooled template's absent image,
+ * which asks for a refill through the worker's client when it ends (and when a failed one may be tried again). A
+ * pool entry that cannot be made by retrying (its template is gone, its image is not on the engine, its name is
+ * taken) fails as non-retryable, typed by its reason, so the workflow reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
  * out and reports it as a condition of the refill (logged once, by recordPoolRefill); one removed between the
  * plan and the create is BENIGN, so the SDK logs it at debug, not as a warning with a task token.
  */
-import { activityInfo } from '@temporalio/activity';
+import { activityInfo, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { recordLoopResult } from '../db/loop-results';
 import { reportConditions } from '../host/conditions';
@@ -16,14 +18,30 @@ import { poolStats } from '../host/pool/admin';
 import { createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts } from '../host/pool/refill';
 import type { DiskVerdict } from '../contracts/disk';
 import type { PoolEntryRequest, PoolEntryResult, PoolRefillResult } from '../contracts/pool';
+import { ImagePulls } from '../host/pool/pull';
 import { refillConditions, refillUnchecked } from '../policy/conditions';
 import { unixSeconds } from '../time';
 
-export function createPoolActivities(deps: HostDeps) {
+/**
+ * Asks this host's pool schedule for a refill through `client`, and says what happened; app/ wires it to the
+ * schedules (an activity reaches no schedule itself).
+ */
+export type PoolRefillRequester = (client: Client) => Promise<string>;
+
+export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillRequester) {
+  // The worker's client, from the last plan: a pull outlives the activity that started it.
+  let client: Client | undefined;
+  const pulls = new ImagePulls(deps, async (why) => {
+    const refill = client && requestRefill ? await requestRefill(client) : 'not triggered: this host asks for no refills';
+    deps.log.info(`${why}: refill ${refill}`, { loop: 'pool' });
+  });
   return {
     prunePoolGhosts: () => prunePoolGhosts(deps),
     detachClaimedFromPool: () => detachClaimedFromPool(deps),
-    planPoolRefill: async () => planPoolRefill(deps),
+    async planPoolRefill() {
+      client = Context.current().client;
+      return planPoolRefill(deps, pulls);
+    },
     /** The disk guard's verdict for this host, as the pool refill reads it; the disk metrics follow it. */
     async checkDiskSpace(): Promise<DiskVerdict> {
       const verdict = await readDiskGuard(deps);

@@ -15,7 +15,7 @@ import { taskQueueFor } from '../ids';
 import { loopMetricsInterceptor } from '../metrics';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
-import { ensureSchedules, triggerLoop, triggerReconcile } from '../temporal/schedules';
+import { ensureSchedules, requestRefillAfterPull, triggerLoop, triggerReconcile } from '../temporal/schedules';
 import { openHost, type HostParts } from './open';
 
 export interface WorkerParts {
@@ -58,7 +58,7 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         connection: w.connection,
         namespace: w.namespace,
         taskQueue: taskQueueFor(settings.hostId),
-        activities: createActivities(deps),
+        activities: createActivities(deps, { requestPoolRefill: (client) => requestRefillAfterPull(client, settings.hostId) }),
         interceptors: { activity: activityInterceptors },
         ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
         shutdownGraceTime: w.shutdownGraceTime ?? SHUTDOWN_GRACE,

@@ -14,7 +14,7 @@ import { ClaimRequestError, claimEnvironment, type ClaimResult } from '../host/p
 import { assertTenantRuntime } from '../host/tenant-runtime';
 import { runWorkflowOnce } from '../app/run-once';
 import { requestPoolRefill } from '../temporal/schedules';
-import { refillWords } from './words';
+import { pullStateWords, refillWords } from './words';
 import { isoSeconds } from '../time';
 import { poolRefill } from '../workflows/poolRefill';
 import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withSettings } from './common';
@@ -24,6 +24,8 @@ function renderStatus(s: PoolStatusReport): string {
     table(['TEMPLATE', 'ID', 'POOLED', 'READY'], s.templates.map((t) => [t.name, t.id, t.pooled ? 'yes' : 'no', t.ready])),
     `total ready ${s.total} (size ${s.size} per template, max ${s.maxTotal})${s.claimedRows ? `, ${s.claimedRows} claimed row(s)` : ''}`,
     ...(s.unknownTemplates.length ? [`unknown pooled templates: ${s.unknownTemplates.join(', ')}`] : []),
+    ...s.pulls.map((p) => `pull ${p.image} (${p.templates.join(', ') || 'no template'}): ${pullStateWords(p, isoSeconds)}` +
+      (p.ownerGone ? '; its process has ended, the next refill starts it again' : '')),
     s.lastRefill ? `last refill ${isoSeconds(s.lastRefill.finishedAt)}, ${refillWords(s.lastRefill.result)}` : 'last refill: none yet',
   ].join('\n');
 }
@@ -59,7 +61,7 @@ export function registerPoolCommand(program: Command): void {
     });
 
   withSettings(pool.command('status'))
-    .description('ready containers per template, total, and the last refill')
+    .description('ready containers per template, total, template image pulls, and the last refill')
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       print(await withHost(settingsFrom(cmd), poolStatus), !!opts.json, renderStatus);

@@ -2,6 +2,7 @@
  * Words only the commands print (the worker's banner borrows the webhooks' words); each loop's result in words
  * is in policy/run-words.ts, since workflow runs say it of themselves too.
  */
+import type { PullView } from '../contracts/pool';
 import { agoWords } from '../time';
 
 export { loopResultWords, refillWords } from '../policy/run-words';
@@ -19,4 +20,11 @@ export function lastCrashWords(d: { reason: string; diedAtMs: number | null; rec
 export function webhooksWords(shown: string[], signed: boolean): string {
   if (shown.length === 0) return 'none (--notify-webhook): circuit events reach no one';
   return `${shown.join(', ')}${signed ? ' (signed)' : ''}`;
+}
+
+/** A pull's state for an operator: `pulling since …`, `pulled …`, `failed: …; next try …`. */
+export function pullStateWords(r: PullView, iso: (unixSec: number | null) => string): string {
+  if (r.state === 'pulling') return `pulling since ${iso(r.startedAt)}${r.progress ? ` (${r.progress})` : ''}`;
+  if (r.state === 'pulled') return `pulled ${iso(r.finishedAt)}`;
+  return `failed (attempt ${r.attempts}): ${r.error}; next try at ${iso(r.nextTryAt)}`;
 }

@@ -30,10 +30,28 @@ export interface PoolDetachReport {
   error?: string;
 }
 
+export type PullState = 'pulling' | 'pulled' | 'failed';
+
+/** A template image's background pull, as a refill's plan and `keeper pool status` carry it. */
+export interface PullView {
+  state: PullState;
+  /** Failed attempts in a row, the running one included; 0 once pulled. */
+  attempts: number;
+  startedAt: number; // unix seconds
+  finishedAt: number | null;
+  /** A failed pull is not started again before this (unix seconds). */
+  nextTryAt: number | null;
+  error: string;
+  /** The latest progress in words, while pulling. */
+  progress: string;
+}
+
 export interface MissingImage {
   templateId: string;
   name: string;
   image: string;
+  /** Its background pull as recorded when the plan was made; absent when none was started (a plan without pulls). */
+  pull?: PullView;
 }
 
 export interface RefillPlan {
@@ -42,8 +60,9 @@ export interface RefillPlan {
   pooled: string[];
   unknownTemplates: string[];
   /**
-   * Pooled templates whose image this engine lacks: left out of the steps (keeper does not pull), and reported
-   * as the refill's conditions. Absent from plans made before the plan checked images.
+   * Pooled templates whose image this engine lacks: left out of the steps (their image is pulled in the
+   * background, and the pull asks for a refill when it ends), and reported as the refill's conditions. Absent from
+   * plans made before the plan checked images.
    */
   missingImages?: MissingImage[];
   /** Pooled templates whose image the engine did not answer about: planned as usual, their creates find out. */

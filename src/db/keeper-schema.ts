@@ -205,3 +205,24 @@ KEEPER_MIGRATIONS.push({
 -- NULL for deaths recorded before keeper dated them. window_start is now the window each death was counted in.
 ALTER TABLE keeper_crash_records ADD COLUMN dated_by TEXT;`,
 });
+
+// ---- template images pulled in the background: the 17xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_1705_image_pulls',
+  sql: `
+-- The background pull of each pooled template's image that the engine lacked: one row per image, so one pull per
+-- image at a time, and what keeper pool status shows. A pull belongs to the process that started it (owner_pid):
+-- a row left pulling by a process that no longer runs (a worker restart, a one-shot command) is started again.
+CREATE TABLE keeper_image_pulls (
+  image TEXT PRIMARY KEY,
+  state TEXT NOT NULL,              -- pulling | pulled | failed
+  attempts INTEGER NOT NULL,        -- failed attempts in a row, the current one included while pulling; 0 once pulled
+  started_at INTEGER NOT NULL,      -- unix seconds: when the current or last attempt began
+  finished_at INTEGER,              -- unix seconds; NULL while pulling
+  next_try_at INTEGER,              -- unix seconds: a failed pull is not started again before this
+  error TEXT NOT NULL DEFAULT '',   -- why the last attempt failed, in one line
+  progress TEXT NOT NULL DEFAULT '', -- the latest progress in words, while pulling
+  owner_pid INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL       -- unix seconds
+);`,
+});

@@ -7,7 +7,7 @@ import Docker from 'dockerode';
 import { Readable, Writable } from 'node:stream';
 import type {
   ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, ImageSummary,
-  LabelFilter, NetworkDetails, VolumeSummary,
+  LabelFilter, NetworkDetails, PullProgressEvent, VolumeSummary,
 } from './engine';
 import { DockerError, toDockerError } from './errors';
 
@@ -15,7 +15,7 @@ export { DockerError } from './errors';
 // The data types live with the Engine interface; imports from here keep working.
 export type {
   ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, ImageSummary,
-  LabelFilter, NetworkDetails, VolumeSummary,
+  LabelFilter, NetworkDetails, PullProgressEvent, VolumeSummary,
 } from './engine';
 
 /** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
@@ -350,6 +350,32 @@ export class DockerClient implements Engine {
     await this.call('image.remove', () => this.docker.getImage(imageRef(ref)).remove({ noprune: true }));
   }
 
+  /**
+   * Pulls `ref` (repo[:tag] or repo@digest) with no credentials, telling `onProgress` each progress line. Fails with
+   * the engine's answer when it refuses at once (404: no such manifest), or with the error it reports mid-stream.
+   */
+  async pullImage(ref: string, onProgress: (e: PullProgressEvent) => void, signal?: AbortSignal): Promise<void> {
+    const { repository, tag } = parseImageRef(imageRef(ref));
+    const stream = await this.call('image.pull', () => new Promise<Readable>((resolve, reject) => {
+      this.docker.modem.dial({
+        path: '/images/create?', method: 'POST', isStream: true, abortSignal: signal,
+        statusCodes: { 200: true, 404: 'no such image', 500: 'server error' },
+        options: { fromImage: repository, tag },
+      }, (err: unknown, res: unknown) => (err ? reject(withStreamCause(err)) : resolve(res as Readable)));
+    }));
+    let reported: string | undefined;
+    await new Promise<void>((resolve, reject) => {
+      this.docker.modem.followProgress(stream, (err: unknown) => {
+        if (err) reject(toDockerError('image.pull', err));
+        else if (reported !== undefined) reject(new DockerError('image.pull', undefined, `docker image.pull: ${reported}`));
+        else resolve();
+      }, (e: PullProgressEvent & { errorDetail?: { message?: string } }) => {
+        if (e.error) reported = e.errorDetail?.message ?? e.error;
+        else onProgress(e);
+      });
+    });
+  }
+
   async imageExists(ref: string): Promise<boolean> {
     try {
       await this.call('image.inspect', () => this.docker.getImage(imageRef(ref)).inspect());
@@ -481,6 +507,25 @@ export class DockerClient implements Engine {
     await done;
     return events;
   }
+}
+
+/**
+ * docker-modem words a refused streaming request `(HTTP code 500) server error - <the engine's message>` and sets
+ * no `json`; the engine's own message alone is what toDockerError puts in the line.
+ */
+function withStreamCause(err: unknown): unknown {
+  const e = err as { message?: string; json?: unknown };
+  if (typeof e?.message !== 'string' || e.json) return err;
+  return Object.assign(e, { json: { message: e.message.replace(/^\(HTTP code \d+\) [^-]*- /, '').trim() } });
+}
+
+/** `repo[:tag]` or `repo@digest` as the pull endpoint takes it: a port in the registry's host is no tag. */
+function parseImageRef(ref: string): { repository: string; tag: string } {
+  const at = ref.indexOf('@');
+  if (at >= 0) return { repository: ref.slice(0, at), tag: ref.slice(at + 1) };
+  const colon = ref.lastIndexOf(':');
+  if (colon > ref.lastIndexOf('/')) return { repository: ref.slice(0, colon), tag: ref.slice(colon + 1) };
+  return { repository: ref, tag: 'latest' };
 }
 
 function parseEvent(line: string): DockerEvent {

@@ -104,6 +104,14 @@ export interface ImageSummary {
   createdAt: number;
 }
 
+/** One line of an image pull's progress, as the engine streams it. */
+export interface PullProgressEvent {
+  id?: string;
+  status?: string;
+  progressDetail?: { current?: number; total?: number };
+  error?: string;
+}
+
 export interface DockerEvent {
   type: string; // container | network | volume | image ...
   action: string; // die | start | health_status: unhealthy | oom | destroy ...
@@ -183,6 +191,8 @@ export interface Engine {
   listDanglingImages(): Promise<ImageSummary[]>;
   removeImage(ref: string): Promise<void>;
   imageExists(ref: string): Promise<boolean>;
+  /** Pulls an image with no credentials, telling `onProgress` each progress line; fails with the engine's or registry's error. */
+  pullImage(ref: string, onProgress: (e: PullProgressEvent) => void, signal?: AbortSignal): Promise<void>;
 
   listNetworks(namePrefix?: string): Promise<{ id: string; name: string }[]>;
   inspectNetwork(idOrName: string): Promise<NetworkDetails>;

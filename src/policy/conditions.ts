@@ -47,7 +47,8 @@ export function conditionChanges<R extends ReportableCondition>(
 type RefillFacts = Pick<PoolRefillResult, 'disk' | 'plan'>;
 
 /**
- * A refill's expected conditions: each pooled template whose image the engine lacks (keeper does not pull),
+ * A refill's expected conditions: each pooled template whose image the engine lacks (its pull's own lines say how
+ * the pull goes; the condition's state does not follow it, so it is logged once),
  * each --pooled-templates entry that names no template, and the disk guard's warning or block.
  */
 export function refillConditions(r: RefillFacts): Condition[] {
@@ -55,9 +56,9 @@ export function refillConditions(r: RefillFacts): Condition[] {
   for (const t of r.plan?.missingImages ?? []) {
     out.push({
       subject: `template:${t.templateId}`, state: `image missing: ${t.image}`,
-      message: `template ${t.name}: image ${t.image} is not on this engine; pull it, or drop ${t.name} from --pooled-templates`,
+      message: `template ${t.name}: image ${t.image} is not on this engine; keeper pulls it in the background (keeper pool status shows how), or drop ${t.name} from --pooled-templates`,
       cleared: `template ${t.name}: no longer held back by a missing image (${t.image} is on this engine, or ${t.name} is not pooled)`,
-      summary: `template ${t.name} image missing`,
+      summary: `template ${t.name} image missing${t.pull ? (t.pull.state === 'failed' ? ', pull failed' : `, ${t.pull.state}`) : ''}`,
     });
   }
   for (const name of r.plan?.unknownTemplates ?? []) {

@@ -114,3 +114,17 @@ export async function requestPoolRefill(settings: Settings): Promise<string> {
     return `not triggered (${(err as Error).message.split('\n')[0]}); the next pool tick refills`;
   }
 }
+
+/**
+ * After a template image's background pull ended, or when a failed one's next try is due: asks the pool schedule for
+ * a refill through the worker's own client, best effort (unless paused; BUFFER_ONE), so the pool fills without
+ * waiting for its next run. Returns what happened, in words.
+ */
+export async function requestRefillAfterPull(client: Client, hostId: string): Promise<string> {
+  try {
+    return (await triggerLoop(client, hostId, 'pool', { unlessPaused: true })) ? 'triggered' : 'not triggered: the pool schedule is paused';
+  } catch (err) {
+    const e = err as Error;
+    return `not triggered (${e.message.split('\n')[0] || e.name}); the next pool run refills`;
+  }
+}

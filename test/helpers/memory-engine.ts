@@ -12,7 +12,7 @@ import os from 'node:os';
 import { DockerError } from '../../src/docker/errors';
 import type {
   ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, EventQuery,
-  ImageSummary, LabelFilter, LogReadLimits, LogWindow, NetworkCreateOptions, NetworkDetails, VolumeSummary,
+  ImageSummary, LabelFilter, LogReadLimits, LogWindow, NetworkCreateOptions, NetworkDetails, PullProgressEvent, VolumeSummary,
 } from '../../src/docker/engine';
 import { systemClock, type Clock } from '../../src/time';
 
@@ -331,6 +331,24 @@ export class MemoryEngine implements Engine {
 
   async imageExists(ref: string): Promise<boolean> {
     return this.call('image.inspect', ref, () => this.findImage(ref) !== undefined);
+  }
+
+  /**
+   * Refs a pull finds, as if a registry held them (`publish`); any other ref is the registry's 404. A pull adds
+   * the image with one progress line, at once: the real engine's streaming is the integration tier's (test/pool/pull.test.ts).
+   */
+  readonly registry = new Set<string>();
+
+  publish(ref: string): void {
+    this.registry.add(normalTag(ref));
+  }
+
+  async pullImage(ref: string, onProgress: (e: PullProgressEvent) => void): Promise<void> {
+    return this.call('image.pull', ref, () => {
+      if (!this.registry.has(normalTag(ref))) throw notFound('image.pull', `manifest for ${ref} not found: manifest unknown: manifest unknown`);
+      onProgress({ id: 'layer0', status: 'Pull complete' });
+      if (!this.findImage(ref)) this.addImage(ref);
+    });
   }
 
   // ---- networks ----

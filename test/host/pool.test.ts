@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { claimEnvironment } from '../../src/host/pool/claim';
+import { imagePull } from '../../src/db/image-pulls';
+import { ImagePulls } from '../../src/host/pool/pull';
 import { createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts } from '../../src/host/pool/refill';
 import { POOL_NETWORK, poolContainerName, poolVolumeName } from '../../src/names';
 import { uniqueId } from '../helpers/fixtures';
@@ -134,3 +136,40 @@ describe('claim (in-memory engine)', () => {
     expect(poolRows(h)).toEqual([]);
   });
 });
+
+describe('template image pulls (in-memory engine; the real registry is test/pool/pull.test.ts)', () => {
+  const NODE_IMAGE = 'node:22-bookworm';
+
+  it('the plan starts the pull of an absent image and goes on without it; once pulled, a refill is asked for and the next plan pools it', async () => {
+    const h = poolHost();
+    h.engine.publish(NODE_IMAGE);
+    const asked: string[] = [];
+    const pulls = new ImagePulls(h.deps, async (why) => void asked.push(why));
+    const first = await planPoolRefill(h.deps, pulls);
+    expect(first.steps).toEqual([{ templateId: 'tmpl_default', count: 2 }]);
+    expect(first.missingImages).toEqual([expect.objectContaining({ templateId: 'tmpl_node', pull: expect.objectContaining({ state: 'pulling', attempts: 1 }) })]);
+    await pulls.settled();
+    expect(asked).toEqual([`image ${NODE_IMAGE} pulled`]);
+    const next = await planPoolRefill(h.deps, pulls);
+    expect(next.steps).toEqual([{ templateId: 'tmpl_default', count: 2 }, { templateId: 'tmpl_node', count: 2 }]);
+    expect(next.missingImages).toEqual([]);
+    expect(h.engine.calls.get('image.pull')).toBe(1);
+  });
+
+  it('a failed pull waits for its backoff (1 min, then 2 min), never pulled again in between', async () => {
+    const h = poolHost();
+    const pulls = new ImagePulls(h.deps, async () => undefined);
+    await planPoolRefill(h.deps, pulls);
+    await pulls.settled();
+    expect(imagePull(h.db, NODE_IMAGE)).toMatchObject({ state: 'failed', attempts: 1, nextTryAt: h.nowSec() + 60, error: expect.stringContaining('manifest unknown') });
+    h.advance(59);
+    expect((await planPoolRefill(h.deps, pulls)).missingImages?.[0].pull).toMatchObject({ state: 'failed', attempts: 1 });
+    expect(h.engine.calls.get('image.pull')).toBe(1);
+    h.advance(1);
+    await planPoolRefill(h.deps, pulls);
+    await pulls.settled();
+    expect(imagePull(h.db, NODE_IMAGE)).toMatchObject({ state: 'failed', attempts: 2, nextTryAt: h.nowSec() + 120 });
+    expect(h.engine.calls.get('image.pull')).toBe(2);
+  });
+});
+

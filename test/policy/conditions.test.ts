@@ -10,7 +10,7 @@ describe('refillConditions', () => {
   it('says which template lacks which image, and what to do: pull it or stop pooling it', () => {
     expect(refillConditions({ disk: ok, plan: plan({ missing: [NODE] }) })).toEqual([{
       subject: 'template:tmpl_node', state: 'image missing: node:22-bookworm',
-      message: 'template node: image node:22-bookworm is not on this engine; pull it, or drop node from --pooled-templates',
+      message: 'template node: image node:22-bookworm is not on this engine; keeper pulls it in the background (keeper pool status shows how), or drop node from --pooled-templates',
       cleared: 'template node: no longer held back by a missing image (node:22-bookworm is on this engine, or node is not pooled)',
       summary: 'template node image missing',
     }]);

@@ -15,7 +15,8 @@ import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile, readyByTemplate } from './helpers';
 
 const env = poolTestFile();
-const MISSING = 'keeper-test/missing:latest';
+// On a loopback port where no registry listens: the background pull this starts fails at once, and reaches no network.
+const MISSING = '127.0.0.1:9/keeper-test/missing:latest';
 
 /** One refill on a fresh worker (as after a restart), logging into `capture`. */
 async function refill(db: StateDb, settings: Settings, capture: CapturedLog): Promise<PoolRefillResult> {
@@ -41,12 +42,12 @@ describe('refill conditions, logged once', () => {
     await refill(db, settings, capture);
     await refill(db, settings, capture);
 
-    expect(first.plan?.missingImages).toEqual([{ templateId: 'tmpl_node', name: 'node', image: MISSING }]);
+    expect(first.plan?.missingImages).toEqual([{ templateId: 'tmpl_node', name: 'node', image: MISSING, pull: expect.objectContaining({ attempts: 1 }) }]);
     expect(first.failed).toEqual([]); // a condition of the refill, not a failed activity
     expect(first.error).toBeUndefined();
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
     expect(conditionLines(capture)).toEqual([
-      { level: 'warn', msg: `template node: image ${MISSING} is not on this engine; pull it, or drop node from --pooled-templates` },
+      { level: 'warn', msg: `template node: image ${MISSING} is not on this engine; keeper pulls it in the background (keeper pool status shows how), or drop node from --pooled-templates` },
     ]);
 
     db.prepare(`UPDATE environment_templates SET base_image = ? WHERE id = 'tmpl_node'`).run(TEST_IMAGE);

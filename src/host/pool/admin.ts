@@ -1,15 +1,19 @@
 /**
- * The pool as an operator sees and empties it: `keeper pool status` (ready containers per template, the last
- * refill) and `keeper pool drain`.
+ * The pool as an operator sees and empties it: `keeper pool status` (ready containers per template, the template
+ * images' background pulls, the last refill) and `keeper pool drain`.
  */
+import { imagePulls } from '../../db/image-pulls';
 import { lastLoopResult, type LoopResult } from '../../db/loop-results';
 import { deletePoolRow, heldPoolResources, listTemplates, poolRows, readyCounts } from '../../db/pool';
 import { ignoreNotFound } from '../../docker/errors';
 import { LABEL, POOL_VOLUME_PREFIX, RESOURCE_TYPE } from '../../names';
+import type { PullView } from '../../contracts/pool';
+import { pullView } from '../../policy/image-pull';
 import { resolvePooledTemplates } from '../../policy/pool';
 import type { Settings } from '../../settings';
 import type { PoolRefillResult } from '../../contracts/pool';
 import type { HostDeps } from '../deps';
+import { processAlive } from './pull';
 
 export interface PoolStats {
   templates: { id: string; name: string; pooled: boolean; ready: number }[];
@@ -39,10 +43,20 @@ export function poolStats(db: HostDeps['db'], settings: Pick<Settings, 'pooledTe
 
 export interface PoolStatusReport extends PoolStats {
   lastRefill: LoopResult<PoolRefillResult> | null;
+  /**
+   * The background pull of each template image keeper pulled or is pulling, with the templates on it; `ownerGone`
+   * when a pull's process has ended without finishing it (the next refill starts it again).
+   */
+  pulls: (PullView & { image: string; templates: string[]; ownerGone: boolean })[];
 }
 
 export function poolStatus({ db, settings }: Pick<HostDeps, 'db' | 'settings'>): PoolStatusReport {
-  return { ...poolStats(db, settings), lastRefill: lastLoopResult<PoolRefillResult>(db, 'pool') };
+  const templates = listTemplates(db);
+  const pulls = imagePulls(db).map((r) => ({
+    image: r.image, templates: templates.filter((t) => t.baseImage === r.image).map((t) => t.name), ...pullView(r),
+    ownerGone: r.state === 'pulling' && !processAlive(r.ownerPid),
+  }));
+  return { ...poolStats(db, settings), lastRefill: lastLoopResult<PoolRefillResult>(db, 'pool'), pulls };
 }
 
 export interface DrainReport {

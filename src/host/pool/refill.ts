@@ -13,10 +13,12 @@ import { ignoreNotFound, isNotFound } from '../../docker/errors';
 import { LABEL, MANAGED, POOL_NETWORK, poolContainerName, poolVolumeName, RESOURCE_TYPE } from '../../names';
 import { hasRoom, planRefill, POOL_NETWORK_OPTIONS, resolvePooledTemplates } from '../../policy/pool';
 import { unixSeconds } from '../../time';
+import { pullView } from '../../policy/image-pull';
 import type { HostDeps } from '../deps';
 import { environmentSpec, poolLabels } from '../environment-spec';
 import { resolveNetwork } from '../networks';
 import { missingRuntimeLine } from '../tenant-runtime';
+import type { ImagePulls } from './pull';
 import type { PoolDetachReport, PoolEntryRequest, PoolEntryResult, PruneReport, RefillPlan } from '../../contracts/pool';
 
 type ImageCheck = Required<Pick<RefillPlan, 'missingImages' | 'imagesUnchecked'>>;
@@ -120,11 +122,19 @@ export async function detachClaimedFromPool({ db, docker }: PoolDeps): Promise<P
 
 /**
  * What this refill should create: the pooled templates (from the setting) whose image the engine has, up to
- * size and max total. A missing image is a condition of the refill, not a failure of each of its entries.
+ * size and max total. A missing image is a condition of the refill, not a failure of each of its entries; with
+ * `pulls`, its pull is started in the background (when due) and the plan goes on without it.
  */
-export async function planPoolRefill({ db, docker, settings }: Pick<HostDeps, 'db' | 'docker' | 'settings'>): Promise<RefillPlan> {
+export async function planPoolRefill({ db, docker, settings }: Pick<HostDeps, 'db' | 'docker' | 'settings'>, pulls?: ImagePulls): Promise<RefillPlan> {
   const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, listTemplates(db));
   const { missingImages, imagesUnchecked } = await checkImages(docker, pooled);
+  if (pulls) {
+    const recorded = pulls.ensure(missingImages.map((m) => m.image));
+    for (const m of missingImages) {
+      const r = recorded.get(m.image);
+      if (r) m.pull = pullView(r);
+    }
+  }
   const creatable = pooled.filter((t) => !missingImages.some((m) => m.templateId === t.id)).map((t) => t.id);
   const ready = readyCounts(db);
   const steps = planRefill({ pooled: creatable, ready, size: settings.poolSize, maxTotal: settings.poolMaxTotal });
@@ -160,7 +170,8 @@ export async function createPoolEntry(deps: PoolDeps, req: PoolEntryRequest): Pr
   if (!hasRoom(req.templateId, readyCounts(db), settings.poolSize, settings.poolMaxTotal)) return { ...req, outcome: 'full' };
   const template = findTemplate(db, req.templateId);
   if (!template) throw new PoolEntryRefused('TemplateNotFound', `template ${req.templateId} not found`);
-  // keeper does not pull: an image the engine lacks fails this entry before anything is made for it.
+  // An image the engine lacks (removed since the plan) fails this entry before anything is made for it; the next
+  // plan starts its pull.
   const missing = `image ${template.baseImage} of template ${template.id} is not on this engine`;
   if (!(await docker.imageExists(template.baseImage))) throw new PoolEntryRefused('ImageMissing', missing);
   let containerId: string | undefined;
