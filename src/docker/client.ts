@@ -121,6 +121,13 @@ export interface ImageSummary {
   createdAt: number;
 }
 
+export interface RepoImageSummary {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  createdAt: number;
+}
+
 export interface DockerEvent {
   type: string; // container | network | volume | image ...
   action: string; // die | start | health_status: unhealthy | oom | destroy ...
@@ -458,6 +465,18 @@ export class DockerClient {
   async listDanglingImages(): Promise<ImageSummary[]> {
     const list = await this.call('image.list', () => this.docker.listImages({ filters: { dangling: ['true'] } }));
     return list.map((i) => ({ id: i.Id, labels: i.Labels ?? {}, createdAt: i.Created }));
+  }
+
+  /**
+   * One list call: the images with a tag or digest under `repoPrefix` (a registry host and path, e.g. ah's
+   * `127.0.0.1:5000/ah/`), tagged or not. The filter matches the repository name; keeper checks the prefix again.
+   */
+  async listImagesUnder(repoPrefix: string): Promise<RepoImageSummary[]> {
+    const list = await this.call('image.list', () => this.docker.listImages({ filters: { reference: [`${repoPrefix}*`] } }));
+    const under = (refs: string[] | null | undefined) => (refs ?? []).filter((r) => r.startsWith(repoPrefix));
+    return list
+      .map((i) => ({ id: i.Id, repoTags: i.RepoTags ?? [], repoDigests: i.RepoDigests ?? [], createdAt: i.Created }))
+      .filter((i) => under(i.repoTags).length > 0 || under(i.repoDigests).length > 0);
   }
 
   async removeImage(ref: string): Promise<void> {

@@ -289,7 +289,7 @@ describe('a sweep over a world of every class', () => {
   });
 
   it('the dry run removed nothing and listed exactly what the real run then removed, class by class', () => {
-    for (const cls of ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords'] as GcClass[]) {
+    for (const cls of ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords', 'buildImages'] as GcClass[]) {
       expect(byClass(dry, cls).removed, cls).toEqual([]);
       expect(names(dry, cls, 'planned'), cls).toEqual(names(real, cls, 'removed'));
       expect(byClass(real, cls).failed, cls).toEqual([]);

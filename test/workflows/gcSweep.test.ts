@@ -14,7 +14,7 @@ import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 const env = stubWorkerEnvForFile();
 
 type ClassActivity = 'removeOrphanContainers' | 'removeOrphanVolumes' | 'removeEmptyTenantNetworks' | 'removeDanglingImages' | 'removeOldBuildDirs'
-  | 'removeExpiredSnapshots' | 'removeOldCrashRecords';
+  | 'removeExpiredSnapshots' | 'removeOldCrashRecords' | 'removeBuildImages';
 const CLASS_OF: Record<ClassActivity, GcClass> = {
   removeOrphanContainers: 'containers',
   removeOrphanVolumes: 'volumes',
@@ -23,6 +23,7 @@ const CLASS_OF: Record<ClassActivity, GcClass> = {
   removeOldBuildDirs: 'buildDirs',
   removeExpiredSnapshots: 'snapshots',
   removeOldCrashRecords: 'crashRecords',
+  removeBuildImages: 'buildImages',
 };
 
 const item = (name: string, id?: string): GcItem => ({ name, ...(id ? { id } : {}), ageSeconds: 900, reason: 'orphan' });
@@ -55,6 +56,7 @@ function gcStubs(results: Partial<Record<GcClass, (dryRun: boolean) => GcClassRe
     removeOldBuildDirs: classStub('removeOldBuildDirs'),
     removeExpiredSnapshots: classStub('removeExpiredSnapshots'),
     removeOldCrashRecords: classStub('removeOldCrashRecords'),
+    removeBuildImages: classStub('removeBuildImages'),
     recordGcSweep: vi.fn<Activities['recordGcSweep']>(async () => {
       if (fail.recordGcSweep) throw new Error(fail.recordGcSweep);
     }),
@@ -77,7 +79,7 @@ describe('gcSweep', () => {
     expect(stubs.removeOrphanContainers.mock.calls).toEqual([[{ dryRun: false }]]);
     expect(stubs.removeOldBuildDirs.mock.calls).toEqual([[{ dryRun: false }]]);
     expect(stubs.removeOldCrashRecords.mock.calls).toEqual([[{ dryRun: false }]]);
-    expect(result.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords']);
+    expect(result.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords', 'buildImages']);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 0 });
     expect(stubs.recordGcSweep.mock.calls).toEqual([[{ summary: result.summary, totals: result.totals }]]);
   });
