@@ -35,7 +35,8 @@ export class DiskWatcher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = true;
-  /** Sweeps asked for (accepted or declined), for tests and the log. */
+  /** Checks done, and sweeps asked for (accepted or declined) by them. */
+  checks = 0;
   sweepsRequested = 0;
 
   constructor(private readonly opts: DiskWatcherOptions) {}
@@ -60,6 +61,7 @@ export class DiskWatcher {
     const now = deps.clock.nowMs();
     const { next, sweep } = diskPressureStep(this.state, verdict, now, this.opts.cooldownMs ?? DISK_SWEEP_COOLDOWN_MS);
     this.state = next;
+    this.checks++;
     if (!sweep) return { verdict, sweepRequested: false };
     this.sweepsRequested++;
     try {
