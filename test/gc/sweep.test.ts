@@ -88,6 +88,8 @@ describe('a sweep over a world of every class', () => {
   let dry: GcSweepResult;
   let real: GcSweepResult;
   let snaps: Record<string, string>;
+  /** Snapshot tags this file put on TEST_IMAGE: afterAll removes every one, whatever retention kept. */
+  const madeTags: string[] = [];
   let t: string;
   const records = { over: [] as string[], kept: [] as string[], afterDry: [] as string[] };
 
@@ -205,6 +207,7 @@ describe('a sweep over a world of every class', () => {
     for (const [svc, key, age] of ages) {
       const ref = `127.0.0.1:5000/snapshots/${t}:${u}-${key}`;
       await docker.tagImage(TEST_IMAGE, `127.0.0.1:5000/snapshots/${t}`, `${u}-${key}`);
+      madeTags.push(ref);
       snaps[key] = w.snapshot(db, t, svc, { id: `${u}-${key}`, imageRef: ref, createdAt: now - age });
     }
 
@@ -225,6 +228,8 @@ describe('a sweep over a world of every class', () => {
   afterAll(async () => {
     await fx.cleanup();
     for (const id of [orphan.image, kept.image]) await w.rawDocker().getImage(id).remove({ force: true }).catch(() => undefined);
+    // every snapshot tag this file made, the ones retention kept included (untagging never removes TEST_IMAGE itself)
+    for (const ref of madeTags.splice(0)) await docker.removeImage(ref).catch(() => undefined);
     db?.close();
   });
 
