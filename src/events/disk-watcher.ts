@@ -1,9 +1,9 @@
 /**
  * The disk watcher (W-D4 of docs/ah-differences.md): every few seconds it measures the guarded paths (statfs
  * only, no Temporal call) and, when a path crosses the block threshold, asks for one GC sweep at once
- * (src/policy/disk.ts decides: one per crossing, at most one per cooldown). The sweep is an ordinary gcSweep run through the host's gc schedule, so every age and
- * ownership guard applies unchanged. It also keeps the pool's hold (src/host/disk.ts): set at the block, cleared
- * under the warning threshold.
+ * (src/policy/disk.ts decides: one per crossing, at most one per cooldown). The sweep is an ordinary gcSweep
+ * run through the host's gc schedule, so every age and ownership guard applies unchanged. It also keeps the
+ * pool's hold (src/host/disk.ts): set at the block, cleared under the warning threshold.
  */
 import { dockerRootDir, guardedPaths, readDiskUsage, updatePoolHold, type GuardDeps, type GuardedPath } from '../host/disk';
 import type { HostDeps } from '../host/deps';

@@ -71,9 +71,9 @@ describe('gcSweep', () => {
     const { stubs, log } = gcStubs({ containers: twoContainers, volumes: (d) => classResult('volumes', d, [item('ah-db-x')]) });
     const { result } = await executeWithStubs(env, stubs, gcSweep);
     expect(log.slice(0, 2)).toEqual(['start containers', 'end containers']);
-    expect(log).toHaveLength(14);
+    expect(log).toHaveLength(16);
     const gone = { dryRun: false, goneContainers: ['c1', 'c2'] };
-    for (const s of [stubs.removeOrphanVolumes, stubs.removeEmptyTenantNetworks, stubs.removeDanglingImages, stubs.removeExpiredSnapshots]) {
+    for (const s of [stubs.removeOrphanVolumes, stubs.removeEmptyTenantNetworks, stubs.removeDanglingImages, stubs.removeExpiredSnapshots, stubs.removeBuildImages]) {
       expect(s.mock.calls).toEqual([[gone]]);
     }
     expect(stubs.removeOrphanContainers.mock.calls).toEqual([[{ dryRun: false }]]);
@@ -125,7 +125,7 @@ describe('gcSweep', () => {
     expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({
       class: 'crashRecords', planned: 0, removed: 0, failed: 0, skipped: 0, error: 'SQLITE_CORRUPT: database disk image is malformed',
     });
-    expect(log.filter((l) => l.startsWith('end '))).toHaveLength(6);
+    expect(log.filter((l) => l.startsWith('end '))).toHaveLength(7);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 1 });
     expect(stubs.recordGcSweep).toHaveBeenCalledTimes(1);
   });
