@@ -11,6 +11,7 @@
 import { activityLogContext } from '../activities/log-context';
 import { openStateDb, openStateDbAsIs, type StateDb } from '../db/open';
 import { DockerClient } from '../docker/client';
+import type { Engine } from '../docker/engine';
 import type { HostDeps } from '../host/deps';
 import { createLogger, type Logger } from '../log';
 import type { KeeperMetrics } from '../metrics';
@@ -19,11 +20,15 @@ import { systemClock, type Clock } from '../time';
 
 export type HostMode = 'worker' | 'command' | 'status';
 
+// The CLI opens the state DB only here: its errors, and the whole-file copies of keeper backup and restore.
+export { StateDbError, StateDbMissingError } from '../db/open';
+export { checkBackup, copySqliteOnline, refuseLiveDb, type CopyResult } from '../db/backup';
+
 /** What a caller may inject; everything else is made from the settings. */
 export interface HostParts {
   log?: Logger;
   clock?: Clock;
-  docker?: DockerClient;
+  docker?: Engine;
   /** A DB the caller opened (and closes); otherwise --db is opened, and closed by `close`. */
   db?: StateDb;
   metrics?: KeeperMetrics;

@@ -8,15 +8,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { reportedConditions } from '../db/conditions';
-import { DockerError, type DockerClient } from '../docker/client';
-import { judgeDisk, nextPoolHold, POOL_HOLD_SUBJECT, poolHoldCondition, withPoolHold, type DiskUsage, type DiskVerdict } from '../policy/disk';
+import { DockerError, type Engine } from '../docker/client';
+import { judgeDisk, nextPoolHold, POOL_HOLD_SUBJECT, poolHoldCondition, withPoolHold, type DiskUsage } from '../policy/disk';
+import type { DiskVerdict } from '../contracts/disk';
 import type { Settings } from '../settings';
 import { reportConditions } from './conditions';
 import type { HostDeps } from './deps';
 
 /** What the guard needs: the engine (for its root dir) and the settings that name paths and thresholds. */
 export interface GuardDeps {
-  docker: DockerClient;
+  docker: Pick<Engine, 'info' | 'remoteAddress'>;
   settings: Pick<Settings, 'db' | 'diskPaths' | 'diskWarnPercent' | 'diskBlockPercent'>;
 }
 
@@ -64,7 +65,7 @@ export function guardedPaths(
   return out;
 }
 
-export async function dockerRootDir(docker: DockerClient): Promise<{ dir: string } | { error: string }> {
+export async function dockerRootDir(docker: Pick<Engine, 'info'>): Promise<{ dir: string } | { error: string }> {
   try {
     return { dir: (await docker.info()).dockerRootDir };
   } catch (err) {

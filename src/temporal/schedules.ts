@@ -84,7 +84,7 @@ export function triggerReconcile(client: Client, hostId: string): Promise<boolea
   return triggerLoop(client, hostId, 'reconcile', { unlessPaused: true });
 }
 
-/** Disk pressure's request for a sweep now (src/events/disk-watcher.ts); an operator's pause is respected. */
+/** Disk pressure's request for a sweep now (src/host/disk-watcher.ts); an operator's pause is respected. */
 export function triggerGcSweep(client: Client, hostId: string): Promise<boolean> {
   return triggerLoop(client, hostId, 'gc', { unlessPaused: true });
 }

@@ -5,9 +5,10 @@
  * run through the host's gc schedule, so every age and ownership guard applies unchanged. It also keeps the
  * pool's hold (src/host/disk.ts): set at the block, cleared under the warning threshold.
  */
-import { dockerRootDir, guardedPaths, readDiskUsage, updatePoolHold, type GuardDeps, type GuardedPath } from '../host/disk';
-import type { HostDeps } from '../host/deps';
-import { diskPressureStep, judgeDisk, NO_DISK_PRESSURE, type DiskPressureState, type DiskVerdict } from '../policy/disk';
+import { dockerRootDir, guardedPaths, readDiskUsage, updatePoolHold, type GuardDeps, type GuardedPath } from './disk';
+import type { HostDeps } from './deps';
+import type { DiskVerdict } from '../contracts/disk';
+import { diskPressureStep, judgeDisk, NO_DISK_PRESSURE, type DiskPressureState } from '../policy/disk';
 import { oneLine } from '../db/open';
 
 /** How often the paths are measured: a statfs each, so cheap; short enough to act before a filling disk is full. */
