@@ -23,6 +23,13 @@ export const MANAGED = 'true';
 /** Every volume ah makes starts with it (the kinds are VOLUME_PREFIXES). */
 export const AH_NAME_PREFIX = 'ah-';
 
+/**
+ * ah's build images: `127.0.0.1:5000/ah/<tenant>-<service>:<build>`, built by Nixpacks (no label) and pushed to
+ * the host's registry, so an untagged one still names its repository in its RepoDigests.
+ */
+export const BUILD_IMAGE_REPO_PREFIX = '127.0.0.1:5000/ah/';
+export const buildImageRepo = (tenantId: string, serviceId: string) => `${BUILD_IMAGE_REPO_PREFIX}${tenantId}-${serviceId}`;
+
 /** The warm pool's network; pool containers sit on it until claimed. */
 export const POOL_NETWORK = 'ah-pool';
 export const TENANT_NETWORK_PREFIX = 'ah-tenant-';

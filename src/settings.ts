@@ -48,6 +48,7 @@ export interface Settings {
   buildDir: string;
   buildDirMaxAgeMs: number;
   snapshotMaxPerService: number;
+  buildImagesPerService: number;
   snapshotMaxAgeMs: number;
   crashRecordMaxPerService: number;
   crashRecordMaxAgeMs: number;
@@ -235,6 +236,8 @@ export const SETTINGS: SettingSpec[] = [
     'containers and volumes younger than this are never collected (0s turns the guard off)'),
   spec('buildDir', 'build-dir', 'data/builds', nonEmpty, 'build directories older than --build-dir-max-age are removed'),
   spec('buildDirMaxAgeMs', 'build-dir-max-age', '1h', positiveDuration, 'age after which a build directory is removed'),
+  spec('buildImagesPerService', 'build-images-per-service', '3', integer(0, 1000),
+    "tagged build images (ah's 127.0.0.1:5000/ah/<tenant>-<service>:<build>) kept per service, newest first, by GC; one a container uses is always kept (0 turns the count rule off)"),
   spec('snapshotMaxPerService', 'snapshot-max-per-service', '10', integer(0),
     'snapshots kept per service, newest first (0 turns the count rule off)'),
   spec('snapshotMaxAgeMs', 'snapshot-max-age', '30d', positiveDuration, 'snapshots older than this are removed'),

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { SHUTDOWN_GRACE } from './app/keeper-host';
 import { openWorkerProcess, type WorkerProcess } from './app/worker-process';
+import type { DiskWatcher } from './host/disk-watcher';
 import type { EventWatcher } from './events/watcher';
 import { planNotification } from './host/notifications';
 import { ids, LOOPS, taskQueueFor } from './ids';
@@ -24,6 +25,7 @@ export async function runWorker(configured: Settings): Promise<void> {
   const opened = await openWorkerProcess(configured);
   const { settings, log, host, client, temporal } = opened;
   let watcher: EventWatcher | undefined;
+  let diskWatcher: DiskWatcher | undefined;
   try {
     const worker = await host.createWorker({ connection: temporal.native, namespace: temporal.target.namespace });
     await host.ensureSchedules(client);
@@ -31,12 +33,15 @@ export async function runWorker(configured: Settings): Promise<void> {
     await warnOfOtherHostIds(client, host.deps.db, settings.hostId, settings.db, log);
     watcher = host.eventWatcher(client);
     watcher.start();
+    diskWatcher = host.diskWatcher(client);
+    diskWatcher.start();
     stopOnSignals(log, () => worker.shutdown());
     process.stdout.write(await banner(client, opened));
     log.info('keeper worker started', { taskQueue: taskQueueFor(settings.hostId), temporal: describeTarget(temporal.target), ui: temporal.uiUrl });
     await worker.run();
   } finally {
     await watcher?.stop();
+    await diskWatcher?.stop();
     await opened.close();
     log.info('keeper worker stopped');
   }

@@ -3,7 +3,7 @@ import { activityInfo } from '@temporalio/activity';
 import { recordLoopResult } from '../db/loop-results';
 import type { HostDeps } from '../host/deps';
 import {
-  removeDanglingImages, removeEmptyTenantNetworks, removeExpiredSnapshots, removeOldBuildDirs, removeOldCrashRecords,
+  removeBuildImages, removeDanglingImages, removeEmptyTenantNetworks, removeExpiredSnapshots, removeOldBuildDirs, removeOldCrashRecords,
   removeOrphanContainers, removeOrphanVolumes,
 } from '../host/gc/classes';
 import type { GcClassInput, GcClassResult } from '../contracts/gc';
@@ -16,6 +16,7 @@ export function createGcActivities(deps: HostDeps) {
     removeOrphanVolumes: (input: GcClassInput): Promise<GcClassResult> => removeOrphanVolumes(gc, input),
     removeEmptyTenantNetworks: (input: GcClassInput): Promise<GcClassResult> => removeEmptyTenantNetworks(gc, input),
     removeDanglingImages: (input: GcClassInput): Promise<GcClassResult> => removeDanglingImages(gc, input),
+    removeBuildImages: (input: GcClassInput): Promise<GcClassResult> => removeBuildImages(gc, input),
     removeOldBuildDirs: (input: GcClassInput): Promise<GcClassResult> => removeOldBuildDirs(gc, input),
     removeExpiredSnapshots: (input: GcClassInput): Promise<GcClassResult> => removeExpiredSnapshots(gc, input),
     removeOldCrashRecords: (input: GcClassInput): Promise<GcClassResult> => removeOldCrashRecords(gc, input),

@@ -13,7 +13,7 @@ import { recordLoopResult } from '../db/loop-results';
 import { reportConditions } from '../host/conditions';
 import { recordDiskVerdict } from '../metrics';
 import type { HostDeps } from '../host/deps';
-import { readDiskGuard } from '../host/disk';
+import { poolDiskVerdict } from '../host/disk';
 import { poolStats } from '../host/pool/admin';
 import { createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts } from '../host/pool/refill';
 import type { DiskVerdict } from '../contracts/disk';
@@ -42,9 +42,12 @@ export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillR
       client = Context.current().client;
       return planPoolRefill(deps, pulls);
     },
-    /** The disk guard's verdict for this host, as the pool refill reads it; the disk metrics follow it. */
+    /**
+     * The disk guard's verdict for this host, as the pool refill reads it: a block held by disk pressure stays a
+     * block until every path is under the warning threshold. The disk metrics follow it.
+     */
     async checkDiskSpace(): Promise<DiskVerdict> {
-      const verdict = await readDiskGuard(deps);
+      const verdict = await poolDiskVerdict(deps);
       if (deps.metrics) recordDiskVerdict(deps.metrics, verdict);
       return verdict;
     },

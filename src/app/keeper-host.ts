@@ -9,13 +9,14 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
 import { DockerClient } from '../docker/client';
+import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
 import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
 import { taskQueueFor } from '../ids';
 import { loopMetricsInterceptor } from '../metrics';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
-import { ensureSchedules, requestRefillAfterPull, triggerLoop, triggerReconcile } from '../temporal/schedules';
+import { ensureSchedules, requestRefillAfterPull, triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/schedules';
 import { openHost, type HostParts } from './open';
 
 export interface WorkerParts {
@@ -34,6 +35,8 @@ export interface KeeperHost {
   ensureSchedules(client: Client): Promise<void>;
   /** The Docker event watcher (not started): it asks the reconcile schedule for a tick when an ah container changes. */
   eventWatcher(client: Client, opts?: Pick<EventWatcherOptions, 'reconnect'>): EventWatcher;
+  /** The disk watcher (not started): it asks the gc schedule for a sweep when a guarded path crosses the block threshold. */
+  diskWatcher(client: Client, opts?: Pick<DiskWatcherOptions, 'intervalMs' | 'cooldownMs'>): DiskWatcher;
   /** Closes what the host opened itself (the DB when it was not given). */
   close(): void;
 }
@@ -75,6 +78,9 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         debounceMs: settings.eventDebounceMs, requestTick: (serviceId) => triggerReconcile(client, settings.hostId, serviceId), clock: deps.clock,
         metrics: deps.metrics, ...opts,
       });
+    },
+    diskWatcher(client, opts = {}) {
+      return new DiskWatcher({ deps: { ...deps, log: deps.log.child({ loop: 'disk' }) }, requestSweep: () => triggerGcSweep(client, settings.hostId), ...opts });
     },
     close: opened.close,
   };

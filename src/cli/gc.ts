@@ -13,7 +13,7 @@ import { jsonOption, printOneShot, settingsFrom, table, UsageError, withSettings
 
 export function registerGcCommand(program: Command): void {
   withSettings(program.command('gc'))
-    .description('sweep this host once: orphan containers and volumes, empty tenant networks, dangling ah images, old build dirs, expired snapshots, old crash records')
+    .description('sweep this host once: orphan containers and volumes, empty tenant networks, dangling ah images, ah build images (untagged, and tags beyond --build-images-per-service), old build dirs, expired snapshots, old crash records')
     .option('--once', 'run one sweep now, as a workflow (the worker also sweeps on its gc schedule)')
     .option('--dry-run', 'remove nothing: print what a sweep would remove now')
     .addOption(jsonOption())

@@ -3,7 +3,7 @@
  * `keeper gc --once` prints and `keeper status` reads back. Types only.
  */
 
-export type GcClass = 'containers' | 'volumes' | 'networks' | 'images' | 'buildDirs' | 'snapshots' | 'crashRecords';
+export type GcClass = 'containers' | 'volumes' | 'networks' | 'images' | 'buildImages' | 'buildDirs' | 'snapshots' | 'crashRecords';
 
 /** Why a resource is kept. Results count these, so an operator sees why nothing happened. */
 export type KeepReason =
@@ -13,8 +13,9 @@ export type KeepReason =
   | 'young' // younger than the age guard
   | 'age-unknown' // the engine gave no creation time: treated as young
   | 'not-empty' // a network with attached containers
-  | 'image-in-use' // a snapshot whose image a service or container still runs
-  | 'within-limits' // a snapshot or crash record inside both retention limits
+  | 'image-in-use' // a snapshot or build image that a service or container still runs
+  | 'unattributed' // a build image whose repository names no service row keeper can find
+  | 'within-limits' // a snapshot, crash record or build image inside the retention limits
   | 'symlink' // a build-dir entry that is a symlink: never followed
   | 'not-a-directory'
   | 'hidden' // a build-dir entry whose name starts with '.'

@@ -3,7 +3,7 @@
  * the orphan test costs the same whatever the number of resources, and a DB error means "skip the class",
  * never "nothing references it".
  */
-import type { References, SnapshotRow } from '../policy/gc';
+import type { BuildAttribution, References, SnapshotRow } from '../policy/gc';
 import type { StateDb } from './open';
 
 /**
@@ -47,4 +47,15 @@ export function listSnapshotRows(db: StateDb): SnapshotRow[] {
 /** Deleting an already deleted row is success: the activity may be retried. */
 export function deleteSnapshotRow(db: StateDb, id: string, tenantId: string): void {
   db.prepare('DELETE FROM snapshots WHERE id = ? AND tenant_id = ?').run(id, tenantId);
+}
+
+/** What attributes ah's build images to services: every service row, and each builds row's image tag. */
+export function loadBuildAttribution(db: StateDb): BuildAttribution {
+  const services = (db.prepare('SELECT id, tenant_id FROM services').all() as { id: string; tenant_id: string }[])
+    .map((r) => ({ id: String(r.id), tenantId: String(r.tenant_id) }));
+  const builds = new Map<string, { serviceId: string; createdAt: number }>();
+  const rows = db.prepare(`SELECT image, service_id, created_at FROM builds WHERE image IS NOT NULL AND image != ''`).all() as
+    { image: string; service_id: string; created_at: number }[];
+  for (const r of rows) builds.set(String(r.image), { serviceId: String(r.service_id), createdAt: Number(r.created_at) });
+  return { services, builds };
 }

@@ -7,7 +7,7 @@ import Docker from 'dockerode';
 import { Readable, Writable } from 'node:stream';
 import type {
   ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, ImageSummary,
-  LabelFilter, NetworkDetails, PullProgressEvent, VolumeSummary,
+  LabelFilter, NetworkDetails, PullProgressEvent, RepoImageSummary, VolumeSummary,
 } from './engine';
 import { DockerError, toDockerError } from './errors';
 
@@ -15,7 +15,7 @@ export { DockerError } from './errors';
 // The data types live with the Engine interface; imports from here keep working.
 export type {
   ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, ImageSummary,
-  LabelFilter, NetworkDetails, PullProgressEvent, VolumeSummary,
+  LabelFilter, NetworkDetails, PullProgressEvent, RepoImageSummary, VolumeSummary,
 } from './engine';
 
 /** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
@@ -344,6 +344,15 @@ export class DockerClient implements Engine {
   async listDanglingImages(): Promise<ImageSummary[]> {
     const list = await this.call('image.list', () => this.docker.listImages({ filters: { dangling: ['true'] } }));
     return list.map((i) => ({ id: i.Id, labels: i.Labels ?? {}, createdAt: i.Created }));
+  }
+
+  /** One list call; the engine's reference filter matches the repository name, and the prefix is checked again here. */
+  async listImagesUnder(repoPrefix: string): Promise<RepoImageSummary[]> {
+    const list = await this.call('image.list', () => this.docker.listImages({ filters: { reference: [`${repoPrefix}*`] } }));
+    const under = (refs: string[] | null | undefined) => (refs ?? []).some((r) => r.startsWith(repoPrefix));
+    return list
+      .filter((i) => under(i.RepoTags) || under(i.RepoDigests))
+      .map((i) => ({ id: i.Id, repoTags: i.RepoTags ?? [], repoDigests: i.RepoDigests ?? [], createdAt: i.Created }));
   }
 
   async removeImage(ref: string): Promise<void> {

@@ -112,6 +112,14 @@ export interface PullProgressEvent {
   error?: string;
 }
 
+/** An image listed under a repository prefix: its tags and registry digests (RepoTags may be empty: untagged). */
+export interface RepoImageSummary {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  createdAt: number;
+}
+
 export interface DockerEvent {
   type: string; // container | network | volume | image ...
   action: string; // die | start | health_status: unhealthy | oom | destroy ...
@@ -189,6 +197,8 @@ export interface Engine {
   removeVolume(name: string): Promise<void>;
 
   listDanglingImages(): Promise<ImageSummary[]>;
+  /** Images with a tag or registry digest under `repoPrefix` (e.g. ah's `127.0.0.1:5000/ah/`), tagged or not. */
+  listImagesUnder(repoPrefix: string): Promise<RepoImageSummary[]>;
   removeImage(ref: string): Promise<void>;
   imageExists(ref: string): Promise<boolean>;
   /** Pulls an image with no credentials, telling `onProgress` each progress line; fails with the engine's or registry's error. */

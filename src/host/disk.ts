@@ -1,14 +1,19 @@
 /**
  * The disk guard: statfs of the DB's directory, Docker's root dir (from `docker info`) and every
  * --disk-paths entry, judged by src/policy/disk.ts. A path that cannot be measured is reported, never
- * skipped (W-D1). `keeper status` and the refill call `readDiskGuard`; deploys call `assertDiskAllows`.
+ * skipped (W-D1). `keeper status` and the refill call `readDiskGuard`; deploys call `assertDiskAllows`. The pool
+ * also obeys the hold that disk pressure sets (`poolDiskVerdict`), kept in the state DB so that the worker's disk
+ * watcher and any refill, in whatever process, see the same one.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { reportedConditions } from '../db/conditions';
 import { DockerError, type Engine } from '../docker/client';
-import { judgeDisk, type DiskUsage } from '../policy/disk';
+import { judgeDisk, nextPoolHold, POOL_HOLD_SUBJECT, poolHoldCondition, withPoolHold, type DiskUsage } from '../policy/disk';
 import type { DiskVerdict } from '../contracts/disk';
 import type { Settings } from '../settings';
+import { reportConditions } from './conditions';
+import type { HostDeps } from './deps';
 
 /** What the guard needs: the engine (for its root dir) and the settings that name paths and thresholds. */
 export interface GuardDeps {
@@ -87,4 +92,27 @@ export async function assertDiskAllows(deps: GuardDeps, what = 'operation'): Pro
   const verdict = await readDiskGuard(deps);
   if (verdict.level === 'block') throw new DiskBlockedError(verdict, what);
   return verdict;
+}
+
+/** The condition loop the pool hold is kept under (keeper_reported_conditions). */
+const DISK_LOOP = 'disk';
+
+type HoldDeps = Pick<HostDeps, 'db' | 'log' | 'settings' | 'clock'>;
+
+export function isPoolHeld({ db, settings }: Pick<HostDeps, 'db' | 'settings'>): boolean {
+  return reportedConditions(db, settings.hostId, DISK_LOOP).some((c) => c.subject === POOL_HOLD_SUBJECT);
+}
+
+/** Sets or clears the pool hold from a fresh verdict (written, and logged, only when it changes); returns it. */
+export function updatePoolHold(deps: HoldDeps, verdict: DiskVerdict): boolean {
+  const held = isPoolHeld(deps);
+  const next = nextPoolHold(held, verdict);
+  if (next !== held) reportConditions(deps, DISK_LOOP, next ? [poolHoldCondition(verdict)] : []);
+  return next;
+}
+
+/** The verdict the pool refill obeys: the guard's, with the hold of disk pressure applied. */
+export async function poolDiskVerdict(deps: GuardDeps & HoldDeps): Promise<DiskVerdict> {
+  const verdict = await readDiskGuard(deps);
+  return withPoolHold(verdict, updatePoolHold(deps, verdict));
 }

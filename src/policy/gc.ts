@@ -12,7 +12,10 @@
  * - then the age guard, for containers, volumes, networks and images alike; an unknown age counts as young.
  */
 
-import { LABEL, LABEL_PREFIX, POOL_VOLUME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER, VOLUME_PREFIXES } from '../names';
+import {
+  BUILD_IMAGE_REPO_PREFIX, buildImageRepo, LABEL, LABEL_PREFIX, POOL_VOLUME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER,
+  VOLUME_PREFIXES,
+} from '../names';
 import type { GcItem, KeepReason } from '../contracts/gc';
 
 export type Verdict = { remove: true; reason: string } | { remove: false; keep: KeepReason };
@@ -344,4 +347,123 @@ export function planSnapshots(rows: SnapshotRow[], runningRefs: Set<string>, rul
  */
 export function planCrashRecords(rows: RetainedRow[], rule: RetentionRule): Plan<RetainedRow> {
   return planRetention(rows, rule, { what: 'crash records', nameOf: (r) => `${r.serviceId}#${r.id}` });
+}
+
+// ---- ah's build images ----
+
+/** An image listed under ah's build repository: tagged, or untagged with only its registry digest left. */
+export interface BuildImageObs {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  createdAt: number;
+}
+
+/** What attributes a build image to a service: the service rows, and ah's builds rows by image tag. */
+export interface BuildAttribution {
+  services: { id: string; tenantId: string }[];
+  /** builds.image → its service and unix created_at. */
+  builds: Map<string, { serviceId: string; createdAt: number }>;
+}
+
+/** What a build-image removal takes: a tag (an untag; the image goes with its last tag), or an untagged image by id. */
+export interface BuildImageTarget {
+  ref: string;
+  imageId: string;
+  serviceId: string;
+  kind: 'tag' | 'dangling';
+  createdAt: number;
+  builtAt: number;
+}
+
+export interface BuildImageRule {
+  guard: AgeGuard;
+  /** Newest tagged build images kept per service; 0 turns the count rule off. */
+  perService: number;
+  /** Image ids that a container of any state uses. */
+  usedImageIds: Set<string>;
+  /** Refs that a service row names as its image (it may be redeployed or restarted from it). */
+  referencedRefs: Set<string>;
+}
+
+/** `127.0.0.1:5000/ah/<tenant>-<service>` of a tag or digest ref, or undefined when the ref is not ah's build's. */
+export function buildRepoOf(ref: string): string | undefined {
+  if (!ref.startsWith(BUILD_IMAGE_REPO_PREFIX)) return undefined;
+  const at = ref.indexOf('@');
+  const name = at >= 0 ? ref.slice(0, at) : ref.slice(0, ref.lastIndexOf(':') > ref.lastIndexOf('/') ? ref.lastIndexOf(':') : undefined);
+  return name.length > BUILD_IMAGE_REPO_PREFIX.length ? name : undefined;
+}
+
+/** The service a build image ref belongs to: its builds row, else the one service whose repository it names. */
+export function attributeBuildRef(ref: string, by: BuildAttribution): string | undefined {
+  const built = by.builds.get(ref);
+  if (built) return built.serviceId;
+  const repo = buildRepoOf(ref);
+  if (!repo) return undefined;
+  const owners = by.services.filter((s) => buildImageRepo(s.tenantId, s.id) === repo);
+  return owners.length === 1 ? owners[0].id : undefined;
+}
+
+/** Every tag (or, untagged, the image itself) of ah's build repository, with the service it belongs to if any. */
+export function buildImageTargets(images: BuildImageObs[], by: BuildAttribution): { target: BuildImageTarget; attributed: boolean }[] {
+  const out: { target: BuildImageTarget; attributed: boolean }[] = [];
+  for (const img of images) {
+    const tags = img.repoTags.filter((t) => buildRepoOf(t) !== undefined);
+    const dangling = img.repoTags.every((t) => t === '<none>:<none>');
+    const refs = dangling ? img.repoDigests.filter((d) => buildRepoOf(d) !== undefined).slice(0, 1) : tags;
+    for (const ref of refs) {
+      const serviceId = attributeBuildRef(ref, by);
+      const target: BuildImageTarget = {
+        ref: dangling ? img.id : ref, imageId: img.id, serviceId: serviceId ?? '', kind: dangling ? 'dangling' : 'tag',
+        createdAt: img.createdAt, builtAt: by.builds.get(ref)?.createdAt ?? 0,
+      };
+      out.push({ target, attributed: serviceId !== undefined });
+    }
+  }
+  return out;
+}
+
+/** Newest first: the image's creation, then its build row's, then the ref, so the order is defined. */
+function newestFirst(a: BuildImageTarget, b: BuildImageTarget): number {
+  if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+  if (a.builtAt !== b.builtAt) return b.builtAt - a.builtAt;
+  return a.ref < b.ref ? 1 : a.ref > b.ref ? -1 : 0;
+}
+
+/** The tags beyond the newest `perService` of each service, with their reason. */
+function tagsOverLimit(targets: BuildImageTarget[], perService: number): Map<BuildImageTarget, string> {
+  const over = new Map<BuildImageTarget, string>();
+  if (perService <= 0) return over;
+  const byService = new Map<string, BuildImageTarget[]>();
+  for (const t of targets) byService.set(t.serviceId, [...(byService.get(t.serviceId) ?? []), t]);
+  for (const [serviceId, list] of byService) {
+    for (const t of [...list].sort(newestFirst).slice(perService)) {
+      over.set(t, `build image over the limit of ${perService} per service for service ${serviceId}`);
+    }
+  }
+  return over;
+}
+
+/**
+ * ah's build images (W-G6 of docs/ah-differences.md): an untagged one (its registry digest still names ah's build
+ * repository) goes once past the age guard; tagged ones are kept to the newest `perService` per service. Never one
+ * that a container uses or a service row names, never one keeper cannot attribute to a service.
+ */
+export function planBuildImages(images: BuildImageObs[], by: BuildAttribution, rule: BuildImageRule): Plan<BuildImageTarget> {
+  const all = buildImageTargets(images, by);
+  const over = tagsOverLimit(all.filter((a) => a.attributed && a.target.kind === 'tag').map((a) => a.target), rule.perService);
+  const judge = ({ target: t, attributed }: { target: BuildImageTarget; attributed: boolean }): Verdict => {
+    if (!attributed) return { remove: false, keep: 'unattributed' };
+    if (rule.usedImageIds.has(t.imageId)) return { remove: false, keep: 'image-in-use' };
+    if (rule.referencedRefs.has(t.ref)) return { remove: false, keep: 'referenced' };
+    const reason = t.kind === 'dangling' ? `untagged build image of service ${t.serviceId}: used by no container` : over.get(t);
+    if (!reason) return { remove: false, keep: 'within-limits' };
+    const young = ageVerdict(t.createdAt, rule.guard);
+    return young ? { remove: false, keep: young } : { remove: true, reason };
+  };
+  const planned = plan(all, judge, ({ target: t }, reason) => ({
+    name: t.kind === 'tag' ? t.ref : t.imageId.replace(/^sha256:/, '').slice(0, 12), id: t.imageId,
+    ageSeconds: ageSeconds(t.createdAt, rule.guard.now), reason,
+  }));
+  return { kept: planned.kept, remove: planned.remove.map((r) => ({ item: r.item, target: r.target.target })) };
 }

@@ -101,6 +101,11 @@ export async function triggerReconcile(client: Client, hostId: string, serviceId
   return true;
 }
 
+/** Disk pressure's request for a sweep now (src/host/disk-watcher.ts); an operator's pause is respected. */
+export function triggerGcSweep(client: Client, hostId: string): Promise<boolean> {
+  return triggerLoop(client, hostId, 'gc', { unlessPaused: true });
+}
+
 /**
  * After a claim: asks the pool schedule for a refill, best effort. The claim has already succeeded, so a
  * failure here only means the next pool tick refills. A paused pool schedule (e.g. before a drain) is not

@@ -35,6 +35,7 @@ export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResu
   ];
   // Patched: a sweep that started on a worker without the crash-record class replays without it.
   if (patched('gc-crash-records')) runs.push(runClass('crashRecords', dryRun, (i) => gc.removeOldCrashRecords(i), {}));
+  if (patched('gc-build-images')) runs.push(runClass('buildImages', dryRun, (i) => gc.removeBuildImages(i), input));
   const rest = await Promise.all(runs);
   const classes = [containers, ...rest];
   const summary = classes.map(summarise);

@@ -39,7 +39,7 @@ describe('keeper gc', () => {
       const plan = JSON.parse(dry.out) as GcSweepResult;
       expect(plan.dryRun).toBe(true);
       const planned = plan.classes.flatMap((c) => c.planned.map((i) => `${c.class}:${i.name}`)).sort();
-      expect(plan.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords']);
+      expect(plan.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords', 'buildImages']);
       expect(planned).toEqual(expect.arrayContaining([
         `containers:ah-kanban-${u}`, `volumes:ah-kanban-${u}`, `buildDirs:old-${u}`, `crashRecords:svc-${u}#${record}`,
       ]));

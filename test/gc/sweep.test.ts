@@ -87,6 +87,8 @@ describe('a sweep over a world of every class', () => {
   let dry: GcSweepResult;
   let real: GcSweepResult;
   let snaps: Record<string, string>;
+  /** Snapshot tags this file put on TEST_IMAGE: afterAll removes every one, whatever retention kept. */
+  const madeTags: string[] = [];
   let t: string;
   const records = { over: [] as string[], kept: [] as string[], afterDry: [] as string[] };
 
@@ -204,6 +206,7 @@ describe('a sweep over a world of every class', () => {
     for (const [svc, key, age] of ages) {
       const ref = `127.0.0.1:5000/snapshots/${t}:${u}-${key}`;
       await docker.tagImage(TEST_IMAGE, `127.0.0.1:5000/snapshots/${t}`, `${u}-${key}`);
+      madeTags.push(ref);
       snaps[key] = w.snapshot(db, t, svc, { id: `${u}-${key}`, imageRef: ref, createdAt: now - age });
     }
 
@@ -224,6 +227,8 @@ describe('a sweep over a world of every class', () => {
   afterAll(async () => {
     await fx.cleanup();
     for (const id of [orphan.image, kept.image]) await w.rawDocker().getImage(id).remove({ force: true }).catch(() => undefined);
+    // every snapshot tag this file made, the ones retention kept included (untagging never removes TEST_IMAGE itself)
+    for (const ref of madeTags.splice(0)) await docker.removeImage(ref).catch(() => undefined);
     db?.close();
   });
 
@@ -288,7 +293,7 @@ describe('a sweep over a world of every class', () => {
   });
 
   it('the dry run removed nothing and listed exactly what the real run then removed, class by class', () => {
-    for (const cls of ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords'] as GcClass[]) {
+    for (const cls of ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords', 'buildImages'] as GcClass[]) {
       expect(byClass(dry, cls).removed, cls).toEqual([]);
       expect(names(dry, cls, 'planned'), cls).toEqual(names(real, cls, 'removed'));
       expect(byClass(real, cls).failed, cls).toEqual([]);

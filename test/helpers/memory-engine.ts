@@ -12,7 +12,7 @@ import os from 'node:os';
 import { DockerError } from '../../src/docker/errors';
 import type {
   ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, EventQuery,
-  ImageSummary, LabelFilter, LogReadLimits, LogWindow, NetworkCreateOptions, NetworkDetails, PullProgressEvent, VolumeSummary,
+  ImageSummary, LabelFilter, LogReadLimits, LogWindow, NetworkCreateOptions, NetworkDetails, PullProgressEvent, RepoImageSummary, VolumeSummary,
 } from '../../src/docker/engine';
 import { systemClock, type Clock } from '../../src/time';
 
@@ -313,6 +313,13 @@ export class MemoryEngine implements Engine {
     return this.call('image.list', undefined, () => [...this.images.values()]
       .filter((i) => i.tags.length === 0)
       .map((i) => ({ id: i.id, labels: { ...i.labels }, createdAt: sec(i.createdAtMs) })));
+  }
+
+  /** Tagged images under the prefix only: the in-memory engine keeps no registry digests. */
+  async listImagesUnder(repoPrefix: string): Promise<RepoImageSummary[]> {
+    return this.call('image.list', undefined, () => [...this.images.values()]
+      .filter((i) => i.tags.some((t) => t.startsWith(repoPrefix)))
+      .map((i) => ({ id: i.id, repoTags: [...i.tags], repoDigests: [], createdAt: sec(i.createdAtMs) })));
   }
 
   /** By tag: untags, and removes the image with its last tag. By id: removes it. Refused (409) while a container uses it. */

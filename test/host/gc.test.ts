@@ -4,7 +4,7 @@
  * test/gc/ runs the same classes on a real engine.
  */
 import { describe, expect, it } from 'vitest';
-import { removeDanglingImages, removeEmptyTenantNetworks, removeOrphanContainers, removeOrphanVolumes } from '../../src/host/gc/classes';
+import { removeBuildImages, removeDanglingImages, removeEmptyTenantNetworks, removeOrphanContainers, removeOrphanVolumes } from '../../src/host/gc/classes';
 import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 import { environment, service, tenant } from '../gc/world';
 import { memoryHost, type MemoryHost } from './world';
@@ -118,5 +118,26 @@ describe('GC classes (in-memory engine)', () => {
       expect(h.engine.containers.size).toBe(1);
       expect(h.engine.volumes.size).toBe(1);
     }
+  });
+
+  it("build images: keeps the newest --build-images-per-service tags of a service, and any a container uses or no service owns", async () => {
+    const h = memoryHost({ buildImagesPerService: '1' });
+    const t = tenant(h.db);
+    const s1 = service(h.db, t);
+    const repo = `127.0.0.1:5000/ah/${t}-${s1}`;
+    const oldest = h.engine.addImage(`${repo}:b1`);
+    h.advance(10);
+    const middle = h.engine.addImage(`${repo}:b2`);
+    h.advance(10);
+    h.engine.addImage(`${repo}:b3`);
+    h.engine.addImage(`127.0.0.1:5000/ah/${t}-nobody:x1`);
+    await h.engine.createContainer({ name: uniqueId('ah-old-'), image: `${repo}:b1`, labels: {}, network: 'none' });
+    h.advance(OLD_SEC);
+
+    const real = await removeBuildImages(h.deps, { dryRun: false });
+    expect(names(real.removed)).toEqual([`${repo}:b2`]);
+    expect(real.kept).toEqual({ 'image-in-use': 1, 'within-limits': 1, unattributed: 1 });
+    expect(h.engine.images.has(middle)).toBe(false);
+    expect(h.engine.images.has(oldest)).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assertDiskAllows, DiskBlockedError, readDiskGuard } from '../../src/host/disk';
+import { assertDiskAllows, DiskBlockedError, isPoolHeld, readDiskGuard } from '../../src/host/disk';
 import { claimEnvironment } from '../../src/host/pool/claim';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
@@ -91,6 +91,30 @@ describe('disk guard', () => {
     const row = db.prepare(`SELECT id, status, container_id, volume_name FROM environments WHERE name = 'coldno'`).get() as Record<string, string>;
     expect(row).toMatchObject({ status: 'failed', container_id: '', volume_name: '' });
     expect(await docker.listContainers({ 'ah.environment': row.id })).toEqual([]);
+  });
+
+  it('a refill that met the block holds it while usage stays at or above --disk-warn, and refills once under it', async () => {
+    const t = poolDb();
+    db = t.db;
+    const used = usedPercentOf(path.dirname(t.file));
+    const below = String(Math.max(0, Math.floor(used) - 1));
+    const above = String(Math.min(100, Math.ceil(used) + 2));
+    const hostId = testSettings().hostId;
+    const at = (warn: string, block: string) => testSettings({ hostId, db: t.file, diskWarn: warn, diskBlock: block, poolSize: '0' });
+    const refill = async (settings: ReturnType<typeof testSettings>) => {
+      const worker = await keeperWorker(env, { db, docker, settings });
+      return worker.runUntil(env.client.workflow.execute(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('pool-refill-') }));
+    };
+    expect((await refill(at(below, below))).blocked).toBe(true);
+    expect(isPoolHeld({ db, settings: at(below, below) })).toBe(true);
+    // the block is raised above the usage, the warning is not: still blocked, and it says why
+    const held = await refill(at(below, above));
+    expect(held.blocked).toBe(true);
+    expect(held.error).toContain(`held since a path reached the block threshold ${above}%, until every path is under ${below}%`);
+    // under the warning threshold: the hold clears and the refill runs
+    const free = await refill(at(above, above));
+    expect(free.blocked).toBe(false);
+    expect(isPoolHeld({ db, settings: at(above, above) })).toBe(false);
   });
 
   it('below the thresholds the refill runs and the verdict is ok', async () => {

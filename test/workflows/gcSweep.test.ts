@@ -13,7 +13,7 @@ import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 const env = stubWorkerEnvForFile();
 
 type ClassActivity = 'removeOrphanContainers' | 'removeOrphanVolumes' | 'removeEmptyTenantNetworks' | 'removeDanglingImages' | 'removeOldBuildDirs'
-  | 'removeExpiredSnapshots' | 'removeOldCrashRecords';
+  | 'removeExpiredSnapshots' | 'removeOldCrashRecords' | 'removeBuildImages';
 const CLASS_OF: Record<ClassActivity, GcClass> = {
   removeOrphanContainers: 'containers',
   removeOrphanVolumes: 'volumes',
@@ -22,6 +22,7 @@ const CLASS_OF: Record<ClassActivity, GcClass> = {
   removeOldBuildDirs: 'buildDirs',
   removeExpiredSnapshots: 'snapshots',
   removeOldCrashRecords: 'crashRecords',
+  removeBuildImages: 'buildImages',
 };
 
 const item = (name: string, id?: string): GcItem => ({ name, ...(id ? { id } : {}), ageSeconds: 900, reason: 'orphan' });
@@ -54,6 +55,7 @@ function gcStubs(results: Partial<Record<GcClass, (dryRun: boolean) => GcClassRe
     removeOldBuildDirs: classStub('removeOldBuildDirs'),
     removeExpiredSnapshots: classStub('removeExpiredSnapshots'),
     removeOldCrashRecords: classStub('removeOldCrashRecords'),
+    removeBuildImages: classStub('removeBuildImages'),
     recordGcSweep: vi.fn<Activities['recordGcSweep']>(async () => {
       if (fail.recordGcSweep) throw new Error(fail.recordGcSweep);
     }),
@@ -68,15 +70,15 @@ describe('gcSweep', () => {
     const { stubs, log } = gcStubs({ containers: twoContainers, volumes: (d) => classResult('volumes', d, [item('ah-db-x')]) });
     const { result } = await executeWithStubs(env, stubs, gcSweep);
     expect(log.slice(0, 2)).toEqual(['start containers', 'end containers']);
-    expect(log).toHaveLength(14);
+    expect(log).toHaveLength(16);
     const gone = { dryRun: false, goneContainers: ['c1', 'c2'] };
-    for (const s of [stubs.removeOrphanVolumes, stubs.removeEmptyTenantNetworks, stubs.removeDanglingImages, stubs.removeExpiredSnapshots]) {
+    for (const s of [stubs.removeOrphanVolumes, stubs.removeEmptyTenantNetworks, stubs.removeDanglingImages, stubs.removeExpiredSnapshots, stubs.removeBuildImages]) {
       expect(s.mock.calls).toEqual([[gone]]);
     }
     expect(stubs.removeOrphanContainers.mock.calls).toEqual([[{ dryRun: false }]]);
     expect(stubs.removeOldBuildDirs.mock.calls).toEqual([[{ dryRun: false }]]);
     expect(stubs.removeOldCrashRecords.mock.calls).toEqual([[{ dryRun: false }]]);
-    expect(result.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords']);
+    expect(result.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords', 'buildImages']);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 0 });
     expect(stubs.recordGcSweep.mock.calls).toEqual([[{ summary: result.summary, totals: result.totals }]]);
   });
@@ -122,7 +124,7 @@ describe('gcSweep', () => {
     expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({
       class: 'crashRecords', planned: 0, removed: 0, failed: 0, skipped: 0, error: 'SQLITE_CORRUPT: database disk image is malformed',
     });
-    expect(log.filter((l) => l.startsWith('end '))).toHaveLength(6);
+    expect(log.filter((l) => l.startsWith('end '))).toHaveLength(7);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 1 });
     expect(stubs.recordGcSweep).toHaveBeenCalledTimes(1);
   });

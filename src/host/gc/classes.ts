@@ -6,13 +6,13 @@
  */
 import path from 'node:path';
 import { deleteCrashRecord, listCrashRecordAges } from '../../db/crash-records';
-import { deleteSnapshotRow, listSnapshotRows, loadGcReferences } from '../../db/gc';
+import { deleteSnapshotRow, listSnapshotRows, loadBuildAttribution, loadGcReferences } from '../../db/gc';
 import { oneLine } from '../../db/open';
 import { DockerError, type ContainerUsage } from '../../docker/client';
 import { ignoreNotFound } from '../../docker/errors';
-import { AH_NAME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../names';
+import { AH_NAME_PREFIX, BUILD_IMAGE_REPO_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../names';
 import {
-  needsStop, planBuildDirs, planContainers, planCrashRecords, planDanglingImages, planNetworks, planSnapshots, planVolumes,
+  needsStop, planBuildDirs, planBuildImages, planContainers, planCrashRecords, planDanglingImages, planNetworks, planSnapshots, planVolumes,
   type AgeGuard, type NetworkObs,
 } from '../../policy/gc';
 import { unixSeconds } from '../../time';
@@ -116,6 +116,29 @@ export async function removeDanglingImages(deps: GcDeps, input: GcClassInput): P
   const usedBy = new Set(staying(seen.containers, input).map((c) => c.imageId));
   const plan = planDanglingImages(seen.images, usedBy, ageGuard(deps));
   return carryOut(log, 'images', input.dryRun, plan, [], (i) => ignoreNotFound(() => docker.removeImage(i.id)));
+}
+
+/**
+ * ah's build images (127.0.0.1:5000/ah/<tenant>-<service>): untagged ones past the age guard, and tags beyond the
+ * newest --build-images-per-service of each service. Never one a staying container uses or a service row names.
+ */
+export async function removeBuildImages(deps: GcDeps, input: GcClassInput): Promise<GcClassResult> {
+  const { db, docker, settings, log } = deps;
+  const seen = await observed(log, 'buildImages', input.dryRun, async () => ({
+    by: loadBuildAttribution(db),
+    refs: loadGcReferences(db),
+    images: await docker.listImagesUnder(BUILD_IMAGE_REPO_PREFIX),
+    containers: await docker.listContainerUsage(),
+  }));
+  if (isClassResult(seen)) return seen;
+  const stay = staying(seen.containers, input);
+  const rule = {
+    guard: ageGuard(deps), perService: settings.buildImagesPerService,
+    usedImageIds: new Set(stay.map((c) => c.imageId)), referencedRefs: new Set([...seen.refs.serviceImages, ...stay.map((c) => c.image)]),
+  };
+  // Never forced: the engine refuses to untag the last tag of an image that a container uses.
+  return carryOut(log, 'buildImages', input.dryRun, planBuildImages(seen.images, seen.by, rule), [], (t) =>
+    ignoreNotFound(() => docker.removeImage(t.ref)));
 }
 
 /** Build directories older than --build-dir-max-age, inside the resolved base; symlinks are never followed. */
