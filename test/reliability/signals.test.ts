@@ -9,7 +9,7 @@ import { DockerClient } from '../../src/docker/client';
 import { circuitStateQuery, type CircuitState } from '../../src/workflows/messages';
 import { ids, taskQueueFor } from '../../src/ids';
 import { circuitBreaker } from '../../src/workflows';
-import { freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
+import { freshDb, testSettings, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
 import { addService, addTenant, deployments, nowSec, service } from '../reconcile/rows';
 
