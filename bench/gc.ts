@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createGcActivities } from '../src/activities/gc';
-import type { GcClassResult } from '../src/host/gc/sweep';
+import type { GcClassResult } from '../src/contracts/gc';
 import { testDeps } from '../test/helpers/fixtures';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';

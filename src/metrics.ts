@@ -13,7 +13,7 @@ import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from
 import type { WatcherState } from './db/events';
 import type { StateDb } from './db/open';
 import { countOpenCircuits } from './db/services';
-import type { DiskVerdict } from './policy/disk';
+import type { DiskVerdict } from './contracts/disk';
 
 export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
   return {

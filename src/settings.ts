@@ -63,7 +63,7 @@ export interface Settings {
   diskWarnPercent: number;
   diskBlockPercent: number;
   diskPaths: string[];
-  /** Raw, as given: `URL` or `slack:URL` (see notify/targets.ts). Secrets may hide in them: never logged. */
+  /** Raw, as given: `URL` or `slack:URL` (see notify/webhook.ts). Secrets may hide in them: never logged. */
   notifyWebhooks: string[];
   /** Never logged, printed or put in a workflow's history. */
   notifySecret: string | undefined;

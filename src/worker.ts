@@ -12,12 +12,12 @@ import type { EventWatcher } from './events/watcher';
 import { planNotification } from './host/notifications';
 import { ids, LOOPS, taskQueueFor } from './ids';
 import type { Logger } from './log';
-import { webhooksWords } from './policy/notification';
+import { webhooksWords } from './cli/words';
 import { hostRunsQuery } from './search-attributes';
 import { recordWorkerStart } from './host/worker-config';
 import type { Settings } from './settings';
 import { describeTarget } from './temporal/connection';
-import { warnOfOtherHostIds } from './temporal/footprint';
+import { warnOfOtherHostIds } from './app/other-host-ids';
 
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(configured: Settings): Promise<void> {

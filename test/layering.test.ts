@@ -1,15 +1,21 @@
 /**
- * keeper's rooms, checked statically so that they stay what docs/architecture.md says: SQL only in src/db/;
- * workflow code imports at run time only Temporal's workflow and common packages and pure modules; the host
- * operations sit below the activities; every ah defect a comment cites is defined in docs/ah-differences.md; no
- * comment points outside the repository; and every function in src/ fits on a screen.
+ * keeper's rooms, checked statically so that they stay what docs/architecture.md says: every import follows an
+ * allowed arrow of .dependency-cruiser.cjs (workflow code runs only deterministic modules, the CLI reaches the
+ * host only through host/) and none closes a circle; the doc shows those arrows; SQL only in src/db/; every ah
+ * defect a comment cites is defined in docs/ah-differences.md; no comment points outside the repository or
+ * names an issue; and every function in src/ fits on a screen.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(__dirname, '..');
+const DEPCRUISE = path.join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
+/** The allowed arrows: what each room of src/ may import (a name ending in / is a folder). */
+const ARROWS = createRequire(__filename)(path.join(ROOT, '.dependency-cruiser.cjs')).ARROWS as Record<string, string[]>;
 
 function files(dir: string, ext = '.ts'): string[] {
   return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
@@ -21,20 +27,16 @@ function files(dir: string, ext = '.ts'): string[] {
 
 const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), 'utf8');
 
-/** The modules a file imports at run time (type-only imports are erased), as repo-relative paths or package names. */
-function runtimeImports(rel: string): string[] {
-  const text = read(rel);
-  const specs = [...text.matchAll(/^import\s+(?!type\b)([^;]*?)\s+from\s+'([^']+)';/gm)]
-    .filter((m) => !/^\{\s*(type\s+\w+\s*,?\s*)+\}$/.test(m[1].trim())) // `import { type A, type B }` is erased too
-    .map((m) => m[2]);
-  return specs.map((s) => (s.startsWith('.') ? resolveModule(path.dirname(rel), s) : s));
+/** A rule broken, as dependency-cruiser reports it. */
+interface Violation {
+  rule: { name: string };
+  from: string;
+  to: string;
+  cycle?: { name: string }[];
 }
 
-function resolveModule(fromDir: string, spec: string): string {
-  const base = path.join(fromDir, spec);
-  for (const candidate of [`${base}.ts`, path.join(base, 'index.ts')]) if (fs.existsSync(path.join(ROOT, candidate))) return candidate;
-  return base;
-}
+const describeViolation = (v: Violation) =>
+  `${v.rule.name}: ${v.from} → ${v.cycle ? v.cycle.map((c) => c.name).join(' → ') : v.to}`;
 
 describe('the rooms', () => {
   it('SQL lives only in src/db/', () => {
@@ -43,34 +45,21 @@ describe('the rooms', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('workflow code imports at run time only @temporalio/workflow, @temporalio/common and pure modules', () => {
-    // src/policy/ holds the pure rules workflows and activities share; the walk checks their imports too.
-    const pure = new Set(['src/ids.ts', 'src/search-attributes.ts', 'src/names.ts']);
-    const allowedPackages = new Set(['@temporalio/workflow', '@temporalio/common']);
-    const seen = new Set<string>();
-    const visit = (rel: string): string[] => {
-      if (seen.has(rel)) return [];
-      seen.add(rel);
-      return runtimeImports(rel).flatMap((dep) => {
-        if (!dep.startsWith('src/')) return allowedPackages.has(dep) ? [] : [`${rel} imports ${dep}`];
-        if (!dep.startsWith('src/workflows/') && !dep.startsWith('src/policy/') && !pure.has(dep)) return [`${rel} imports ${dep}`];
-        return visit(dep);
-      });
-    };
-    expect(files('src/workflows').flatMap(visit)).toEqual([]);
-    expect(seen.size).toBeGreaterThan(5); // it did walk the workflows
+  it('every import follows an allowed arrow, and none closes a circle, type-only ones included (dependency-cruiser)', () => {
+    // It exits non-zero when a rule is broken; the JSON on stdout names each violation either way.
+    const run = spawnSync(process.execPath, [DEPCRUISE, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], {
+      cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(run.stdout, run.stderr).toMatch(/^\{/);
+    const { summary } = JSON.parse(run.stdout) as { summary: { violations: Violation[]; totalCruised: number } };
+    expect(summary.violations.map(describeViolation)).toEqual([]);
+    expect(summary.totalCruised).toBeGreaterThan(100); // it did read src/
   });
 
-  it('host operations, the DB layer and the pure rules never import the rooms above them', () => {
-    const above: Record<string, string[]> = {
-      'src/host/': ['src/activities/', 'src/cli', 'src/keeper-host.ts', 'src/worker.ts', 'src/temporal/', 'src/demo.ts'],
-      'src/db/': ['src/host/', 'src/activities/', 'src/cli', 'src/temporal/', 'src/keeper-host.ts', 'src/worker.ts'],
-      'src/policy/': ['src/host/', 'src/activities/', 'src/cli', 'src/temporal/', 'src/db/', 'src/docker/', 'src/keeper-host.ts'],
-      'src/activities/': ['src/cli', 'src/keeper-host.ts', 'src/worker.ts', 'src/demo.ts'],
-    };
-    const violations = Object.entries(above).flatMap(([room, forbidden]) =>
-      files(room).flatMap((f) => runtimeImports(f).filter((dep) => forbidden.some((x) => dep.startsWith(x))).map((dep) => `${f} imports ${dep}`)));
-    expect(violations).toEqual([]);
+  it('docs/architecture.md shows the arrows .dependency-cruiser.cjs checks', () => {
+    const shown = Object.fromEntries([...read('docs/architecture.md').matchAll(/^\| `([^`]+)` \| (.*) \|$/gm)]
+      .map((m) => [m[1], [...m[2].matchAll(/`([^`]+)`/g)].map((x) => x[1])]));
+    expect(shown).toEqual(ARROWS);
   });
 
   it("every ah defect a comment cites (W-…) is defined in docs/ah-differences.md", () => {
@@ -85,6 +74,21 @@ describe('the rooms', () => {
       .filter((f) => f !== 'test/layering.test.ts') // the patterns below
       .filter((f) => /ah-spec|DESIGN\.md|shared\/reference|temporal-notes|peers\.md|\bspec §/.test(read(f)));
     expect(outside).toEqual([]);
+  });
+
+  it('no comment names an issue number or a requirement code defined nowhere in the repository', () => {
+    const cited = [...files('src'), ...files('test'), ...files('bench'), ...files('scripts', '.sh')]
+      .filter((f) => f !== 'test/layering.test.ts') // the patterns below
+      .flatMap((f) => [...read(f).matchAll(/\b(issues? #?\d+|#\d{2,}\b|R-\d+)/gi)].map((m) => `${f}: ${m[0]}`));
+    expect(cited).toEqual([]);
+  });
+
+  it('every src/ path a comment in src/ names is a file of the repository', () => {
+    const missing = files('src').flatMap((f) => [...read(f).matchAll(/\b(?:src\/)?(?:[\w-]+\/)+[\w.-]+\.ts\b/g)]
+      .map((m) => m[0])
+      .filter((p) => ![p, path.join('src', p), path.join(path.dirname(f), p)].some((c) => fs.existsSync(path.join(ROOT, c))))
+      .map((p) => `${f}: ${p}`));
+    expect(missing).toEqual([]);
   });
 
   it(`no function in src/ is over ${MAX_FUNCTION_LINES} lines`, () => {

@@ -1,6 +1,7 @@
 /** The circuit breaker workflow's activities: hold the open circuit, then recover it once. */
 import type { Recovery } from '../db/services';
-import { holdCircuit, recoverCircuit, type HeldCircuit, type RecoveryResult } from '../host/circuit';
+import { holdCircuit, recoverCircuit } from '../host/circuit';
+import type { HeldCircuit, RecoveryResult } from '../contracts/circuit';
 import type { HostDeps } from '../host/deps';
 
 export function createCircuitActivities(deps: HostDeps) {

@@ -6,7 +6,7 @@ import {
   removeDanglingImages, removeEmptyTenantNetworks, removeExpiredSnapshots, removeOldBuildDirs, removeOldCrashRecords,
   removeOrphanContainers, removeOrphanVolumes,
 } from '../host/gc/classes';
-import type { GcClassInput, GcClassResult } from '../host/gc/sweep';
+import type { GcClassInput, GcClassResult } from '../contracts/gc';
 import { unixSeconds } from '../time';
 
 export function createGcActivities(deps: HostDeps) {

@@ -1,6 +1,7 @@
 /** The host health workflow's activities: this host's engine and DB, read through the worker. */
 import type { HostDeps } from '../host/deps';
-import { readEngineReport, readSchema, type EngineReport } from '../host/health';
+import { readEngineReport, readSchema } from '../host/health';
+import type { EngineReport } from '../contracts/health';
 
 export function createHealthActivities(deps: HostDeps) {
   return {

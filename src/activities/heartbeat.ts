@@ -6,7 +6,7 @@
  */
 import type { Context } from '@temporalio/activity';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
-import { HEARTBEAT_TIMEOUT_MS } from '../workflows/timeouts';
+import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 
 /** How often a running activity heartbeats: a fifth of the workflows' heartbeat timeout, so a late beat is no timeout. */
 export const HEARTBEAT_INTERVAL_MS = HEARTBEAT_TIMEOUT_MS / 5;

@@ -6,17 +6,9 @@
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { HostDeps } from '../host/deps';
-import {
-  deliverNotification, NotificationTargetGone, planNotification, recordNotifications, type DeliveryEnd, type NotificationPlan,
-} from '../host/notifications';
+import { deliverNotification, NotificationTargetGone, planNotification, recordNotifications } from '../host/notifications';
+import type { Delivered, DeliveryEnd, NotificationEvent, NotificationPlan } from '../contracts/notification';
 import { WebhookRefused } from '../notify/webhook';
-import type { NotificationEvent } from '../policy/notification';
-
-export interface Delivered {
-  status: number;
-  /** The attempt that got through (1 for the first), for the record. */
-  attempt: number;
-}
 
 export function createNotifyActivities(deps: HostDeps) {
   const log = deps.log.child({ loop: 'notify' });

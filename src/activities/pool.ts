@@ -13,14 +13,11 @@ import { recordDiskVerdict } from '../metrics';
 import type { HostDeps } from '../host/deps';
 import { readDiskGuard } from '../host/disk';
 import { poolStats } from '../host/pool/admin';
-import {
-  createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts, type PoolEntryRequest,
-  type PoolEntryResult,
-} from '../host/pool/refill';
+import { createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts } from '../host/pool/refill';
+import type { DiskVerdict } from '../contracts/disk';
+import type { PoolEntryRequest, PoolEntryResult, PoolRefillResult } from '../contracts/pool';
 import { refillConditions, refillUnchecked } from '../policy/conditions';
-import type { DiskVerdict } from '../policy/disk';
 import { unixSeconds } from '../time';
-import type { PoolRefillResult } from '../workflows/poolRefill';
 
 export function createPoolActivities(deps: HostDeps) {
   return {

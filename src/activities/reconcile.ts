@@ -4,15 +4,14 @@
  */
 import { recordLoopResult } from '../db/loop-results';
 import type { HostDeps } from '../host/deps';
-import { applyObservation, type TickApplied } from '../host/reconcile/apply';
-import { housekeep, type Housekeeping } from '../host/reconcile/housekeep';
-import type { TickObservation } from '../host/reconcile/observation';
+import { applyObservation } from '../host/reconcile/apply';
+import type { Housekeeping, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
+import { housekeep } from '../host/reconcile/housekeep';
 import { observeHost } from '../host/reconcile/observe';
 import { reportConditions } from '../host/conditions';
 import { crashPolicy } from '../policy/crash';
 import { labelConditions } from '../policy/service-crash-policy';
 import { unixSeconds } from '../time';
-import type { TickSummary } from '../workflows/reconcileTick';
 
 export function createReconcileActivities(deps: HostDeps) {
   const log = deps.log.child({ loop: 'reconcile' });

@@ -19,6 +19,10 @@ import { systemClock, type Clock } from '../time';
 
 export type HostMode = 'worker' | 'command' | 'status';
 
+// The CLI opens the state DB only here: its errors, and the whole-file copies of keeper backup and restore.
+export { StateDbError, StateDbMissingError } from '../db/open';
+export { checkBackup, copySqliteOnline, refuseLiveDb, type CopyResult } from '../db/backup';
+
 /** What a caller may inject; everything else is made from the settings. */
 export interface HostParts {
   log?: Logger;

@@ -1,12 +1,13 @@
 /** `keeper circuit list [--json]` and `keeper circuit reset <serviceId>`. */
 import type { Command } from 'commander';
-import { listCircuits, readCircuit } from '../db/services';
+import { circuitList, circuitOf } from '../host/circuit';
 import { ids, taskQueueFor } from '../ids';
 import { serviceAttributes } from '../search-attributes';
 import { runOnHost } from '../app/run-once';
 import { isoSeconds } from '../time';
 import { circuitBreaker } from '../workflows/circuitBreaker';
-import { circuitResetSignal, type CircuitState } from '../workflows/messages';
+import { circuitResetSignal } from '../workflows/messages';
+import type { CircuitState } from '../contracts/circuit';
 import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withSettings } from './common';
 
 export function registerCircuitCommand(program: Command): void {
@@ -17,7 +18,7 @@ export function registerCircuitCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const rows = await withHost(settings, ({ db }) => listCircuits(db));
+      const rows = await withHost(settings, circuitList);
       print(rows, !!opts.json, () =>
         rows.length === 0
           ? 'no circuits open or escalated'
@@ -35,7 +36,7 @@ export function registerCircuitCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (serviceId: string, opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const before = await withHost(settings, ({ db }) => readCircuit(db, serviceId));
+      const before = await withHost(settings, (deps) => circuitOf(deps, serviceId));
       if (!before) throw new UsageError(`no service ${serviceId} in ${settings.db}`);
       const run = await runOnHost(settings, async (client) => {
         const handle = await client.workflow.signalWithStart(circuitBreaker, {

@@ -1,7 +1,6 @@
 /** `keeper crashes <serviceId> [--limit N] [--json]`: why a service died, newest first, with its last log lines. */
 import { Option, type Command } from 'commander';
-import type { CrashRecordRow } from '../db/crash-records';
-import { serviceCrashes, type ServiceCrashes } from '../host/crashes';
+import { serviceCrashes, type CrashRecordRow, type ServiceCrashes } from '../host/crashes';
 import { isoSeconds } from '../time';
 import { jsonOption, print, settingsFrom, UsageError, withHost, withSettings } from './common';
 

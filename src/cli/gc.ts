@@ -4,11 +4,11 @@
  * class could not be swept or a removal failed (the output says which), 2 for bad usage.
  */
 import type { Command } from 'commander';
-import type { GcClassResult } from '../host/gc/sweep';
+import type { GcClassResult, GcSweepResult } from '../contracts/gc';
 import ms from 'ms';
 import { ids } from '../ids';
 import { runWorkflowOnce } from '../app/run-once';
-import { gcSweep, type GcSweepResult } from '../workflows/gcSweep';
+import { gcSweep } from '../workflows/gcSweep';
 import { jsonOption, printOneShot, settingsFrom, table, UsageError, withSettings } from './common';
 
 export function registerGcCommand(program: Command): void {

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { ids } from '../ids';
 import { runWorkflowOnce } from '../app/run-once';
-import { hostHealth, type HostHealth } from '../workflows/hostHealth';
+import { hostHealth } from '../workflows/hostHealth';
+import type { HostHealth } from '../contracts/health';
 import { jsonOption, printOneShot, settingsFrom, withSettings } from './common';
 
 export function registerHealthCommand(program: Command): void {

@@ -14,7 +14,7 @@ import { ClaimRequestError, claimEnvironment, type ClaimResult } from '../host/p
 import { assertTenantRuntime } from '../host/tenant-runtime';
 import { runWorkflowOnce } from '../app/run-once';
 import { requestPoolRefill } from '../temporal/schedules';
-import { refillWords } from '../policy/loop-words';
+import { refillWords } from './words';
 import { isoSeconds } from '../time';
 import { poolRefill } from '../workflows/poolRefill';
 import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withSettings } from './common';

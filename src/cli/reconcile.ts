@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { ids } from '../ids';
 import { runWorkflowOnce } from '../app/run-once';
-import { reconcileTick, type TickSummary } from '../workflows/reconcileTick';
+import { reconcileTick } from '../workflows/reconcileTick';
+import type { TickSummary } from '../contracts/reconcile';
 import { jsonOption, printOneShot, settingsFrom, UsageError, withSettings } from './common';
 
 export function registerReconcileCommand(program: Command): void {

@@ -1,7 +1,6 @@
 /** `keeper service create|start|stop|restart|rm|logs`: a small lifecycle so a standalone host has services to keep. */
 import { Option, type Command } from 'commander';
-import type { ServiceRecord } from '../db/service-lifecycle';
-import { createService, removeService, restartService, serviceLogs, startService, stopService } from '../host/services';
+import { createService, removeService, restartService, serviceLogs, startService, stopService, type ServiceRecord } from '../host/services';
 import { jsonOption, print, settingsFrom, table, UsageError, withHost, withSettings } from './common';
 
 function parseEnv(pairs: string[], flag = '--env'): Record<string, string> {

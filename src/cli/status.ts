@@ -4,15 +4,13 @@
  */
 import type { Command } from 'commander';
 import { readStatus, type HostStatus } from '../host/status';
-import { lastCrashWords } from '../policy/crash-words';
-import { loopResultWords } from '../policy/loop-words';
-import { webhooksWords } from '../policy/notification';
 import { configDifferences, workerConfigOf, workerPaceWords, type ConfigDifference } from '../host/worker-config';
 import { otherWriterCondition } from '../policy/other-writer';
 import { givenSettings, type Settings } from '../settings';
 import { operatorTarget } from '../temporal/client';
 import { describeTarget } from '../temporal/connection';
 import { agoWords, isoSeconds } from '../time';
+import { lastCrashWords, loopResultWords, webhooksWords } from './words';
 import { jsonOption, print, settingsFrom, table, withHost, withSettings } from './common';
 
 type StatusView = Omit<HostStatus, 'worker'> & {
@@ -99,7 +97,7 @@ const writers: Section = (s) => {
   return [`crash counts   ${c ? `WARNING: ${c.summary}` : 'counted by keeper alone'}`];
 };
 
-/** Each loop's last result in words (src/policy/loop-words.ts), with how long ago it finished. */
+/** Each loop's last result in words (src/cli/words.ts), with how long ago it finished. */
 const lastRuns: Section = (s) => {
   if (s.loops.length === 0) return ['', 'last runs', '  none yet'];
   return ['', 'last runs', indent(table(['loop', 'finished', 'result'], s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)])))];

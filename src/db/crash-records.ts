@@ -1,16 +1,9 @@
 /** keeper_crash_records: one row per counted death, its facts and its run's last lines (see keeper_1401). */
 import fs from 'node:fs';
 import { signalOf, deathReason } from '../policy/crash-words';
-import type { DeathFacts, SeenBy } from '../policy/death-facts';
+import type { CountedDeath, SeenBy } from '../contracts/reconcile';
 import type { RetainedRow } from '../policy/gc';
 import type { StateDb } from './open';
-
-/** A death the tick counts: its facts, and whether the engine had stopped it (counted after the grace). */
-export interface CountedDeath extends DeathFacts {
-  engineStopped?: boolean;
-  /** Its exit code is one the service expects (keeper.expected-exit-codes): recorded, not counted. */
-  expected?: boolean;
-}
 
 /** A death's log tail as read from the engine, or why there is none. */
 export interface LogTail {

@@ -18,7 +18,7 @@ CREATE TABLE keeper_loop_results (
   },
 ];
 
-// ---- reconciler and circuit breaker (issue 3): the 1xx range ----
+// ---- reconciler and circuit breaker: the 1xx range ----
 KEEPER_MIGRATIONS.push(
   {
     name: 'keeper_101_container_looks',
@@ -58,7 +58,7 @@ CREATE TABLE keeper_reported_problems (
   },
 );
 
-// ---- event-driven detection (issue 7): the 4xx range ----
+// ---- event-driven detection: the 4xx range ----
 KEEPER_MIGRATIONS.push({
   name: 'keeper_401_event_watcher',
   sql: `
@@ -74,7 +74,7 @@ CREATE TABLE keeper_event_watcher (
 );`,
 });
 
-// ---- tenant runtime (issue 15): the 15xx range ----
+// ---- tenant runtime: the 15xx range ----
 KEEPER_MIGRATIONS.push({
   name: 'keeper_1501_container_runtimes',
   sql: `
@@ -90,7 +90,7 @@ CREATE TABLE keeper_container_runtimes (
 );`,
 });
 
-// ---- crash forensics and notifications (issue 14): the 14xx range ----
+// ---- crash forensics and notifications: the 14xx range ----
 KEEPER_MIGRATIONS.push(
   {
     name: 'keeper_1401_crash_records',

@@ -1,5 +1,5 @@
 /** keeper_container_looks: what the reconciler last saw of each service's container (see keeper_101). */
-import type { ContainerLook } from '../policy/crash';
+import type { ContainerLook } from '../contracts/reconcile';
 import type { StateDb } from './open';
 
 export interface StoredLook extends ContainerLook {

@@ -7,12 +7,11 @@
  * upgrade a deferred transaction's read to a write while another process writes, it fails at once with
  * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
-import {
-  countCrashes, openingAt, reachesThreshold, type CircuitOpening, type ContainerLook, type CrashCounters, type CrashPolicy,
-} from '../policy/crash';
+import { countCrashes, openingAt, reachesThreshold, type CircuitOpening, type CrashCounters } from '../policy/crash';
+import type { CircuitRef, CountedDeath, CrashPolicy, CrashRecord } from '../contracts/reconcile';
 import type { ServiceRowFields } from '../policy/rows';
-import { isExpectedExit, type ServiceCrashRules } from '../policy/service-crash-policy';
-import { insertCrashRecords, type CountedDeath, type LogTail } from './crash-records';
+import { isExpectedExit } from '../policy/service-crash-policy';
+import { insertCrashRecords, type LogTail } from './crash-records';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
 import { swapLook } from './looks';
 import type { StateDb } from './open';
@@ -28,28 +27,6 @@ export function readServices(db: StateDb): ServiceRow[] {
                 circuit_open AS circuitOpen, circuit_open_count AS circuitOpenCount, circuit_retry_at AS circuitRetryAt
               FROM services ORDER BY id`)
     .all() as ServiceRow[];
-}
-
-/** One observed crash: the look it replaces, the look that proves it, and how many deaths lie between. */
-export interface CrashRecord {
-  serviceId: string;
-  containerId: string;
-  expectedLook: ContainerLook | null;
-  nextLook: ContainerLook;
-  deaths: number;
-  reason: string;
-  /** `running` when Docker already brought the container back up long enough ago. */
-  statusAfter: 'crashed' | 'running';
-  /** Each death's facts, oldest first; absent from observations made before crash forensics. */
-  facts?: CountedDeath[];
-  /** The service's own crash policy (its labels); absent: the host's, and no exit is expected. */
-  rules?: ServiceCrashRules;
-}
-
-export interface CircuitRef {
-  serviceId: string;
-  generation: number;
-  retryAt: number;
 }
 
 export interface CrashOutcome {

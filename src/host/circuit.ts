@@ -6,31 +6,11 @@ import { DockerError } from '../docker/client';
 import { ignoreNotFound } from '../docker/errors';
 import { deathsOfWindow } from '../db/crash-records';
 import { setLook } from '../db/looks';
-import { closeCircuit, readCircuit, type Recovery } from '../db/services';
-import type { DeathSummary } from '../policy/notification';
+import { closeCircuit, listCircuits, readCircuit, type CircuitRow, type Recovery } from '../db/services';
+import type { HeldCircuit, RecoveryResult } from '../contracts/circuit';
 import { isValidContainerId } from '../policy/rows';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
-
-export interface HeldCircuit {
-  open: boolean;
-  generation: number;
-  retryAt: number; // unix seconds
-  /** Milliseconds until retryAt on this host's clock, so the workflow's timer does not depend on the server's. */
-  remainingMs: number;
-  /** This host (child workflow ids name it), and whether it has webhooks to alert. */
-  hostId?: string;
-  alerts?: boolean;
-  /** The recorded deaths of the window that opened it, oldest first: the circuit's "why" (memo, result, alert). */
-  deaths?: DeathSummary[];
-}
-
-export interface RecoveryResult {
-  recovered: boolean;
-  status?: 'running' | 'stopped';
-  /** Why recovery could not bring the service back (its kept container is gone). */
-  error?: string;
-}
 
 /** An alert and a memo carry at most this many deaths: the threshold's worth, by default. */
 export const DEATHS_PER_CIRCUIT = 10;
@@ -83,4 +63,14 @@ async function startKept(docker: HostDeps['docker'], containerId: string): Promi
     if (!(err instanceof DockerError && err.isNotFound)) throw err; // transient: the activity retries
     return { status: 'stopped', error: 'kept container is gone; redeploy required' };
   }
+}
+
+/** Open circuits, and closed ones still escalated: `keeper circuit list`. */
+export function circuitList({ db }: Pick<HostDeps, 'db'>): CircuitRow[] {
+  return listCircuits(db);
+}
+
+/** One service's circuit row, or undefined when there is no such service. */
+export function circuitOf({ db }: Pick<HostDeps, 'db'>, serviceId: string): CircuitRow | undefined {
+  return readCircuit(db, serviceId);
 }

@@ -1,5 +1,7 @@
 /** `keeper crashes`: a service's recent deaths, as the reconciler recorded them (keeper_crash_records). */
 import { listCrashRecords, type CrashRecordRow } from '../db/crash-records';
+
+export type { CrashRecordRow };
 import { readService } from '../db/service-lifecycle';
 import type { HostDeps } from './deps';
 import { ServiceCommandError } from './services';

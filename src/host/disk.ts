@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DockerError, type DockerClient } from '../docker/client';
-import { judgeDisk, type DiskUsage, type DiskVerdict } from '../policy/disk';
+import { judgeDisk, type DiskUsage } from '../policy/disk';
+import type { DiskVerdict } from '../contracts/disk';
 import type { Settings } from '../settings';
 
 /** What the guard needs: the engine (for its root dir) and the settings that name paths and thresholds. */

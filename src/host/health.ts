@@ -2,10 +2,7 @@
 import { schemaVersion } from '../db/open';
 import { DockerError } from '../docker/client';
 import type { HostDeps } from './deps';
-
-export type EngineReport =
-  | { reachable: true; serverVersion: string; apiVersion: string; dockerRootDir: string; containersRunning: number }
-  | { reachable: false; error: string };
+import type { EngineReport } from '../contracts/health';
 
 export async function readEngineReport({ docker }: Pick<HostDeps, 'docker'>): Promise<EngineReport> {
   try {

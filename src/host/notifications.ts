@@ -7,29 +7,10 @@ import {
   lastFailedNotification, notificationCounts, NOTIFICATION_OUTCOME_RETENTION_S, recordNotificationOutcomes, type NotificationOutcome,
 } from '../db/notifications';
 import { postWebhook, webhookTarget, type WebhookTarget } from '../notify/webhook';
-import { notificationKey, type NotificationEvent } from '../policy/notification';
+import { notificationKey } from '../policy/notification';
+import type { DeliveryEnd, NotificationEvent, NotificationPlan } from '../contracts/notification';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
-
-/** A target as a workflow may carry it in its history: its id and origin, never its URL. */
-export interface TargetRef {
-  id: string;
-  shown: string;
-}
-
-export interface NotificationPlan {
-  targets: TargetRef[];
-  /** How long a delivery is retried before it is given up (--notify-retry-for). */
-  retryForMs: number;
-}
-
-/** The end of one delivery, as the workflow saw it. */
-export interface DeliveryEnd {
-  target: TargetRef;
-  delivered: boolean;
-  attempts: number;
-  error?: string;
-}
 
 /** The webhook is no longer in this host's settings (they changed since the alert was raised). */
 export class NotificationTargetGone extends Error {

@@ -18,6 +18,8 @@ import { assertDiskAllows } from './disk';
 import { resolveNetwork } from './networks';
 import { assertTenantRuntime } from './tenant-runtime';
 
+export type { ServiceRecord };
+
 export interface CreateServiceRequest {
   tenant: string;
   name: string;

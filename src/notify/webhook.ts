@@ -4,7 +4,8 @@
  * and logged by its origin and a short hash only, never by its whole URL.
  */
 import crypto from 'node:crypto';
-import { genericBody, isRetryableStatus, notificationKey, slackBody, type NotificationEvent } from '../policy/notification';
+import { genericBody, isRetryableStatus, notificationKey, slackBody } from '../policy/notification';
+import type { NotificationEvent } from '../contracts/notification';
 
 export interface WebhookTarget {
   /** Stable across restarts for the same URL (a hash of it), so a delivery names its target even if the list changes. */

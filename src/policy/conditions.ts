@@ -4,7 +4,7 @@
  * appear or change and once when they clear, never every run. Pure: the last reported ones are kept per host in
  * keeper_reported_conditions (src/db/conditions.ts), so a worker restart does not log them again.
  */
-import type { PoolRefillResult } from '../workflows/poolRefill';
+import type { PoolRefillResult } from '../contracts/pool';
 
 export interface Condition {
   /** What it is about, unique within its loop: `template:tmpl_node`, `disk`. */

@@ -3,8 +3,7 @@
  * last_error and the `crashed` deployment row keep ah's form (`container exited (exit code 1)`) with this cause
  * inside it, so ah's API and dashboards show the reason without knowing keeper.
  */
-import { agoWords } from '../time';
-import type { DeathFacts } from './death-facts';
+import type { DeathFacts } from '../contracts/reconcile';
 
 /** Linux signal numbers 1-31 (the exit code of a process killed by signal n is 128 + n, by convention). */
 const SIGNALS = [
@@ -54,13 +53,4 @@ export function crashReason(facts: (DeathFacts & { engineStopped?: boolean })[],
   const earlier = facts.length > 1 ? `; ${plural(facts.length - 1)} before it restarted by Docker` : '';
   const note = last.engineStopped ? `, ${ENGINE_STOP_NOTE}` : '';
   return `container ${status} (${causeOf(last)})${note}${earlier}`;
-}
-
-/**
- * A service's last recorded death for `keeper status`: `3 min ago: exit code 137 (OOM killed)`. When no fact of
- * its time survived, the time keeper counted it: `counted 3 min ago: ...`.
- */
-export function lastCrashWords(d: { reason: string; diedAtMs: number | null; recordedAt: number }, nowSec: number): string {
-  const when = d.diedAtMs === null ? `counted ${agoWords(d.recordedAt, nowSec)}` : agoWords(Math.floor(d.diedAtMs / 1000), nowSec);
-  return `${when}: ${d.reason}`;
 }

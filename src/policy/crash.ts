@@ -4,14 +4,7 @@
  * All times are unix seconds.
  */
 import type { Settings } from '../settings';
-
-export interface CrashPolicy {
-  windowSec: number;
-  threshold: number;
-  /** Retry delay by opening: the 1st, the 2nd, ... the last applies to every later opening. */
-  backoffSec: number[];
-  decaySec: number;
-}
+import type { ContainerLook, CrashPolicy } from '../contracts/reconcile';
 
 export function crashPolicy(s: Pick<Settings, 'crashWindowMs' | 'crashThreshold' | 'circuitBackoffMs' | 'escalationDecayMs'>): CrashPolicy {
   const sec = (ms: number) => Math.round(ms / 1000);
@@ -69,14 +62,6 @@ export function openingAt(openCount: number, lastOpenedAt: number | null, now: n
 }
 
 // ---- deaths between two looks ----
-
-/** What keeper last saw of a service's container. */
-export interface ContainerLook {
-  containerId: string;
-  state: string; // running | restarting | exited | dead | created | paused | missing
-  restartCount: number;
-  health: string;
-}
 
 /** A container that is not running now and that Docker will not bring back by itself counts as a death. */
 export function isDown(state: string): boolean {

@@ -12,8 +12,7 @@
  *   older ones nothing is left but their number.
  * All times are unix milliseconds.
  */
-
-export type SeenBy = 'event' | 'look' | 'restart-count' | 'health-check' | 'missing';
+import type { DeathFacts, LogWindow } from '../contracts/reconcile';
 
 /** An engine event about one container, as the tick reads them. */
 export interface ContainerEventFact {
@@ -34,21 +33,6 @@ export interface RunState {
   startedAtMs: number | null;
   finishedAtMs: number | null;
   restartPolicy: string;
-}
-
-export interface LogWindow {
-  sinceMs: number;
-  untilMs: number;
-}
-
-export interface DeathFacts {
-  seenBy: SeenBy;
-  diedAtMs: number | null;
-  exitCode: number | null;
-  oomKilled: boolean | null;
-  engineError: string;
-  /** Where the dead run's output lies; null when the time of death is unknown. */
-  logWindow: LogWindow | null;
 }
 
 /** The log of a run is read back at most this far before its death: enough for its last lines. */

@@ -3,8 +3,7 @@
  * and the usage. A path that cannot be measured is never skipped silently (W-D1): it is reported as
  * `unknown`, which warns but does not block.
  */
-
-export type DiskLevel = 'ok' | 'warn' | 'block' | 'unknown';
+import type { DiskPathVerdict, DiskVerdict } from '../contracts/disk';
 
 export interface DiskUsage {
   path: string;
@@ -14,28 +13,6 @@ export interface DiskUsage {
   freeBytes?: number;
   /** Set when the path could not be measured. */
   error?: string;
-}
-
-export interface DiskPathVerdict {
-  path: string;
-  role: string;
-  level: DiskLevel;
-  usedPercent: number | null;
-  totalBytes: number | null;
-  freeBytes: number | null;
-  message: string;
-}
-
-export interface DiskVerdict {
-  /** The worst level over all paths ('unknown' counts as a warning). */
-  level: 'ok' | 'warn' | 'block';
-  warnAt: number;
-  blockAt: number;
-  paths: DiskPathVerdict[];
-  /** One line: the blocking paths, else the warnings, else "disk ok". */
-  message: string;
-  /** The paths the message names; what a change of the verdict is told by (src/policy/conditions.ts). */
-  flaggedPaths: string[];
 }
 
 export function usedPercent(totalBytes: number, freeBytes: number): number {

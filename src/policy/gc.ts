@@ -13,33 +13,9 @@
  */
 
 import { LABEL, LABEL_PREFIX, POOL_VOLUME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER, VOLUME_PREFIXES } from '../names';
-
-export type GcClass = 'containers' | 'volumes' | 'networks' | 'images' | 'buildDirs' | 'snapshots' | 'crashRecords';
-
-/** Why a resource is kept. Results count these, so an operator sees why nothing happened. */
-export type KeepReason =
-  | 'foreign' // not ah's: no ah label / prefix, or an ah kind GC does not collect
-  | 'referenced' // a DB row references it
-  | 'in-use' // a container that stays uses it
-  | 'young' // younger than the age guard
-  | 'age-unknown' // the engine gave no creation time: treated as young
-  | 'not-empty' // a network with attached containers
-  | 'image-in-use' // a snapshot whose image a service or container still runs
-  | 'within-limits' // a snapshot or crash record inside both retention limits
-  | 'symlink' // a build-dir entry that is a symlink: never followed
-  | 'not-a-directory'
-  | 'hidden' // a build-dir entry whose name starts with '.'
-  | 'outside-base'; // a build dir that resolves outside the base
+import type { GcItem, KeepReason } from '../contracts/gc';
 
 export type Verdict = { remove: true; reason: string } | { remove: false; keep: KeepReason };
-
-/** One planned (or done) removal: what, how old, and why. */
-export interface GcItem {
-  name: string;
-  id?: string;
-  ageSeconds: number;
-  reason: string;
-}
 
 export interface Plan<T> {
   remove: { item: GcItem; target: T }[];

@@ -3,34 +3,7 @@
  * their idempotency keys, and the two bodies a receiver can ask for (Slack's incoming-webhook `{ text }`, and a
  * generic JSON document with every fact). Workflow code imports this module: it stays deterministic.
  */
-
-export type NotificationKind = 'circuit-opened' | 'circuit-closed' | 'recovery-failed';
-
-/** One counted death, as an alert carries it: enough to answer "why did it open", without log lines. */
-export interface DeathSummary {
-  /** Unix ms of the death; null when no fact of its time survived. */
-  diedAtMs: number | null;
-  reason: string;
-  containerId: string;
-}
-
-export interface NotificationEvent {
-  kind: NotificationKind;
-  hostId: string;
-  serviceId: string;
-  /** The circuit's generation (circuit_open_count when it opened): one opening, one set of events. */
-  generation: number;
-  /** Unix ms at which the event happened (the workflow's time, so a replay gives the same body). */
-  atMs: number;
-  /** circuit-opened: when the circuit closes by itself (unix seconds), and the deaths that opened it. */
-  retryAt?: number;
-  deaths?: DeathSummary[];
-  /** circuit-closed: by its timer or an operator's reset, and the service status recovery left. */
-  closedBy?: 'timer' | 'reset';
-  status?: 'running' | 'stopped';
-  /** recovery-failed: why the service could not be brought back. */
-  error?: string;
-}
+import type { NotificationEvent } from '../contracts/notification';
 
 /**
  * The event's idempotency key: the same for every delivery attempt and every workflow that could send it, so a
@@ -58,12 +31,6 @@ export function notificationText(e: NotificationEvent): string {
     case 'recovery-failed':
       return `${who}: circuit closed but recovery failed: ${e.error ?? 'unknown error'}`;
   }
-}
-
-/** The webhooks as operators see them (origin and hash, never a URL: tokens live there), or that no one hears. */
-export function webhooksWords(shown: string[], signed: boolean): string {
-  if (shown.length === 0) return 'none (--notify-webhook): circuit events reach no one';
-  return `${shown.join(', ')}${signed ? ' (signed)' : ''}`;
 }
 
 /** The generic body: every fact of the event, plus its key and text. */

@@ -3,12 +3,13 @@
  * keeper.circuit-backoff (the host's --crash-threshold, --crash-window and --circuit-backoff, same syntax) and
  * keeper.expected-exit-codes (exits that are recorded but never counted toward the circuit). A label that does
  * not parse falls back to the host's setting, with a one-line problem that names it: never ignored silently.
- * Pure; the labels come from the list or inspect the tick already makes.
+ * Pure; the labels come from the list or inspect the tick already makes, and the parsers from the caller
+ * (settings.ts's crashSettingParsers), since workflow code may import policy/ but not settings.ts at run time.
  */
 import ms from 'ms';
-import { crashSettingParsers } from '../settings';
+import type { crashSettingParsers } from '../settings';
 import type { Condition, Unchecked } from './conditions';
-import type { CrashPolicy } from './crash';
+import type { CrashPolicy, ServiceCrashRules } from '../contracts/reconcile';
 import { quoted } from './rows';
 
 export const CRASH_LABELS = {
@@ -17,12 +18,6 @@ export const CRASH_LABELS = {
   backoff: 'keeper.circuit-backoff',
   expectedExitCodes: 'keeper.expected-exit-codes',
 } as const;
-
-export interface ServiceCrashRules {
-  policy: CrashPolicy;
-  /** Exit codes that are this service's normal end: recorded, marked expected, not counted. */
-  expectedExitCodes: number[];
-}
 
 export interface ServiceCrashPolicy extends ServiceCrashRules {
   /** One line per bad label, naming it and the host's value used instead. */
@@ -41,8 +36,13 @@ export function parseExitCodes(raw: string): number[] {
   return [...new Set(items.map(Number))];
 }
 
+/** The host's crash settings' parsers: a label takes the same syntax as its flag. */
+export type CrashSettingParsers = typeof crashSettingParsers;
+
 /** The service's rules: the host's policy with each valid label applied, and a problem for each bad one. */
-export function serviceCrashPolicy(serviceId: string, labels: Record<string, string>, host: CrashPolicy): ServiceCrashPolicy {
+export function serviceCrashPolicy(
+  serviceId: string, labels: Record<string, string>, host: CrashPolicy, parsers: CrashSettingParsers,
+): ServiceCrashPolicy {
   const problems: string[] = [];
   const read = <T>(label: string, parse: (raw: string) => T, fallback: T, shown: string): T => {
     const raw = labels[label];
@@ -57,9 +57,9 @@ export function serviceCrashPolicy(serviceId: string, labels: Record<string, str
   };
   const policy: CrashPolicy = {
     ...host,
-    threshold: read(CRASH_LABELS.threshold, crashSettingParsers.crashThreshold, host.threshold, `the host's ${host.threshold}`),
-    windowSec: read(CRASH_LABELS.window, (r) => sec(crashSettingParsers.crashWindowMs(r)), host.windowSec, `the host's ${shownDuration(host.windowSec)}`),
-    backoffSec: read(CRASH_LABELS.backoff, (r) => crashSettingParsers.circuitBackoffMs(r).map(sec), host.backoffSec, `the host's ${host.backoffSec.map(shownDuration).join(',')}`),
+    threshold: read(CRASH_LABELS.threshold, parsers.crashThreshold, host.threshold, `the host's ${host.threshold}`),
+    windowSec: read(CRASH_LABELS.window, (r) => sec(parsers.crashWindowMs(r)), host.windowSec, `the host's ${shownDuration(host.windowSec)}`),
+    backoffSec: read(CRASH_LABELS.backoff, (r) => parsers.circuitBackoffMs(r).map(sec), host.backoffSec, `the host's ${host.backoffSec.map(shownDuration).join(',')}`),
   };
   const expectedExitCodes = read(CRASH_LABELS.expectedExitCodes, parseExitCodes, [], 'none: every exit counts');
   return { policy, expectedExitCodes, problems };

@@ -6,12 +6,20 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import type { TemporalTarget } from './connection';
+import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 
 /** How long each probe may take: the failure has already cost a connect timeout. */
 const PROBE_TIMEOUT_MS = 3_000;
 
-type Target = TemporalTarget & { address: string };
+/**
+ * What the probes need of a target (src/temporal/connection.ts's TemporalTarget fits it): stated here, so that
+ * the connection module imports this one and not the other way round.
+ */
+interface Target {
+  address: string;
+  tls: TLSConfig | undefined;
+  auth: string;
+}
 
 /**
  * What to do about an X.509 v1 certificate, which Temporal's client (rustls) refuses as UnsupportedCertVersion.

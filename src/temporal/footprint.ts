@@ -1,19 +1,15 @@
 /**
  * What one keeper host id has on Temporal: its schedules (src/ids.ts) and its running workflows (found by the
  * KeeperHost search attribute, or its task queue), and the two ways `keeper uninstall` removes them. A worker
- * that starts under a new host id uses it to warn of the old id's leftovers.
+ * that starts under a new host id uses it to warn of the old id's leftovers (src/app/other-host-ids.ts).
  */
 import fs from 'node:fs';
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { recordHostStart } from '../db/keeper-hosts';
-import type { StateDb } from '../db/open';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
-import type { Logger } from '../log';
 import { KeeperHost } from '../search-attributes';
 import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
-import { isoSeconds, unixSeconds } from '../time';
 import { resolveTemporalTarget } from './connection';
 import { answers, embeddedTemporalDbFile, startDevServer } from './dev-server';
 
@@ -86,27 +82,6 @@ export function footprintWords(f: HostFootprint): string {
   if (f.schedules.length > 0) parts.push(`${f.schedules.length} schedule${f.schedules.length === 1 ? '' : 's'}`);
   if (f.running.length > 0) parts.push(`${f.running.length} running workflow${f.running.length === 1 ? '' : 's'}`);
   return parts.join(' and ');
-}
-
-/**
- * At worker start: records this host id against the state DB and warns, one line each, of other ids recorded there
- * whose schedules or workflows are still on Temporal: nobody polls their task queue any more. Never stops the worker.
- */
-export async function warnOfOtherHostIds(client: Client, db: StateDb, hostId: string, dbPath: string, log: Logger): Promise<string[]> {
-  const warned: string[] = [];
-  try {
-    for (const other of recordHostStart(db, hostId, unixSeconds())) {
-      const left = footprintWords(await hostFootprint(client, other.hostId));
-      if (!left) continue;
-      warned.push(other.hostId);
-      log.warn(`this state DB was used by keeper host id ${other.hostId} (last started ${isoSeconds(other.lastSeen)}), whose ${left} ` +
-        `are still on Temporal and polled by no one under this id; remove them with: keeper uninstall --host-id ${other.hostId} --db ${dbPath}`,
-      { oldHostId: other.hostId });
-    }
-  } catch (err) {
-    log.warn('could not check for other host ids recorded against this state DB', { error: (err as Error).message.split('\n')[0] });
-  }
-  return warned;
 }
 
 /**

@@ -8,12 +8,12 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { condition, log, ParentClosePolicy, patched, proxyActivities, setHandler, startChild, upsertMemo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { HeldCircuit } from '../host/circuit';
+import type { CircuitInput, CircuitState, HeldCircuit } from '../contracts/circuit';
+import type { NotificationEvent } from '../contracts/notification';
+import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 import { ids } from '../ids';
-import type { NotificationEvent } from '../policy/notification';
 import { serviceAttributes } from '../search-attributes';
-import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
-import { circuitResetSignal, circuitStateQuery, type CircuitInput, type CircuitState } from './messages';
+import { circuitResetSignal, circuitStateQuery } from './messages';
 import { notifyOperators } from './notifyOperators';
 
 /** Runs from before this patch neither set the memo nor alert: they replay as they ran. */

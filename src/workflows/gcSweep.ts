@@ -6,9 +6,8 @@
  */
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { GcClassInput, GcClassResult } from '../host/gc/sweep';
-import type { GcClass } from '../policy/gc';
-import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
+import type { GcClass, GcClassInput, GcClassResult, GcClassSummary, GcSweepOptions, GcSweepResult } from '../contracts/gc';
+import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 
 // Containers, then the rest side by side: two activity spans of at most 4 minutes each fit the schedule's
 // 10-minute run timeout. A class cut off by its timeout is reported; the next sweep picks up the rest.
@@ -18,27 +17,6 @@ const gc = proxyActivities<Activities>({
   scheduleToCloseTimeout: '4m',
   retry: { maximumAttempts: 2, initialInterval: '2s' },
 });
-
-export interface GcSweepOptions {
-  /** Plan only: remove nothing, return what a real sweep would remove now. */
-  dryRun?: boolean;
-}
-
-export interface GcClassSummary {
-  class: GcClass;
-  planned: number;
-  removed: number;
-  failed: number;
-  skipped: number;
-  error?: string;
-}
-
-export interface GcSweepResult {
-  dryRun: boolean;
-  classes: GcClassResult[];
-  summary: GcClassSummary[];
-  totals: { planned: number; removed: number; failed: number; skipped: number; classErrors: number };
-}
 
 export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResult> {
   const dryRun = options.dryRun ?? false;

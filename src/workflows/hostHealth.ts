@@ -1,7 +1,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { EngineReport } from '../host/health';
-import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
+import type { HostHealth } from '../contracts/health';
+import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 
 const { readEngineInfo, readSchemaVersion } = proxyActivities<Activities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
@@ -9,12 +9,6 @@ const { readEngineInfo, readSchemaVersion } = proxyActivities<Activities>({
   scheduleToCloseTimeout: '2m',
   retry: { maximumAttempts: 3 },
 });
-
-export interface HostHealth {
-  taskQueue: string;
-  engine: EngineReport;
-  schema: { ah: string; keeper: number };
-}
 
 /** Reads this host's engine and DB through activities: proof that the whole chain works. */
 export async function hostHealth(): Promise<HostHealth> {

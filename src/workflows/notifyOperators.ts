@@ -8,22 +8,15 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DeliveryEnd } from '../host/notifications';
-import { notificationKey, type NotificationEvent } from '../policy/notification';
-import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
+import type { DeliveryEnd, NotificationEvent, NotifyResult } from '../contracts/notification';
+import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
+import { notificationKey } from '../policy/notification';
 
 const { planNotification, recordNotifications } = proxyActivities<Activities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '1m' },
 });
-
-export interface NotifyResult {
-  key: string;
-  delivered: number;
-  failed: number;
-  ends: DeliveryEnd[];
-}
 
 export async function notifyOperators(event: NotificationEvent): Promise<NotifyResult> {
   const plan = await planNotification();

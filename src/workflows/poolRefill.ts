@@ -4,9 +4,8 @@
  */
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { PoolDetachReport, PoolEntryResult, PruneReport, RefillPlan } from '../host/pool/refill';
-import type { DiskVerdict } from '../policy/disk';
-import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
+import type { PoolEntryResult, PoolRefillResult } from '../contracts/pool';
+import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 
 const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = proxyActivities<Activities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
@@ -26,20 +25,6 @@ function failureMessage(err: unknown): string {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
   return String(cause);
-}
-
-export interface PoolRefillResult {
-  /** Absent from results recorded before claims deferred the detach. */
-  detach?: PoolDetachReport;
-  prune: PruneReport;
-  /** flaggedPaths is absent from results recorded before conditions were logged once. */
-  disk: { level: DiskVerdict['level']; message: string; flaggedPaths?: string[] };
-  blocked: boolean;
-  plan: RefillPlan | null;
-  created: PoolEntryResult[];
-  failed: { entryId: string; templateId: string; error: string }[];
-  ready: Record<string, number>;
-  error?: string;
 }
 
 export async function poolRefill(): Promise<PoolRefillResult> {

@@ -6,14 +6,11 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { TickApplied } from '../host/reconcile/apply';
-import type { Housekeeping } from '../host/reconcile/housekeep';
-import type { SplitBrain, Problem, TickObservation } from '../host/reconcile/observation';
-import type { CircuitRef } from '../db/services';
+import type { CircuitRef, Housekeeping, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
+import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 import { ids } from '../ids';
 import { serviceAttributes } from '../search-attributes';
 import { circuitBreaker } from './circuitBreaker';
-import { HEARTBEAT_TIMEOUT_MS } from './timeouts';
 
 const { housekeep, observeHost, applyObservation, recordTickResult } = proxyActivities<Activities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
@@ -50,20 +47,6 @@ async function startCircuitBreaker(host: string, c: CircuitRef): Promise<void> {
 
 function uniqueByService(refs: CircuitRef[]): CircuitRef[] {
   return [...new Map(refs.map((r) => [r.serviceId, r])).values()];
-}
-
-/** A tick's result: what it saw, counted, opened and recovered, compact whatever the number of services. */
-export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeeping, 'expiredCircuits' | 'hostId'> {
-  dockerReachable: boolean;
-  checked: number;
-  inspected: number;
-  transientErrors: number;
-  /** Deaths the engine itself caused (dockerd stopping), held, not counted, while it may start them again. */
-  engineStopsHeld: number;
-  opened: number;
-  circuitsExpired: number;
-  splitBrain: SplitBrain[];
-  badInput: Problem[];
 }
 
 function summarise(

@@ -18,7 +18,7 @@ import { serviceAttributes } from '../../src/search-attributes';
 import type { Settings } from '../../src/settings';
 import { circuitBreaker } from '../../src/workflows';
 import { circuitStateQuery } from '../../src/workflows/messages';
-import type { TickSummary } from '../../src/workflows/reconcileTick';
+import type { TickSummary } from '../../src/contracts/reconcile';
 import { startCluster, type TemporalCluster } from '../helpers/cluster';
 import { startClusterHost, temporalTlsEnv, type ClusterHost } from '../helpers/cluster/keeper';
 import { extraEngine } from '../helpers/engines';

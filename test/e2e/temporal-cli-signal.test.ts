@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { ids, taskQueueFor } from '../../src/ids';
-import { type CircuitState } from '../../src/workflows/messages';
+import type { CircuitState } from '../../src/contracts/circuit';
 import { resolveTemporalCli } from '../../src/temporal/dev-server';
 import { EngineFixture, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import type { GcSweepResult } from '../../src/workflows/gcSweep';
+import type { GcSweepResult } from '../../src/contracts/gc';
 import { keeperInProcess as keeper } from '../helpers/cli';
 import { EngineFixture, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';

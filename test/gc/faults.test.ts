@@ -6,13 +6,12 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { GcClassResult } from '../../src/host/gc/sweep';
+import type { GcClass, GcClassResult, GcSweepResult } from '../../src/contracts/gc';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import type { GcClass } from '../../src/policy/gc';
 import type { Settings } from '../../src/settings';
 import { taskQueueFor } from '../../src/ids';
-import { gcSweep, type GcSweepResult } from '../../src/workflows/gcSweep';
+import { gcSweep } from '../../src/workflows/gcSweep';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';

@@ -15,7 +15,7 @@ import { createService } from '../../src/host/services';
 import { taskQueueFor } from '../../src/ids';
 import type { RawSettings, Settings } from '../../src/settings';
 import { poolRefill } from '../../src/workflows';
-import type { PoolRefillResult } from '../../src/workflows/poolRefill';
+import type { PoolRefillResult } from '../../src/contracts/pool';
 import { keeper } from '../helpers/cli';
 import { testDeps, testSettings, uniqueId, WEB_IMAGE } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';

@@ -10,7 +10,7 @@ import { insertCrashRecords } from '../../src/db/crash-records';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { ids, taskQueueFor } from '../../src/ids';
-import type { NotificationEvent } from '../../src/policy/notification';
+import type { NotificationEvent } from '../../src/contracts/notification';
 import type { Settings } from '../../src/settings';
 import { circuitBreaker, notifyOperators } from '../../src/workflows';
 import { circuitResetSignal } from '../../src/workflows/messages';

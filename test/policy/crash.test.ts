@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  backoffFor, countCrashes, crashPolicy, deathsBetween, decayedOpenCount, openingAt, reachesThreshold, type ContainerLook,
-} from '../../src/policy/crash';
+import { backoffFor, countCrashes, crashPolicy, deathsBetween, decayedOpenCount, openingAt, reachesThreshold } from '../../src/policy/crash';
+import type { ContainerLook } from '../../src/contracts/reconcile';
 import { mayHaveChangedSince, statusAgeLowerBound, isUnhealthy } from '../../src/policy/container-status';
 import { loadSettings } from '../../src/settings';
 

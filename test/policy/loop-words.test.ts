@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { lastCrashWords } from '../../src/policy/crash-words';
-import { gcWords, loopResultWords, refillWords, tickWords } from '../../src/policy/loop-words';
+import { gcWords, lastCrashWords, loopResultWords, refillWords, tickWords } from '../../src/cli/words';
 import { agoWords } from '../../src/time';
-import type { PoolRefillResult } from '../../src/workflows/poolRefill';
-import type { TickSummary } from '../../src/workflows/reconcileTick';
+import type { PoolRefillResult } from '../../src/contracts/pool';
+import type { TickSummary } from '../../src/contracts/reconcile';
 
 const TICK: TickSummary = {
   dockerReachable: true, checked: 3, inspected: 1, transientErrors: 0, engineStopsHeld: 0, crashes: 0, crashedServices: 0, opened: 0,

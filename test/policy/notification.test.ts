@@ -1,6 +1,7 @@
 /** The alerts' words, keys and bodies, and which receiver answers are worth another attempt. Pure. */
 import { describe, expect, it } from 'vitest';
-import { genericBody, isRetryableStatus, notificationKey, notificationText, slackBody, type NotificationEvent } from '../../src/policy/notification';
+import { genericBody, isRetryableStatus, notificationKey, notificationText, slackBody } from '../../src/policy/notification';
+import type { NotificationEvent } from '../../src/contracts/notification';
 
 const AT_MS = Date.UTC(2026, 11, 2, 10, 0, 0);
 const opened: NotificationEvent = {

@@ -1,19 +1,20 @@
 /** Per-service crash policy from container labels: parsing, validation, fallback to the host's, expected exits. */
 import { describe, expect, it } from 'vitest';
 import { crashPolicy } from '../../src/policy/crash';
+import { crashSettingParsers } from '../../src/settings';
 import { isExpectedExit, labelCondition, labelConditions, parseExitCodes, serviceCrashPolicy } from '../../src/policy/service-crash-policy';
 
 const host = crashPolicy({ crashWindowMs: 600_000, crashThreshold: 5, circuitBackoffMs: [1_800_000, 3_600_000, 14_400_000], escalationDecayMs: 86_400_000 });
 
 describe('serviceCrashPolicy', () => {
   it('is the host policy when the container has no keeper labels', () => {
-    expect(serviceCrashPolicy('svc1', { 'ah.service': 'svc1' }, host)).toEqual({ policy: host, expectedExitCodes: [], problems: [] });
+    expect(serviceCrashPolicy('svc1', { 'ah.service': 'svc1' }, host, crashSettingParsers)).toEqual({ policy: host, expectedExitCodes: [], problems: [] });
   });
 
   it('applies each valid label, in the host settings\' syntax', () => {
     const p = serviceCrashPolicy('svc1', {
       'keeper.crash-threshold': '2', 'keeper.crash-window': '90s', 'keeper.circuit-backoff': '1m, 5m', 'keeper.expected-exit-codes': '0,143',
-    }, host);
+    }, host, crashSettingParsers);
     expect(p.problems).toEqual([]);
     expect(p.policy).toEqual({ ...host, threshold: 2, windowSec: 90, backoffSec: [60, 300] });
     expect(p.expectedExitCodes).toEqual([0, 143]);
@@ -22,7 +23,7 @@ describe('serviceCrashPolicy', () => {
   it('falls back to the host value for each bad label, with a one-line problem naming it', () => {
     const p = serviceCrashPolicy('svc1', {
       'keeper.crash-threshold': '0', 'keeper.crash-window': 'ten', 'keeper.circuit-backoff': '', 'keeper.expected-exit-codes': '0,300',
-    }, host);
+    }, host, crashSettingParsers);
     expect(p.policy).toEqual(host);
     expect(p.expectedExitCodes).toEqual([]);
     expect(p.problems).toEqual([
@@ -35,14 +36,14 @@ describe('serviceCrashPolicy', () => {
   });
 
   it('keeps the good labels when another is bad', () => {
-    const p = serviceCrashPolicy('svc1', { 'keeper.crash-threshold': '3', 'keeper.crash-window': '-5m' }, host);
+    const p = serviceCrashPolicy('svc1', { 'keeper.crash-threshold': '3', 'keeper.crash-window': '-5m' }, host, crashSettingParsers);
     expect(p.policy.threshold).toBe(3);
     expect(p.policy.windowSec).toBe(600);
     expect(p.problems).toHaveLength(1);
   });
 
   it('cuts a long label value in its problem line', () => {
-    const p = serviceCrashPolicy('svc1', { 'keeper.crash-window': 'x'.repeat(10_000) }, host);
+    const p = serviceCrashPolicy('svc1', { 'keeper.crash-window': 'x'.repeat(10_000) }, host, crashSettingParsers);
     expect(p.problems[0].length).toBeLessThan(200);
   });
 });

@@ -8,7 +8,7 @@ import type { StateDb } from '../../src/db/open';
 import { taskQueueFor } from '../../src/ids';
 import type { RawSettings, Settings } from '../../src/settings';
 import { poolRefill } from '../../src/workflows';
-import type { PoolRefillResult } from '../../src/workflows/poolRefill';
+import type { PoolRefillResult } from '../../src/contracts/pool';
 import { TEST_IMAGE, testSettings, uniqueId } from '../helpers/fixtures';
 import { captureLog, type CapturedLog } from '../helpers/log';
 import { keeperWorker } from '../helpers/temporal';

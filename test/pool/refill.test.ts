@@ -7,7 +7,7 @@ import type { ContainerInspectInfo } from 'dockerode';
 import { describe, expect, it } from 'vitest';
 import { createPoolActivities } from '../../src/activities/pool';
 import { poolContainerName, poolVolumeName } from '../../src/names';
-import type { PoolRefillResult } from '../../src/workflows/poolRefill';
+import type { PoolRefillResult } from '../../src/contracts/pool';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { isNotFound } from '../../src/docker/errors';

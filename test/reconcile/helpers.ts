@@ -3,7 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities';
 import type { HostParts } from '../../src/app/open';
 import type { Settings } from '../../src/settings';
-import type { TickSummary } from '../../src/workflows/reconcileTick';
+import type { TickSummary } from '../../src/contracts/reconcile';
 import { taskQueueFor } from '../../src/ids';
 import { reconcileTick } from '../../src/workflows';
 import { keeperWorker } from '../helpers/temporal';

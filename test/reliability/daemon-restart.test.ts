@@ -11,7 +11,7 @@ import { listCrashRecords } from '../../src/db/crash-records';
 import type { StateDb } from '../../src/db/open';
 import type { ContainerSpec } from '../../src/docker/client';
 import type { Settings } from '../../src/settings';
-import type { TickSummary } from '../../src/workflows/reconcileTick';
+import type { TickSummary } from '../../src/contracts/reconcile';
 import { dockerdPid, extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
 import { freshDb, testSettings, TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerEnv } from '../helpers/temporal';

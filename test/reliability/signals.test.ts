@@ -6,7 +6,8 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
-import { circuitStateQuery, type CircuitState } from '../../src/workflows/messages';
+import { circuitStateQuery } from '../../src/workflows/messages';
+import type { CircuitState } from '../../src/contracts/circuit';
 import { ids, taskQueueFor } from '../../src/ids';
 import { circuitBreaker } from '../../src/workflows';
 import { freshDb, testSettings, waitFor } from '../helpers/fixtures';

@@ -9,7 +9,7 @@ import { DockerClient } from '../../src/docker/client';
 import { circuitStateQuery } from '../../src/workflows/messages';
 import { ids, taskQueueFor } from '../../src/ids';
 import { reconcileTick } from '../../src/workflows';
-import { HEARTBEAT_TIMEOUT_MS } from '../../src/workflows/timeouts';
+import { HEARTBEAT_TIMEOUT_MS } from '../../src/contracts/timeouts';
 import { EngineFixture, freshDb, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile } from '../helpers/temporal';
 import { addServiceWithExitedContainer, addTenant, deployments, service } from '../reconcile/rows';

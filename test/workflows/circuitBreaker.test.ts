@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
-import type { HeldCircuit } from '../../src/host/circuit';
+import type { HeldCircuit } from '../../src/contracts/circuit';
 import { circuitResetSignal, circuitStateQuery } from '../../src/workflows/messages';
 import { circuitBreaker } from '../../src/workflows';
 import { waitFor } from '../helpers/fixtures';

@@ -6,8 +6,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
-import type { GcClassInput, GcClassResult } from '../../src/host/gc/sweep';
-import type { GcClass, GcItem } from '../../src/policy/gc';
+import type { GcClass, GcClassInput, GcClassResult, GcItem } from '../../src/contracts/gc';
 import { gcSweep } from '../../src/workflows';
 import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 

@@ -7,8 +7,7 @@ import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
-import type { NotificationPlan } from '../../src/host/notifications';
-import type { NotificationEvent } from '../../src/policy/notification';
+import type { NotificationEvent, NotificationPlan } from '../../src/contracts/notification';
 import { notifyOperators } from '../../src/workflows';
 import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 

@@ -6,8 +6,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
-import type { PoolEntryRequest, PoolEntryResult, RefillPlan } from '../../src/host/pool/refill';
-import type { DiskVerdict } from '../../src/policy/disk';
+import type { DiskVerdict } from '../../src/contracts/disk';
+import type { PoolEntryRequest, PoolEntryResult, RefillPlan } from '../../src/contracts/pool';
 import { poolRefill } from '../../src/workflows';
 import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 

@@ -5,12 +5,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
-import type { HeldCircuit } from '../../src/host/circuit';
-import type { TickApplied } from '../../src/host/reconcile/apply';
-import type { Housekeeping } from '../../src/host/reconcile/housekeep';
-import type { TickObservation } from '../../src/host/reconcile/observation';
-import type { TickSummary } from '../../src/workflows/reconcileTick';
-import type { CircuitRef } from '../../src/db/services';
+import type { HeldCircuit } from '../../src/contracts/circuit';
+import type { CircuitRef, Housekeeping, TickApplied, TickObservation, TickSummary } from '../../src/contracts/reconcile';
 import { ids } from '../../src/ids';
 import { KeeperHost, ServiceId } from '../../src/search-attributes';
 import { circuitStateQuery } from '../../src/workflows/messages';

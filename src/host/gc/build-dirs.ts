@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { oneLine } from '../../db/open';
 import type { BuildDirObs } from '../../policy/gc';
-import type { GcFailure } from './sweep';
+import type { GcFailure } from '../../contracts/gc';
 
 export function observeBuildDirEntry(realBase: string, name: string): BuildDirObs | undefined {
   const full = path.join(realBase, name);

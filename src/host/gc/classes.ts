@@ -18,7 +18,8 @@ import {
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { observeBuildDirs, removeBuildDir } from './build-dirs';
-import { carryOut, isClassResult, observed, type GcClassInput, type GcClassResult, type GcFailure } from './sweep';
+import { carryOut, isClassResult, observed } from './sweep';
+import type { GcClassInput, GcClassResult, GcFailure } from '../../contracts/gc';
 
 type GcDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'log' | 'clock'>;
 

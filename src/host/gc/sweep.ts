@@ -6,36 +6,8 @@
 import pLimit from 'p-limit';
 import { oneLine } from '../../db/open';
 import type { Logger } from '../../log';
-import type { GcClass, GcItem, KeepReason, Plan } from '../../policy/gc';
-
-export interface GcClassInput {
-  dryRun: boolean;
-  /**
-   * Containers that earlier steps of this sweep removed (or, in a dry run, would remove). They no longer hold
-   * volumes, networks, images or snapshot refs, so a dry run plans what the real run will find.
-   */
-  goneContainers?: string[];
-}
-
-export interface GcFailure {
-  name: string;
-  error: string;
-}
-
-export interface GcClassResult {
-  class: GcClass;
-  dryRun: boolean;
-  /** Dry run: what a real run would remove now. Real run: empty (see removed and failed). */
-  planned: GcItem[];
-  removed: GcItem[];
-  /** Removals the engine or the file system refused; the resource stays for the next sweep. */
-  failed: GcFailure[];
-  /** Resources skipped because they could not be read (engine or DB error on that resource). */
-  skipped: GcFailure[];
-  kept: Partial<Record<KeepReason, number>>;
-  /** Set when the class could not be observed at all: nothing of it was judged or removed. */
-  error?: string;
-}
+import type { Plan } from '../../policy/gc';
+import type { GcClass, GcClassResult, GcFailure, GcItem } from '../../contracts/gc';
 
 /** How many removals run at once: enough to hide round trips, few enough not to crowd the engine. */
 export const REMOVAL_CONCURRENCY = 4;

@@ -8,7 +8,7 @@ import { ignoreNotFound } from '../../docker/errors';
 import { LABEL, POOL_VOLUME_PREFIX, RESOURCE_TYPE } from '../../names';
 import { resolvePooledTemplates } from '../../policy/pool';
 import type { Settings } from '../../settings';
-import type { PoolRefillResult } from '../../workflows/poolRefill';
+import type { PoolRefillResult } from '../../contracts/pool';
 import type { HostDeps } from '../deps';
 
 export interface PoolStats {

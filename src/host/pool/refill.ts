@@ -17,66 +17,9 @@ import type { HostDeps } from '../deps';
 import { environmentSpec, poolLabels } from '../environment-spec';
 import { resolveNetwork } from '../networks';
 import { missingRuntimeLine } from '../tenant-runtime';
-
-export interface PruneReport {
-  checked: number;
-  /** Ready rows whose container the engine answered 404 for: row deleted, volume removed. */
-  pruned: string[];
-  /** Ready rows whose inspect failed otherwise: kept (W-P4). */
-  kept: { id: string; error: string }[];
-  /**
-   * Ready rows whose container runs under another runtime than --tenant-runtime (made before the setting
-   * changed, or by ah under its own): row deleted, container and volume removed; the plan makes new ones.
-   * Absent from results recorded before keeper checked runtimes.
-   */
-  replaced?: { id: string; runtime: string }[];
-  /** Claimed rows an environment already owns (an interrupted claim's leftover row): row deleted. */
-  finishedClaims: number;
-  /** Claimed rows no environment references: left alone (they protect their container) and reported. */
-  strandedClaims: string[];
-}
-
-export interface PoolDetachReport {
-  /** Claimed containers taken off `ah-pool` (claims leave that to the refill when the network isolates). */
-  detached: string[];
-  failed: { containerId: string; error: string }[];
-  /** Set when `ah-pool` could not be read (the engine did not answer): nothing was detached this time. */
-  error?: string;
-}
-
-export interface RefillPlan {
-  steps: { templateId: string; count: number }[];
-  ready: Record<string, number>;
-  pooled: string[];
-  unknownTemplates: string[];
-  /**
-   * Pooled templates whose image this engine lacks: left out of the steps (keeper does not pull), and reported
-   * as the refill's conditions. Absent from plans made before the plan checked images.
-   */
-  missingImages?: MissingImage[];
-  /** Pooled templates whose image the engine did not answer about: planned as usual, their creates find out. */
-  imagesUnchecked?: string[];
-}
+import type { PoolDetachReport, PoolEntryRequest, PoolEntryResult, PruneReport, RefillPlan } from '../../contracts/pool';
 
 type ImageCheck = Required<Pick<RefillPlan, 'missingImages' | 'imagesUnchecked'>>;
-
-export interface MissingImage {
-  templateId: string;
-  name: string;
-  image: string;
-}
-
-export interface PoolEntryRequest {
-  entryId: string;
-  templateId: string;
-}
-
-export interface PoolEntryResult {
-  entryId: string;
-  templateId: string;
-  outcome: 'created' | 'exists' | 'full';
-  containerId?: string;
-}
 
 /** Why a pool entry cannot be made by retrying: the workflow reports it and does not retry (see activities/pool.ts). */
 export class PoolEntryRefused extends Error {

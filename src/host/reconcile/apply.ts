@@ -6,26 +6,11 @@
 import { DockerError } from '../../docker/client';
 import { reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
-import { markServiceRunning, markServiceStopped, readCircuit, stopVanishedService, recordCrash, type CircuitRef } from '../../db/services';
-import type { CrashPolicy } from '../../policy/crash';
+import { markServiceRunning, markServiceStopped, readCircuit, stopVanishedService, recordCrash } from '../../db/services';
+import type { CircuitRef, CrashPolicy, TickApplied, TickObservation } from '../../contracts/reconcile';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { readLogTails } from './log-tails';
-import type { TickObservation } from './observation';
-
-export interface TickApplied {
-  crashes: number; // deaths counted
-  crashedServices: number;
-  opened: CircuitRef[];
-  unhealthyRestarted: number;
-  recovered: number; // crashed services whose container runs again
-  missing: number; // crashed, created or restarting services whose container is gone → stopped
-  databasesUnavailable: number;
-  databasesReady: number;
-  environmentsStopped: number;
-  containersStopped: number;
-  dockerActionErrors: number;
-}
 
 type ApplyDeps = Pick<HostDeps, 'db' | 'docker' | 'log' | 'clock' | 'metrics'>;
 

@@ -5,13 +5,10 @@
  * caused is held, not counted, while the engine may still start the container again.
  */
 import { DockerError, type ContainerDetails, type DockerClient, type DockerEvent } from '../../docker/client';
-import type { CountedDeath } from '../../db/crash-records';
-import type { ContainerLook } from '../../policy/crash';
+import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import { crashReason } from '../../policy/crash-words';
 import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
 import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
-import type { ServiceCrashRules } from '../../policy/service-crash-policy';
-import type { TickObservation } from './observation';
 import { LABEL } from '../../names';
 
 /** A container whose look shows deaths, waiting for its evidence. */

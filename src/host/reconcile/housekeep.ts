@@ -5,21 +5,11 @@
  */
 import { expireLeases, failStaleEnvironmentCreates } from '../../db/hosted';
 import { pruneLooks } from '../../db/looks';
-import { decayEscalations, expiredCircuits, failStaleDeploys, type CircuitRef } from '../../db/services';
-import type { CrashPolicy } from '../../policy/crash';
+import { decayEscalations, expiredCircuits, failStaleDeploys } from '../../db/services';
+import type { CrashPolicy, Housekeeping } from '../../contracts/reconcile';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { reportOtherWriter } from '../other-writer';
-
-export interface Housekeeping {
-  /** This worker's host: the tick names circuit workflows with it (recorded, so replay sees the same). */
-  hostId: string;
-  failedDeploys: number;
-  failedEnvCreates: number;
-  expiredLeases: number;
-  decayed: number;
-  expiredCircuits: CircuitRef[];
-}
 
 export function housekeep(deps: Pick<HostDeps, 'db' | 'settings' | 'clock' | 'log'>, policy: CrashPolicy): Housekeeping {
   const { db, settings, clock } = deps;

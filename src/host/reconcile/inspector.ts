@@ -4,7 +4,7 @@
  * the container is skipped this tick and nothing is counted for it (W-11 in docs/ah-differences.md).
  */
 import { DockerError, type ContainerDetails, type ContainerSummary, type DockerClient } from '../../docker/client';
-import type { TickObservation } from './observation';
+import type { TickObservation } from '../../contracts/reconcile';
 
 export class Inspector {
   constructor(

@@ -6,7 +6,7 @@
 import { DockerError } from '../../docker/client';
 import { logTailsRefusedBecause, type LogTail } from '../../db/crash-records';
 import { lookIsStill } from '../../db/looks';
-import type { CrashRecord } from '../../db/services';
+import type { CrashRecord } from '../../contracts/reconcile';
 import { boundLogTail } from '../../policy/log-tail';
 import type { HostDeps } from '../deps';
 

@@ -1,5 +1,5 @@
 /**
- * The tick's look at databases and environments (ah's R-5..R-8, with W-2, W-15 and W-16 of
+ * The tick's look at databases and environments (ah's own rules for them, with W-2, W-15 and W-16 of
  * docs/ah-differences.md fixed): a database follows its container between `ready` and `unavailable`; a running
  * environment whose container died or vanished is stopped; an expired lease stops its container once.
  */
@@ -9,7 +9,7 @@ import type { StateDb } from '../../db/open';
 import { isDown } from '../../policy/crash';
 import { isValidContainerId } from '../../policy/rows';
 import type { Inspector, Listed } from './inspector';
-import type { TickObservation } from './observation';
+import type { TickObservation } from '../../contracts/reconcile';
 
 export async function observeDatabases(db: StateDb, listed: Listed, inspector: Inspector, limit: LimitFunction, obs: TickObservation): Promise<void> {
   await Promise.all(readDatabases(db).map((d) => limit(() => observeDatabase(d, listed, inspector, obs))));

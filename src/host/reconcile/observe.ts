@@ -5,20 +5,21 @@
  * looks it confirmed unchanged move their time forward (touchLooks), which changes no state.
  */
 import pLimit from 'p-limit';
-import type { CountedDeath } from '../../db/crash-records';
+import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import { DockerError, type ContainerDetails, type ContainerSummary } from '../../docker/client';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
-import { deathsBetween, isDown, type ContainerLook, type CrashPolicy } from '../../policy/crash';
-import { serviceCrashPolicy, type ServiceCrashRules } from '../../policy/service-crash-policy';
+import { deathsBetween, isDown } from '../../policy/crash';
+import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
 import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
-import { emptyObservation, type TickObservation } from './observation';
+import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
 import { LABEL, RESOURCE_TYPE } from '../../names';
+import { crashSettingParsers } from '../../settings';
 
 /** A container that has run this long again takes its service back to `running`. */
 export const BACK_UP_AFTER_SEC = 10;
@@ -162,7 +163,7 @@ function recordDeaths(
 /** The service's crash policy from its container's labels (undefined: labels unknown, the host's applies). */
 function rulesOf(s: ServiceRow, labels: Record<string, string> | undefined, host: CrashPolicy, obs: TickObservation): ServiceCrashRules | undefined {
   if (!labels) return undefined;
-  const { problems, ...rules } = serviceCrashPolicy(s.id, labels, host);
+  const { problems, ...rules } = serviceCrashPolicy(s.id, labels, host, crashSettingParsers);
   (obs.labelsChecked ??= []).push(s.id);
   if (problems.length > 0) (obs.labelProblems ??= []).push({ serviceId: s.id, problems });
   return rules;

@@ -1,14 +1,16 @@
 /**
- * Each loop's last result in words, pure: what `keeper status` and `keeper pool status` print for the rows of
- * keeper_loop_results, e.g. `ok: 3 services, 0 crashes, 0 circuits opened`, `ok: removed 2 (containers 1,
+ * keeper's results in an operator's words, pure; display only, so they live with the commands that print them
+ * (the worker's banner borrows the webhooks' words). Each loop's last result: what `keeper status` and
+ * `keeper pool status` print for the rows of keeper_loop_results, e.g. `ok: 3 services, 0 crashes, 0 circuits opened`, `ok: removed 2 (containers 1,
  * volumes 1)`, `warning: template node image missing; 1 created`. A result starts with its level: ok, warning
  * (keeper carries on, an operator may act) or error (the loop could not do its work). Results recorded by an
  * older keeper may lack fields: each counts as none.
  */
-import type { GcClassSummary, GcSweepResult } from '../workflows/gcSweep';
-import type { PoolRefillResult } from '../workflows/poolRefill';
-import type { TickSummary } from '../workflows/reconcileTick';
-import { refillConditions } from './conditions';
+import type { GcClassSummary, GcSweepResult } from '../contracts/gc';
+import type { PoolRefillResult } from '../contracts/pool';
+import type { TickSummary } from '../contracts/reconcile';
+import { refillConditions } from '../policy/conditions';
+import { agoWords } from '../time';
 
 export type ResultLevel = 'ok' | 'warning' | 'error';
 
@@ -96,4 +98,19 @@ export function refillWords(r: PoolRefillResult): string {
   ];
   const level = failed.length > 0 || r.detach?.error ? 'error' : conditions.length > 0 || r.prune?.kept.length ? 'warning' : 'ok';
   return line(level, parts);
+}
+
+/**
+ * A service's last recorded death for `keeper status`: `3 min ago: exit code 137 (OOM killed)`. When no fact of
+ * its time survived, the time keeper counted it: `counted 3 min ago: ...`.
+ */
+export function lastCrashWords(d: { reason: string; diedAtMs: number | null; recordedAt: number }, nowSec: number): string {
+  const when = d.diedAtMs === null ? `counted ${agoWords(d.recordedAt, nowSec)}` : agoWords(Math.floor(d.diedAtMs / 1000), nowSec);
+  return `${when}: ${d.reason}`;
+}
+
+/** The webhooks as operators see them (origin and hash, never a URL: tokens live there), or that no one hears. */
+export function webhooksWords(shown: string[], signed: boolean): string {
+  if (shown.length === 0) return 'none (--notify-webhook): circuit events reach no one';
+  return `${shown.join(', ')}${signed ? ' (signed)' : ''}`;
 }

@@ -1,0 +1,84 @@
+/**
+ * keeper's rooms and the arrows between them, checked by dependency-cruiser (test/layering.test.ts runs it).
+ * ARROWS is the one list of what each room of src/ may import; docs/architecture.md shows the same table, and
+ * the test fails when the two differ. A name ending in `/` is a folder, any other a file; every import counts,
+ * type-only ones too (tsPreCompilationDeps), so a type can close no circle either.
+ */
+const ARROWS = {
+  'cli.ts': ['cli/', 'app/', 'worker.ts', 'settings.ts', 'version.ts'],
+  'cli/': ['app/', 'temporal/', 'host/', 'workflows/', 'policy/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
+  'worker.ts': ['app/', 'temporal/', 'events/', 'host/', 'cli/words.ts', 'ids.ts', 'log.ts', 'search-attributes.ts', 'settings.ts'],
+  'demo.ts': ['app/', 'host/', 'db/', 'ids.ts', 'names.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
+  'app/': ['activities/', 'events/', 'host/', 'temporal/', 'db/', 'docker/', 'metrics.ts', 'ids.ts', 'log.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
+  'temporal/': ['workflows/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
+  'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'log.ts', 'time.ts'],
+  'events/': ['db/', 'docker/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
+  'workflows/': ['activities/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'],
+  'host/': ['db/', 'docker/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'names.ts', 'log.ts', 'settings.ts', 'time.ts', 'version.ts'],
+  'metrics.ts': ['db/', 'policy/', 'contracts/'],
+  'db/': ['policy/', 'contracts/', 'time.ts'],
+  'docker/': [],
+  'notify/': ['policy/', 'contracts/'],
+  'policy/': ['contracts/', 'names.ts', 'settings.ts'],
+  'contracts/': [],
+  'log.ts': ['settings.ts'],
+  'settings.ts': [],
+  'ids.ts': [],
+  'names.ts': [],
+  'search-attributes.ts': [],
+  'time.ts': [],
+  'version.ts': [],
+};
+
+/** What workflow code may run: Temporal's workflow packages and the pure modules (their own imports are checked too). */
+const DETERMINISTIC = ['workflows/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'];
+
+const pathOf = (name) => `^src/${name.replace(/\./g, '\\.')}${name.endsWith('/') ? '' : '$'}`;
+
+const roomRules = Object.entries(ARROWS).map(([room, allowed]) => ({
+  name: `arrows-of-${room}`,
+  comment: `${room} may import only ${allowed.join(', ') || 'nothing else in src/'} (docs/architecture.md)`,
+  severity: 'error',
+  from: { path: pathOf(room) },
+  to: { path: '^src/', pathNot: [pathOf(room), ...allowed.map(pathOf)] },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'no module reaches itself again through its imports, type-only ones included',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'every-module-in-a-room',
+      comment: 'a module of src/ that ARROWS does not name has no allowed arrows: give it a room',
+      severity: 'error',
+      from: { path: '^src/', pathNot: Object.keys(ARROWS).map(pathOf) },
+      to: {},
+    },
+    ...roomRules,
+    {
+      name: 'workflows-run-only-deterministic-code',
+      comment: 'workflow code imports at run time only @temporalio/workflow, @temporalio/common and pure modules',
+      severity: 'error',
+      from: { path: DETERMINISTIC.map(pathOf) },
+      to: {
+        dependencyTypesNot: ['type-only'],
+        pathNot: [...DETERMINISTIC.map(pathOf), '^node_modules/@temporalio/(workflow|common)/'],
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '^(dist|node_modules)/' },
+  },
+};
+
+// For test/layering.test.ts, which compares it with docs/architecture.md. Not enumerable: dependency-cruiser
+// refuses a configuration with keys of its own.
+Object.defineProperty(module.exports, 'ARROWS', { value: ARROWS, enumerable: false });

@@ -1,0 +1,157 @@
+/**
+ * What crosses the reconcile tick's workflow–activity boundary: what the observe step saw, what the apply and
+ * housekeeping steps did, and the tick's summary that `keeper status` reads back. Types only: workflow code,
+ * activities, host operations, the DB layer and the pure rules all import them, so they import nothing.
+ * Times are unix seconds unless a name says ms.
+ */
+
+/** What keeper last saw of a service's container. */
+export interface ContainerLook {
+  containerId: string;
+  state: string; // running | restarting | exited | dead | created | paused | missing
+  restartCount: number;
+  health: string;
+}
+
+/** How a death was told (src/policy/death-facts.ts): a look, an event, RestartCount alone, a health check, a vanished container. */
+export type SeenBy = 'event' | 'look' | 'restart-count' | 'health-check' | 'missing';
+
+export interface LogWindow {
+  sinceMs: number;
+  untilMs: number;
+}
+
+export interface DeathFacts {
+  seenBy: SeenBy;
+  diedAtMs: number | null;
+  exitCode: number | null;
+  oomKilled: boolean | null;
+  engineError: string;
+  /** Where the dead run's output lies; null when the time of death is unknown. */
+  logWindow: LogWindow | null;
+}
+
+/** A death the tick counts: its facts, and whether the engine had stopped it (counted after the grace). */
+export interface CountedDeath extends DeathFacts {
+  engineStopped?: boolean;
+  /** Its exit code is one the service expects (keeper.expected-exit-codes): recorded, not counted. */
+  expected?: boolean;
+}
+
+/** The crash rules of a host (its settings) or of one service (its labels). */
+export interface CrashPolicy {
+  windowSec: number;
+  threshold: number;
+  /** Retry delay by opening: the 1st, the 2nd, ... the last applies to every later opening. */
+  backoffSec: number[];
+  decaySec: number;
+}
+
+/** A service's own crash policy, read from its labels (src/policy/service-crash-policy.ts). */
+export interface ServiceCrashRules {
+  policy: CrashPolicy;
+  /** Exit codes that are this service's normal end: recorded, marked expected, not counted. */
+  expectedExitCodes: number[];
+}
+
+/** One observed crash: the look it replaces, the look that proves it, and how many deaths lie between. */
+export interface CrashRecord {
+  serviceId: string;
+  containerId: string;
+  expectedLook: ContainerLook | null;
+  nextLook: ContainerLook;
+  deaths: number;
+  reason: string;
+  /** `running` when Docker already brought the container back up long enough ago. */
+  statusAfter: 'crashed' | 'running';
+  /** Each death's facts, oldest first; absent from observations made before crash forensics. */
+  facts?: CountedDeath[];
+  /** The service's own crash policy (its labels); absent: the host's, and no exit is expected. */
+  rules?: ServiceCrashRules;
+}
+
+/** One opening of a service's circuit: the tick hands it to the circuit's workflow. */
+export interface CircuitRef {
+  serviceId: string;
+  generation: number;
+  retryAt: number;
+}
+
+export interface Problem {
+  subject: string; // e.g. service:<id>, container:<id12>
+  problem: string;
+}
+
+export interface SplitBrain {
+  containerId: string;
+  serviceId: string;
+  dbContainerId: string;
+}
+
+/** What one reconcile tick saw: the observe step's result, which the apply step acts on. */
+export interface TickObservation {
+  /** Unix seconds of the observation. */
+  now: number;
+  dockerError?: string; // set when the engine did not answer the lists: no Docker step runs
+  checked: number;
+  inspected: number;
+  transientErrors: number;
+  transientSamples: string[]; // the first few, for the log
+  crashes: (CrashRecord & { restart: boolean })[];
+  looks: { serviceId: string; expected: ContainerLook | null; next: ContainerLook }[];
+  unchanged: number; // containers confirmed unchanged since keeper's last look
+  /** Deaths the engine itself caused (its own stop), held while it may start the containers again. */
+  engineStopsHeld?: number;
+  backUp: { serviceId: string; containerId: string }[];
+  gone: { serviceId: string; containerId: string }[];
+  /** In-flight rows (created, restarting) whose container is gone (404): their outcome (policy/rows.ts). Absent from observations made before it. */
+  vanished?: { serviceId: string; containerId: string; fromStatus: string; status: 'stopped'; reason: string }[];
+  databases: { id: string; from: string; to: string }[];
+  environmentsDown: { id: string; reason: string }[];
+  environmentStops: { id: string; containerId: string }[];
+  splitBrain: SplitBrain[];
+  problems: Problem[];
+  /** Services whose crash policy labels this tick read (from the list or an inspect), and the bad ones' lines. */
+  labelsChecked?: string[];
+  labelProblems?: { serviceId: string; problems: string[] }[];
+}
+
+/** What the apply step did with an observation. */
+export interface TickApplied {
+  crashes: number; // deaths counted
+  crashedServices: number;
+  opened: CircuitRef[];
+  unhealthyRestarted: number;
+  recovered: number; // crashed services whose container runs again
+  missing: number; // crashed, created or restarting services whose container is gone → stopped
+  databasesUnavailable: number;
+  databasesReady: number;
+  environmentsStopped: number;
+  containersStopped: number;
+  dockerActionErrors: number;
+}
+
+/** What the tick's DB-only steps did. */
+export interface Housekeeping {
+  /** This worker's host: the tick names circuit workflows with it (recorded, so replay sees the same). */
+  hostId: string;
+  failedDeploys: number;
+  failedEnvCreates: number;
+  expiredLeases: number;
+  decayed: number;
+  expiredCircuits: CircuitRef[];
+}
+
+/** A tick's result: what it saw, counted, opened and recovered, compact whatever the number of services. */
+export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeeping, 'expiredCircuits' | 'hostId'> {
+  dockerReachable: boolean;
+  checked: number;
+  inspected: number;
+  transientErrors: number;
+  /** Deaths the engine itself caused (dockerd stopping), held, not counted, while it may start them again. */
+  engineStopsHeld: number;
+  opened: number;
+  circuitsExpired: number;
+  splitBrain: SplitBrain[];
+  badInput: Problem[];
+}
