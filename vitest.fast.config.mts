@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // `npm run test:fast`: the workflows on the time-skipping server with stub activities, replay of the recorded
-// histories, and the pure tests; no Docker, no SQLite, no dev server. Forked processes, one file at a time:
+// histories, the pure tests, and host/'s rules on an in-memory engine (test/host/, a SQLite file each); no Docker,
+// no dev server. Forked processes, one file at a time:
 // Temporal's native bridge must not run in worker threads, and time skipping is one clock for the whole server.
 export default defineConfig({
   test: {
@@ -14,10 +15,12 @@ export default defineConfig({
     hookTimeout: 60_000,
     globalSetup: ['test/global-setup-fast.ts'],
     // The pure tests: they read files and call functions. Not cli tests (they run the built bin, and most open a
-    // state DB), nor anything that needs a dev server, an engine or SQLite.
+    // state DB), nor anything that needs a dev server or an engine.
     include: [
       'test/workflows/**/*.test.ts',
       'test/policy/**/*.test.ts',
+      // host/'s rules against the in-memory engine (a test double) and a real SQLite file: no engine.
+      'test/host/**/*.test.ts',
       'test/events/watcher-rules.test.ts',
       'test/settings.test.ts',
       'test/compose.test.ts',

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { openStateDb, type StateDb } from '../src/db/open';
-import type { DockerClient } from '../src/docker/client';
+import { DockerClient } from '../src/docker/client';
 import type { EventWatcher } from '../src/events/watcher';
 import { createKeeperHost } from '../src/app/keeper-host';
 import { silentLogger } from '../src/log';
@@ -55,13 +55,14 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb, tempor
   const resolved = { ...target, address: target.address! };
   const connection = await connectNative(resolved);
   const client = new Client({ connection: await connectClient(resolved), namespace: target.namespace });
-  const host = createKeeperHost(settings, { db: stateDb, log: silentLogger });
+  const docker = new DockerClient(); // its own, so the bench can read the calls it counts
+  const host = createKeeperHost(settings, { db: stateDb, docker, log: silentLogger });
   const worker = await host.createWorker({ connection, namespace: target.namespace, shutdownGraceTime: '2s', workflowBundle: bundleOutOfProcess(dir) });
   await ensureSchedules(client, settings, ['reconcile']);
   const running = worker.run();
   let watcher: EventWatcher | undefined;
   return {
-    db: stateDb, docker: host.deps.docker, client, settings, worker,
+    db: stateDb, docker, client, settings, worker,
     startWatcher() {
       watcher = host.eventWatcher(client);
       watcher.start();

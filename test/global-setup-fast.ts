@@ -1,7 +1,7 @@
 /**
  * Global setup of `npm run test:fast`: only the workflow bundle and the Java time-skipping server, the two made
  * side by side. No Docker engine, no dev server, no host-safety check: the fast suite starts nothing else, and
- * its tests touch neither the engine nor a SQLite file. Provides the keys the fast tests inject.
+ * its tests touch no engine (test/host/ uses an in-memory one) and only SQLite files of their own. Provides the keys the fast tests inject.
  */
 import type { TestProject } from 'vitest/node';
 import { startTimeSkippingServer, writeWorkflowBundle, type TimeSkippingServer } from './helpers/test-server';

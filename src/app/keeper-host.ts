@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
+import { DockerClient } from '../docker/client';
 import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
 import { taskQueueFor } from '../ids';
@@ -46,7 +47,8 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
   const opened = openHost(settings, 'worker', parts);
   const { deps } = opened;
   const { metrics } = deps;
-  if (metrics) deps.docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
+  // The adapter counts the engine API calls it makes; an engine given in its place (a test double) is not counted.
+  if (metrics && deps.docker instanceof DockerClient) deps.docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
   return {
     deps,
     async createWorker(w) {

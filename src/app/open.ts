@@ -11,6 +11,7 @@
 import { activityLogContext } from '../activities/log-context';
 import { openStateDb, openStateDbAsIs, type StateDb } from '../db/open';
 import { DockerClient } from '../docker/client';
+import type { Engine } from '../docker/engine';
 import type { HostDeps } from '../host/deps';
 import { createLogger, type Logger } from '../log';
 import type { KeeperMetrics } from '../metrics';
@@ -27,7 +28,7 @@ export { checkBackup, copySqliteOnline, refuseLiveDb, type CopyResult } from '..
 export interface HostParts {
   log?: Logger;
   clock?: Clock;
-  docker?: DockerClient;
+  docker?: Engine;
   /** A DB the caller opened (and closes); otherwise --db is opened, and closed by `close`. */
   db?: StateDb;
   metrics?: KeeperMetrics;

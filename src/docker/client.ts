@@ -5,72 +5,18 @@
  */
 import Docker from 'dockerode';
 import { Readable, Writable } from 'node:stream';
+import type {
+  ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, ImageSummary,
+  LabelFilter, NetworkDetails, VolumeSummary,
+} from './engine';
 import { DockerError, toDockerError } from './errors';
 
 export { DockerError } from './errors';
-
-export type LabelFilter = Record<string, string | true>; // true: the label is present, any value
-
-export interface ContainerSummary {
-  id: string;
-  name: string; // without the leading '/'
-  image: string;
-  labels: Record<string, string>;
-  state: string; // created | running | restarting | exited | paused | dead | removing
-  /** Docker's human text, e.g. `Up 3 minutes (unhealthy)`, `Exited (1) 5 seconds ago`. */
-  status: string;
-  createdAt: number; // unix seconds
-}
-
-export interface ContainerDetails {
-  id: string;
-  name: string;
-  image: string;
-  labels: Record<string, string>;
-  status: string;
-  exitCode: number;
-  health: string; // '' when the image has no HEALTHCHECK
-  restartCount: number;
-  /** The main process's pid on the host, 0 when not running (benchmarks crash it the way the kernel would). */
-  pid: number;
-  startedAt: number; // unix seconds, 0 when never started
-  finishedAt: number;
-  /** The same two times to the millisecond (crash forensics: logs up to a death); null when never. */
-  startedAtMs: number | null;
-  finishedAtMs: number | null;
-  /** The last exit's OOM kill: it survives a restart by the restart policy (ExitCode then reads 0 again). */
-  oomKilled: boolean;
-  /** The engine's error for the last start or exit, '' when none. */
-  error: string;
-  /** HostConfig.RestartPolicy.Name: '' or no, always, unless-stopped, on-failure. */
-  restartPolicy: string;
-  createdAt: number;
-  mounts: { type: string; name?: string; destination: string }[];
-  networks: string[];
-  /** HostConfig.Runtime: the runtime it was created under (the engine records its default when none was asked). */
-  runtime: string;
-}
-
-export interface ContainerSpec {
-  name: string;
-  image: string;
-  cmd?: string[];
-  env?: Record<string, string>;
-  labels?: Record<string, string>;
-  restartPolicy?: 'no' | 'unless-stopped' | 'always' | 'on-failure';
-  network?: string;
-  volumes?: { name: string; target: string }[];
-  memoryBytes?: number;
-  nanoCpus?: number;
-  healthcheck?: { cmd: string[]; intervalMs: number; timeoutMs?: number; retries?: number; startPeriodMs?: number };
-  init?: boolean;
-  workingDir?: string;
-  /**
-   * ah's confinement of tenant code (the same for services, environments and pool containers); services also get a read-only root filesystem. A tenant
-   * container always names its runtime (HostConfig.Runtime): it never falls to the engine's default by omission.
-   */
-  confined?: { readonlyRootfs: boolean; runtime: string };
-}
+// The data types live with the Engine interface; imports from here keep working.
+export type {
+  ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, ImageSummary,
+  LabelFilter, NetworkDetails, VolumeSummary,
+} from './engine';
 
 /** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
 const CONFINEMENT = {
@@ -84,66 +30,6 @@ const CONFINEMENT = {
     '/run': 'rw,noexec,nosuid,size=16m',
   },
 };
-
-export interface VolumeSummary {
-  name: string;
-  labels: Record<string, string>;
-  createdAt: number; // unix seconds; 0 when the engine did not say
-}
-
-export interface NetworkDetails {
-  id: string;
-  name: string;
-  internal: boolean;
-  /** The driver's options, e.g. `com.docker.network.bridge.enable_icc`. */
-  options: Record<string, string>;
-  labels: Record<string, string>;
-  containers: { id: string; name: string; ipv4: string }[];
-  createdAt: number; // unix seconds; 0 when the engine did not say
-}
-
-/** A container as the list reports it, with what it uses: image, networks and mounted volumes. */
-export interface ContainerUsage {
-  id: string;
-  name: string;
-  state: string;
-  labels: Record<string, string>;
-  image: string; // the reference it was created from
-  imageId: string;
-  createdAt: number;
-  networks: string[];
-  volumes: string[];
-}
-
-export interface ImageSummary {
-  id: string;
-  labels: Record<string, string>;
-  createdAt: number;
-}
-
-export interface DockerEvent {
-  type: string; // container | network | volume | image ...
-  action: string; // die | start | health_status: unhealthy | oom | destroy ...
-  id: string;
-  attributes: Record<string, string>;
-  timeNano: bigint;
-}
-
-export interface EngineInfo {
-  serverVersion: string;
-  apiVersion: string;
-  dockerRootDir: string;
-  containers: number;
-  containersRunning: number;
-}
-
-/** The OCI runtimes an engine lists (`docker info` → Runtimes) and the one it uses when a container names none. */
-export interface EngineRuntimes {
-  names: string[];
-  defaultRuntime: string;
-  /** Each runtime's extra arguments as registered (daemon.json `runtimeArgs`), e.g. runsc's `--network=none`. */
-  args: Record<string, string[]>;
-}
 
 function toUnixSeconds(iso: string | undefined): number {
   if (!iso || iso.startsWith('0001-')) return 0;
@@ -189,7 +75,7 @@ function imageRef(ref: string): string {
   return ref;
 }
 
-export class DockerClient {
+export class DockerClient implements Engine {
   private readonly docker: Docker;
   /** API calls made, by operation; reset it between measurements. */
   readonly calls = new Map<string, number>();

@@ -8,7 +8,7 @@
  * reconnects with bounded exponential backoff, and records whether it follows the stream, so that
  * `keeper status` can say when keeper runs on the periodic tick alone.
  */
-import type { DockerClient, DockerEvent } from '../docker/client';
+import type { DockerEvent, Engine } from '../docker/client';
 import { advanceEventCursor, readEventWatcherState, writeWatcherState, type WatcherState } from '../db/events';
 import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
@@ -35,7 +35,7 @@ const RECONCILED_TYPES = new Set<string>([RESOURCE_TYPE.database, RESOURCE_TYPE.
 
 export interface EventWatcherOptions {
   db: StateDb;
-  docker: DockerClient;
+  docker: Pick<Engine, 'streamEvents'>;
   hostId: string;
   log: Logger;
   /** Asks for one reconcile tick now (the worker triggers the host's schedule); false: declined (paused). */

@@ -4,7 +4,7 @@
  * and nothing here makes a default: host operations only take what they are given.
  */
 import type { StateDb } from '../db/open';
-import type { DockerClient } from '../docker/client';
+import type { Engine } from '../docker/engine';
 import type { Logger } from '../log';
 import type { KeeperMetrics } from '../metrics';
 import type { Settings } from '../settings';
@@ -12,7 +12,7 @@ import type { Clock } from '../time';
 
 export interface HostDeps {
   db: StateDb;
-  docker: DockerClient;
+  docker: Engine;
   settings: Settings;
   log: Logger;
   clock: Clock;

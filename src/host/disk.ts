@@ -5,14 +5,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DockerError, type DockerClient } from '../docker/client';
+import { DockerError, type Engine } from '../docker/client';
 import { judgeDisk, type DiskUsage } from '../policy/disk';
 import type { DiskVerdict } from '../contracts/disk';
 import type { Settings } from '../settings';
 
 /** What the guard needs: the engine (for its root dir) and the settings that name paths and thresholds. */
 export interface GuardDeps {
-  docker: DockerClient;
+  docker: Pick<Engine, 'info' | 'remoteAddress'>;
   settings: Pick<Settings, 'db' | 'diskPaths' | 'diskWarnPercent' | 'diskBlockPercent'>;
 }
 
@@ -60,7 +60,7 @@ export function guardedPaths(
   return out;
 }
 
-export async function dockerRootDir(docker: DockerClient): Promise<{ dir: string } | { error: string }> {
+export async function dockerRootDir(docker: Pick<Engine, 'info'>): Promise<{ dir: string } | { error: string }> {
   try {
     return { dir: (await docker.info()).dockerRootDir };
   } catch (err) {

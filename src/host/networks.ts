@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import type { DockerClient } from '../docker/client';
+import type { Engine } from '../docker/engine';
 import type { HostDeps } from './deps';
 
 /** A holder that died stops refreshing its lock; after this long another process takes it over. */
@@ -43,7 +43,7 @@ async function withHostLock<T>(db: HostDeps['db'], key: string, fn: () => Promis
  */
 export async function resolveNetwork(
   db: HostDeps['db'],
-  docker: DockerClient,
+  docker: Pick<Engine, 'listNetworks' | 'ensureNetwork'>,
   name: string,
   options?: Record<string, string>,
 ): Promise<string> {

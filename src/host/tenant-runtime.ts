@@ -6,7 +6,7 @@
  * to do instead of a refill that fails every minute. The engine itself refuses a create naming a runtime it
  * does not list, so no tenant container can fall back to the default runtime behind keeper's back.
  */
-import { DockerError, type DockerClient, type EngineRuntimes } from '../docker/client';
+import { DockerError, type Engine, type EngineRuntimes } from '../docker/client';
 import type { Logger } from '../log';
 import { SettingsError, type Settings } from '../settings';
 
@@ -23,7 +23,7 @@ export class TenantRuntimeMissing extends SettingsError {
   override name = 'TenantRuntimeMissing';
 }
 
-type RuntimeDeps = { docker: Pick<DockerClient, 'runtimes'>; settings: Pick<Settings, 'tenantRuntime' | 'tenantRuntimeGiven'> };
+type RuntimeDeps = { docker: Pick<Engine, 'runtimes'>; settings: Pick<Settings, 'tenantRuntime' | 'tenantRuntimeGiven'> };
 
 /** The one line that names the runtime, what the engine has, and the two ways out. */
 export function missingRuntimeLine(runtime: string, engine: EngineRuntimes): string {

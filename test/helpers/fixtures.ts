@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Dockerode from 'dockerode';
 import { openStateDb, type StateDb } from '../../src/db/open';
-import { DockerClient, dockerOptions, type ContainerSpec } from '../../src/docker/client';
+import { DockerClient, dockerOptions, type ContainerSpec, type Engine } from '../../src/docker/client';
 import { openHost } from '../../src/app/open';
 import type { HostDeps } from '../../src/host/deps';
 import { TestDockerClient } from './test-docker';
@@ -43,7 +43,7 @@ export function testSettings(overrides: RawSettings = {}): Settings {
 }
 
 /** A host's dependencies for calling host operations or activities directly: its log goes nowhere unless given. */
-export function testDeps(parts: { db: StateDb; docker: DockerClient; settings: Settings } & Partial<HostDeps>): HostDeps {
+export function testDeps(parts: { db: StateDb; docker: Engine; settings: Settings } & Partial<HostDeps>): HostDeps {
   return openHost(parts.settings, 'command', { log: silentLogger, ...parts }).deps;
 }
 

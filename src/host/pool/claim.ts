@@ -10,7 +10,7 @@ import {
   releaseClaim, setEnvironmentResources, tenantExists, type ClaimedEntry,
 } from '../../db/environments';
 import { findTemplate, type TemplateRow } from '../../db/pool';
-import type { DockerClient } from '../../docker/client';
+import type { Engine } from '../../docker/engine';
 import { ignoreNotFound } from '../../docker/errors';
 import { environmentContainerName, environmentVolumeName, LABEL, MANAGED, POOL_NETWORK, RESOURCE_TYPE, tenantNetworkName } from '../../names';
 import { poolNetworkIsolates } from '../../policy/pool';
@@ -152,7 +152,7 @@ async function warmClaim(claim: Claim, entry: ClaimedEntry, networkId: string): 
  * members, and done here otherwise. All calls have settled before an error is thrown, so the caller's cleanup
  * never races one still in flight.
  */
-async function moveToTenantNetwork(docker: DockerClient, containerId: string, tenantNetworkId: string, containerName: string): Promise<'done' | 'deferred'> {
+async function moveToTenantNetwork(docker: Engine, containerId: string, tenantNetworkId: string, containerName: string): Promise<'done' | 'deferred'> {
   const [connected, renamed, poolNet] = await Promise.allSettled([
     docker.connectNetwork(tenantNetworkId, containerId),
     docker.renameContainer(containerId, containerName),

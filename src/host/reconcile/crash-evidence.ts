@@ -4,7 +4,7 @@
  * (policy/death-facts.ts) and applies the engine-stop rule (policy/engine-stop.ts): a death the engine itself
  * caused is held, not counted, while the engine may still start the container again.
  */
-import { DockerError, type ContainerDetails, type DockerClient, type DockerEvent } from '../../docker/client';
+import { DockerError, type ContainerDetails, type DockerEvent, type Engine } from '../../docker/client';
 import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import { crashReason } from '../../policy/crash-words';
 import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
@@ -44,7 +44,7 @@ export function runStateOf(d: ContainerDetails): RunState {
 }
 
 /** Turns the pending crashes into the observation's crash records (and held engine stops). */
-export async function settleCrashes(docker: DockerClient, pending: PendingCrash[], obs: TickObservation, nowMs: number, graceMs: number): Promise<void> {
+export async function settleCrashes(docker: Pick<Engine, 'readEvents'>, pending: PendingCrash[], obs: TickObservation, nowMs: number, graceMs: number): Promise<void> {
   if (pending.length === 0) return;
   const events = await readDeathEvents(docker, Math.min(...pending.map((p) => p.sinceMs)) - 1000, nowMs, obs);
   for (const p of pending) settle(p, events.get(p.fullId) ?? [], obs, nowMs, graceMs);
@@ -83,7 +83,7 @@ function healthCheckDeath(run: RunState, nowMs: number): CountedDeath {
 }
 
 /** ah services' die, start, kill and oom events in [sinceMs, untilMs], by container; none when unreadable. */
-async function readDeathEvents(docker: DockerClient, sinceMs: number, untilMs: number, obs: TickObservation): Promise<Map<string, ContainerEventFact[]>> {
+async function readDeathEvents(docker: Pick<Engine, 'readEvents'>, sinceMs: number, untilMs: number, obs: TickObservation): Promise<Map<string, ContainerEventFact[]>> {
   const byContainer = new Map<string, ContainerEventFact[]>();
   let events: DockerEvent[];
   try {

@@ -3,12 +3,12 @@
  * itself and classifies failures. Only a 404 means a container is gone; every other error is transient, so
  * the container is skipped this tick and nothing is counted for it (W-11 in docs/ah-differences.md).
  */
-import { DockerError, type ContainerDetails, type ContainerSummary, type DockerClient } from '../../docker/client';
+import { DockerError, type ContainerDetails, type ContainerSummary, type Engine } from '../../docker/client';
 import type { TickObservation } from '../../contracts/reconcile';
 
 export class Inspector {
   constructor(
-    private readonly docker: DockerClient,
+    private readonly docker: Pick<Engine, 'inspectContainer'>,
     private readonly obs: TickObservation,
   ) {}
 

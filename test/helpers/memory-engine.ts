@@ -1,0 +1,507 @@
+/**
+ * A TEST DOUBLE of the Docker engine: an in-memory `Engine` (src/docker/engine.ts) for the millisecond tests of
+ * host/'s rules (test/host/). It is not Docker. It keeps containers, networks, volumes, images and events in maps,
+ * runs no process, and moves a container between states only when a call or the test says so: no restart policy
+ * and no health check act by themselves (`die`, `setHealth` play what the engine would do, at the test's clock).
+ * It fails as keeper's adapter (DockerClient) reports failures: a DockerError carrying the engine's HTTP status
+ * (404 gone, 409 conflict, 403 refused), and, when told to (`fail`), a transient error or a 404 for any call.
+ * What it assumes about Docker is checked by the real-engine tests, which remain the integration tier.
+ */
+import crypto from 'node:crypto';
+import os from 'node:os';
+import { DockerError } from '../../src/docker/errors';
+import type {
+  ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, EventQuery,
+  ImageSummary, LabelFilter, LogReadLimits, LogWindow, NetworkCreateOptions, NetworkDetails, VolumeSummary,
+} from '../../src/docker/engine';
+import { systemClock, type Clock } from '../../src/time';
+
+export interface MemoryContainer {
+  id: string;
+  name: string;
+  image: string;
+  imageId: string;
+  labels: Record<string, string>;
+  /** created | running | restarting | exited | paused | dead */
+  state: string;
+  exitCode: number;
+  health: string;
+  hasHealthcheck: boolean;
+  restartCount: number;
+  startedAtMs: number | null;
+  finishedAtMs: number | null;
+  oomKilled: boolean;
+  error: string;
+  restartPolicy: string;
+  createdAtMs: number;
+  runtime: string;
+  /** Names of the networks it is configured on (attached while it runs). */
+  networks: Set<string>;
+  mounts: { name: string; destination: string }[];
+  output: { atMs: number; text: string }[];
+}
+
+interface MemoryNetwork {
+  id: string;
+  name: string;
+  internal: boolean;
+  options: Record<string, string>;
+  labels: Record<string, string>;
+  createdAtMs: number;
+}
+
+interface MemoryImage {
+  id: string;
+  tags: string[];
+  labels: Record<string, string>;
+  createdAtMs: number;
+}
+
+/** A failure to inject: calls of `operation` (the adapter's names, e.g. `container.inspect`) on `ref` fail. */
+export interface InjectedFailure {
+  /** The engine's HTTP status; undefined: no answer at all (refused connection), as when the engine is down. */
+  status?: number;
+  /** Only calls on this id or name (the call's first argument); any when absent. */
+  ref?: string;
+  /** How many calls fail; every one until `clearFailures()` when absent. */
+  times?: number;
+}
+
+const newId = () => crypto.randomBytes(32).toString('hex');
+const sec = (ms: number | null) => (ms === null ? 0 : Math.floor(ms / 1000));
+const normalTag = (ref: string) => (/:[^/]+$/.test(ref) || ref.includes('@') ? ref : `${ref}:latest`);
+const notFound = (op: string, what: string) => new DockerError(op, 404, `docker ${op}: HTTP 404: No such ${what}`);
+const conflict = (op: string, why: string) => new DockerError(op, 409, `docker ${op}: HTTP 409: ${why}`);
+
+function matchesLabels(labels: Record<string, string>, filter: LabelFilter | undefined): boolean {
+  return Object.entries(filter ?? {}).every(([k, v]) => (v === true ? k in labels : labels[k] === v));
+}
+
+/** Docker's HumanDuration (go-units), which the list's Status text carries and policy/container-status.ts reads. */
+export function humanDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const m = Math.floor(s / 60);
+  const h = Math.floor(m / 60);
+  if (s < 1) return 'Less than a second';
+  if (s === 1) return '1 second';
+  if (s < 60) return `${s} seconds`;
+  if (m === 1) return 'About a minute';
+  if (m < 60) return `${m} minutes`;
+  if (h === 1) return 'About an hour';
+  if (h < 48) return `${h} hours`;
+  if (h < 24 * 7 * 2) return `${Math.floor(h / 24)} days`;
+  if (h < 24 * 30 * 2) return `${Math.floor(h / 24 / 7)} weeks`;
+  if (h < 24 * 365 * 2) return `${Math.floor(h / 24 / 30)} months`;
+  return `${Math.floor(h / 24 / 365)} years`;
+}
+
+export class MemoryEngine implements Engine {
+  readonly containers = new Map<string, MemoryContainer>();
+  readonly networks = new Map<string, MemoryNetwork>();
+  readonly volumes = new Map<string, { name: string; labels: Record<string, string>; createdAtMs: number }>();
+  readonly images = new Map<string, MemoryImage>();
+  readonly events: DockerEvent[] = [];
+  /** Calls made, by the adapter's operation names (as DockerClient.calls counts them). */
+  readonly calls = new Map<string, number>();
+  engineRuntimes: EngineRuntimes = { names: ['runc'], defaultRuntime: 'runc', args: {} };
+  dockerRootDir = os.tmpdir();
+  private failures: (InjectedFailure & { operation: string })[] = [];
+  private listeners = new Set<(e: DockerEvent) => void>();
+
+  constructor(private readonly clock: Clock = systemClock) {
+    for (const name of ['bridge', 'host', 'none']) this.addNetwork(name, {});
+  }
+
+  // ---- what tests set up and play ----
+
+  /** Makes calls of `operation` fail (see InjectedFailure); a 404 reads as "gone", anything else as transient. */
+  fail(operation: string, how: InjectedFailure = {}): void {
+    this.failures.push({ operation, ...how });
+  }
+
+  clearFailures(): void {
+    this.failures = [];
+  }
+
+  /** An image, tagged (`ref`) or dangling (`ref` null). Returns its id. */
+  addImage(ref: string | null, opts: { labels?: Record<string, string>; createdAtMs?: number } = {}): string {
+    const id = `sha256:${newId()}`;
+    this.images.set(id, { id, tags: ref ? [normalTag(ref)] : [], labels: opts.labels ?? {}, createdAtMs: opts.createdAtMs ?? this.clock.nowMs() });
+    return id;
+  }
+
+  /** A container by full id, name or unique id prefix; throws when there is none. */
+  container(ref: string): MemoryContainer {
+    const c = this.findContainer(ref);
+    if (!c) throw new Error(`memory engine: no container ${ref}`);
+    return c;
+  }
+
+  /**
+   * The main process of a running container ends (exit code, or the kernel's OOM kill). With `restarted` (by
+   * default what its restart policy does) the engine starts it again at once: RestartCount goes up and ExitCode
+   * reads 0 again; otherwise it stays exited.
+   */
+  die(ref: string, opts: { exitCode?: number; oomKilled?: boolean; restarted?: boolean } = {}): void {
+    const c = this.container(ref);
+    const exitCode = opts.exitCode ?? (opts.oomKilled ? 137 : 1);
+    const now = this.clock.nowMs();
+    if (opts.oomKilled) this.emit(c, 'oom');
+    this.emit(c, 'die', { exitCode: String(exitCode) });
+    Object.assign(c, { state: 'exited', exitCode, oomKilled: opts.oomKilled ?? false, finishedAtMs: now, health: c.hasHealthcheck ? 'unhealthy' : '' });
+    const policyRestarts = c.restartPolicy === 'always' || c.restartPolicy === 'unless-stopped' || (c.restartPolicy === 'on-failure' && exitCode !== 0);
+    if (opts.restarted ?? policyRestarts) {
+      Object.assign(c, { state: 'running', exitCode: 0, restartCount: c.restartCount + 1, startedAtMs: now, health: c.hasHealthcheck ? 'starting' : '' });
+      this.emit(c, 'start');
+    }
+  }
+
+  /** The health check's verdict changes (`healthy`, `unhealthy`, `starting`). */
+  setHealth(ref: string, health: string): void {
+    const c = this.container(ref);
+    c.health = health;
+    this.emit(c, `health_status: ${health}`);
+  }
+
+  /** A line of the container's output, written now. */
+  write(ref: string, text: string): void {
+    this.container(ref).output.push({ atMs: this.clock.nowMs(), text });
+  }
+
+  // ---- engine ----
+
+  async info(): Promise<EngineInfo> {
+    return this.call('info', undefined, () => ({
+      serverVersion: 'memory', apiVersion: '1.41', dockerRootDir: this.dockerRootDir, containers: this.containers.size,
+      containersRunning: [...this.containers.values()].filter((c) => c.state === 'running').length,
+    }));
+  }
+
+  async runtimes(): Promise<EngineRuntimes> {
+    return this.call('info', undefined, () => structuredClone(this.engineRuntimes));
+  }
+
+  // ---- containers ----
+
+  async listContainers(labels: LabelFilter, opts: { all?: boolean } = {}): Promise<ContainerSummary[]> {
+    return this.call('container.list', undefined, () => [...this.containers.values()]
+      .filter((c) => matchesLabels(c.labels, labels) && (opts.all ?? true ? true : c.state === 'running'))
+      .map((c) => ({ id: c.id, name: c.name, image: c.image, labels: { ...c.labels }, state: c.state, status: this.statusText(c), createdAt: sec(c.createdAtMs) })));
+  }
+
+  async listContainerUsage(): Promise<ContainerUsage[]> {
+    return this.call('container.list', undefined, () => [...this.containers.values()].map((c) => ({
+      id: c.id, name: c.name, state: c.state, labels: { ...c.labels }, image: c.image, imageId: c.imageId, createdAt: sec(c.createdAtMs),
+      networks: [...c.networks], volumes: c.mounts.map((m) => m.name),
+    })));
+  }
+
+  async inspectContainer(idOrName: string): Promise<ContainerDetails> {
+    return this.call('container.inspect', idOrName, () => this.details(this.mustContainer('container.inspect', idOrName)));
+  }
+
+  async createContainer(spec: ContainerSpec): Promise<string> {
+    return this.call('container.create', spec.name, () => {
+      if (this.findByName(spec.name)) throw conflict('container.create', `Conflict. The container name "/${spec.name}" is already in use`);
+      const image = this.findImage(spec.image);
+      if (!image) throw notFound('container.create', `image: ${spec.image}`);
+      const runtime = spec.confined?.runtime ?? this.engineRuntimes.defaultRuntime;
+      if (!this.engineRuntimes.names.includes(runtime)) throw new DockerError('container.create', 400, `docker container.create: HTTP 400: unknown or invalid runtime name: ${runtime}`);
+      const network = spec.network ?? 'bridge';
+      if (!this.findNetwork(network)) throw notFound('container.create', `network ${network}`);
+      for (const v of spec.volumes ?? []) if (!this.volumes.has(v.name)) this.volumes.set(v.name, { name: v.name, labels: {}, createdAtMs: this.clock.nowMs() });
+      const c: MemoryContainer = {
+        id: newId(), name: spec.name, image: spec.image, imageId: image.id, labels: { ...spec.labels }, state: 'created', exitCode: 0, health: '',
+        hasHealthcheck: !!spec.healthcheck, restartCount: 0, startedAtMs: null, finishedAtMs: null, oomKilled: false, error: '',
+        restartPolicy: spec.restartPolicy ?? 'no', createdAtMs: this.clock.nowMs(), runtime,
+        networks: new Set(network === 'none' ? [] : [this.findNetwork(network)!.name]),
+        mounts: (spec.volumes ?? []).map((v) => ({ name: v.name, destination: v.target })), output: [],
+      };
+      this.containers.set(c.id, c);
+      this.emit(c, 'create');
+      return c.id;
+    });
+  }
+
+  async startContainer(id: string): Promise<void> {
+    return this.call('container.start', id, () => {
+      const c = this.mustContainer('container.start', id);
+      if (c.state === 'running') return; // the engine's 304, which the adapter ignores
+      Object.assign(c, { state: 'running', exitCode: 0, oomKilled: false, error: '', startedAtMs: this.clock.nowMs(), health: c.hasHealthcheck ? 'starting' : '' });
+      this.emit(c, 'start');
+    });
+  }
+
+  /** A stopped container answers 143: SIGTERM ended it within the grace period. */
+  async stopContainer(id: string, _graceSeconds = 10): Promise<void> {
+    return this.call('container.stop', id, () => this.stop(this.mustContainer('container.stop', id)));
+  }
+
+  async restartContainer(id: string, _graceSeconds = 10): Promise<void> {
+    return this.call('container.restart', id, () => {
+      const c = this.mustContainer('container.restart', id);
+      this.stop(c);
+      Object.assign(c, { state: 'running', exitCode: 0, startedAtMs: this.clock.nowMs(), health: c.hasHealthcheck ? 'starting' : '' });
+      this.emit(c, 'start');
+      this.emit(c, 'restart');
+    });
+  }
+
+  async removeContainer(id: string, opts: { force?: boolean } = {}): Promise<void> {
+    return this.call('container.remove', id, () => {
+      const c = this.mustContainer('container.remove', id);
+      if (c.state === 'running' && !opts.force) throw conflict('container.remove', `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`);
+      if (c.state === 'running') this.stop(c, 137);
+      this.containers.delete(c.id);
+      this.emit(c, 'destroy');
+    });
+  }
+
+  async renameContainer(id: string, name: string): Promise<void> {
+    return this.call('container.rename', id, () => {
+      const c = this.mustContainer('container.rename', id);
+      const other = this.findByName(name);
+      if (other && other !== c) throw conflict('container.rename', `Conflict. The container name "/${name}" is already in use`);
+      c.name = name;
+      this.emit(c, 'rename');
+    });
+  }
+
+  async containerLogs(id: string, tail = 100): Promise<string> {
+    return this.call('container.logs', id, () => {
+      const lines = this.mustContainer('container.logs', id).output.map((o) => o.text);
+      return lines.slice(-tail).map((l) => `${l}\n`).join('');
+    });
+  }
+
+  async containerLogsBetween(id: string, window: LogWindow, limits: LogReadLimits): Promise<{ text: string; complete: boolean }> {
+    return this.call('container.logs', id, () => {
+      const c = this.mustContainer('container.logs', id);
+      const text = c.output.filter((o) => o.atMs >= window.sinceMs && o.atMs <= window.untilMs).map((o) => `${o.text}\n`).join('');
+      const bytes = Buffer.from(text, 'utf8');
+      if (bytes.length > limits.maxReadBytes) return { text: '', complete: false };
+      return { text: bytes.subarray(Math.max(0, bytes.length - limits.keepBytes)).toString('utf8'), complete: true };
+    });
+  }
+
+  // ---- volumes ----
+
+  async createVolume(name: string, labels: Record<string, string> = {}): Promise<void> {
+    return this.call('volume.create', name, () => {
+      if (!this.volumes.has(name)) this.volumes.set(name, { name, labels: { ...labels }, createdAtMs: this.clock.nowMs() });
+    });
+  }
+
+  async listVolumes(namePrefix?: string): Promise<VolumeSummary[]> {
+    return this.call('volume.list', undefined, () => [...this.volumes.values()]
+      .filter((v) => !namePrefix || v.name.startsWith(namePrefix))
+      .map((v) => ({ name: v.name, labels: { ...v.labels }, createdAt: sec(v.createdAtMs) })));
+  }
+
+  async removeVolume(name: string): Promise<void> {
+    return this.call('volume.remove', name, () => {
+      if (!this.volumes.has(name)) throw notFound('volume.remove', `volume: ${name}`);
+      const user = [...this.containers.values()].find((c) => c.mounts.some((m) => m.name === name));
+      if (user) throw conflict('volume.remove', `remove ${name}: volume is in use - [${user.id}]`);
+      this.volumes.delete(name);
+    });
+  }
+
+  // ---- images ----
+
+  async listDanglingImages(): Promise<ImageSummary[]> {
+    return this.call('image.list', undefined, () => [...this.images.values()]
+      .filter((i) => i.tags.length === 0)
+      .map((i) => ({ id: i.id, labels: { ...i.labels }, createdAt: sec(i.createdAtMs) })));
+  }
+
+  /** By tag: untags, and removes the image with its last tag. By id: removes it. Refused (409) while a container uses it. */
+  async removeImage(ref: string): Promise<void> {
+    return this.call('image.remove', ref, () => {
+      const image = this.findImage(ref);
+      if (!image) throw notFound('image.remove', `image: ${ref}`);
+      const byTag = image.tags.includes(normalTag(ref));
+      if (byTag && image.tags.length > 1) return void (image.tags = image.tags.filter((t) => t !== normalTag(ref)));
+      if (!byTag && image.tags.length > 1) throw conflict('image.remove', `unable to delete ${image.id} (must be forced) - image is referenced in multiple repositories`);
+      const user = [...this.containers.values()].find((c) => c.imageId === image.id);
+      if (user) throw conflict('image.remove', `unable to delete ${image.id} (cannot be forced) - image is being used by running container ${user.id}`);
+      this.images.delete(image.id);
+    });
+  }
+
+  async imageExists(ref: string): Promise<boolean> {
+    return this.call('image.inspect', ref, () => this.findImage(ref) !== undefined);
+  }
+
+  // ---- networks ----
+
+  async listNetworks(namePrefix?: string): Promise<{ id: string; name: string }[]> {
+    return this.call('network.list', undefined, () => [...this.networks.values()]
+      .filter((n) => !namePrefix || n.name.startsWith(namePrefix))
+      .map((n) => ({ id: n.id, name: n.name })));
+  }
+
+  /** Only running containers are attached (have an endpoint); a stopped one is configured on it, not attached. */
+  async inspectNetwork(idOrName: string): Promise<NetworkDetails> {
+    return this.call('network.inspect', idOrName, () => {
+      const n = this.findNetwork(idOrName);
+      if (!n) throw notFound('network.inspect', `network ${idOrName}`);
+      const attached = [...this.containers.values()].filter((c) => c.state === 'running' && c.networks.has(n.name));
+      return {
+        id: n.id, name: n.name, internal: n.internal, options: { ...n.options }, labels: { ...n.labels }, createdAt: sec(n.createdAtMs),
+        containers: attached.map((c, i) => ({ id: c.id, name: c.name, ipv4: `172.30.0.${i + 2}` })),
+      };
+    });
+  }
+
+  async ensureNetwork(name: string, opts: NetworkCreateOptions = {}): Promise<string> {
+    return this.call('network.create', name, () => (this.findNetwork(name) ?? this.addNetwork(name, opts)).id);
+  }
+
+  async connectNetwork(network: string, containerId: string): Promise<void> {
+    return this.call('network.connect', network, () => {
+      const n = this.findNetwork(network);
+      if (!n) throw notFound('network.connect', `network ${network}`);
+      this.mustContainer('network.connect', containerId).networks.add(n.name);
+    });
+  }
+
+  async disconnectNetwork(network: string, containerId: string, _force = false): Promise<void> {
+    return this.call('network.disconnect', network, () => {
+      const n = this.findNetwork(network);
+      if (!n) throw notFound('network.disconnect', `network ${network}`);
+      const c = this.mustContainer('network.disconnect', containerId);
+      if (!c.networks.delete(n.name)) throw new DockerError('network.disconnect', 403, `docker network.disconnect: HTTP 403: container ${c.id} is not connected to network ${n.name}`);
+    });
+  }
+
+  async removeNetwork(idOrName: string): Promise<void> {
+    return this.call('network.remove', idOrName, () => {
+      const n = this.findNetwork(idOrName);
+      if (!n) throw notFound('network.remove', `network ${idOrName}`);
+      if ([...this.containers.values()].some((c) => c.state === 'running' && c.networks.has(n.name))) {
+        throw new DockerError('network.remove', 403, `docker network.remove: HTTP 403: error while removing network: network ${n.name} id ${n.id} has active endpoints`);
+      }
+      this.networks.delete(n.id);
+    });
+  }
+
+  // ---- events ----
+
+  /** The recorded events in the query's range; without `until`, it then follows new ones until closed. */
+  async streamEvents(opts: EventQuery, onEvent: (e: DockerEvent) => void): Promise<{ done: Promise<void>; close: () => void }> {
+    return this.call('events', undefined, () => {
+      const wanted = (e: DockerEvent) => eventMatches(e, opts);
+      for (const e of this.events) if (wanted(e)) onEvent(e);
+      if (opts.until !== undefined) return { done: Promise.resolve(), close: () => undefined };
+      let closed!: () => void;
+      const done = new Promise<void>((resolve) => (closed = resolve));
+      const listener = (e: DockerEvent) => wanted(e) && onEvent(e);
+      this.listeners.add(listener);
+      const close = () => (this.listeners.delete(listener), closed());
+      opts.signal?.addEventListener('abort', close, { once: true });
+      return { done, close };
+    });
+  }
+
+  async readEvents(opts: EventQuery & { since: number | string; until: number | string }): Promise<DockerEvent[]> {
+    const events: DockerEvent[] = [];
+    const { done } = await this.streamEvents(opts, (e) => events.push(e));
+    await done;
+    return events;
+  }
+
+  // ---- inside ----
+
+  /** Counts the call, applies an injected failure, and runs it as the adapter does: errors as DockerErrors. */
+  private async call<T>(operation: string, ref: string | undefined, fn: () => T): Promise<T> {
+    this.calls.set(operation, (this.calls.get(operation) ?? 0) + 1);
+    const f = this.failures.find((x) => x.operation === operation && (x.ref === undefined || x.ref === ref));
+    if (f) {
+      if (f.times !== undefined && --f.times <= 0) this.failures.splice(this.failures.indexOf(f), 1);
+      const what = f.status === undefined ? 'ECONNREFUSED' : `HTTP ${f.status}`;
+      throw new DockerError(operation, f.status, `docker ${operation}: ${what}: injected by the test`);
+    }
+    return fn();
+  }
+
+  private stop(c: MemoryContainer, exitCode = 143): void {
+    if (c.state !== 'running' && c.state !== 'restarting' && c.state !== 'paused') return; // the engine's 304
+    this.emit(c, 'kill', { signal: exitCode === 137 ? '9' : '15' });
+    this.emit(c, 'die', { exitCode: String(exitCode) });
+    Object.assign(c, { state: 'exited', exitCode, finishedAtMs: this.clock.nowMs(), health: c.hasHealthcheck ? 'unhealthy' : '' });
+    this.emit(c, 'stop');
+  }
+
+  private details(c: MemoryContainer): ContainerDetails {
+    return {
+      id: c.id, name: c.name, image: c.image, labels: { ...c.labels }, status: c.state, exitCode: c.exitCode, health: c.health,
+      restartCount: c.restartCount, pid: c.state === 'running' ? 4242 : 0, startedAt: sec(c.startedAtMs), finishedAt: sec(c.finishedAtMs),
+      startedAtMs: c.startedAtMs, finishedAtMs: c.finishedAtMs, oomKilled: c.oomKilled, error: c.error, restartPolicy: c.restartPolicy,
+      createdAt: sec(c.createdAtMs), mounts: c.mounts.map((m) => ({ type: 'volume', name: m.name, destination: m.destination })),
+      networks: [...c.networks], runtime: c.runtime,
+    };
+  }
+
+  /** The list's Status text, as Docker words it: `Up 3 minutes (unhealthy)`, `Exited (1) 5 seconds ago`, `Created`. */
+  private statusText(c: MemoryContainer): string {
+    const now = this.clock.nowMs();
+    const since = (ms: number | null) => humanDuration((now - (ms ?? now)) / 1000);
+    const health = c.health && c.health !== 'starting' ? ` (${c.health})` : c.health === 'starting' ? ' (health: starting)' : '';
+    if (c.state === 'running') return `Up ${since(c.startedAtMs)}${health}`;
+    if (c.state === 'paused') return `Up ${since(c.startedAtMs)} (Paused)`;
+    if (c.state === 'exited') return `Exited (${c.exitCode}) ${since(c.finishedAtMs)} ago`;
+    if (c.state === 'restarting') return `Restarting (${c.exitCode}) ${since(c.finishedAtMs)} ago`;
+    return c.state === 'created' ? 'Created' : 'Dead';
+  }
+
+  private emit(c: MemoryContainer, action: string, extra: Record<string, string> = {}): void {
+    const e: DockerEvent = {
+      type: 'container', action, id: c.id, attributes: { ...c.labels, name: c.name, image: c.image, ...extra },
+      timeNano: BigInt(this.clock.nowMs()) * 1_000_000n,
+    };
+    this.events.push(e);
+    for (const l of this.listeners) l(e);
+  }
+
+  private addNetwork(name: string, opts: NetworkCreateOptions): MemoryNetwork {
+    const n = { id: newId(), name, internal: opts.internal ?? false, options: { ...opts.options }, labels: { ...opts.labels }, createdAtMs: this.clock.nowMs() };
+    this.networks.set(n.id, n);
+    return n;
+  }
+
+  private findContainer(ref: string): MemoryContainer | undefined {
+    const byId = this.containers.get(ref) ?? this.findByName(ref);
+    if (byId) return byId;
+    const prefixed = [...this.containers.values()].filter((c) => ref.length > 0 && c.id.startsWith(ref));
+    return prefixed.length === 1 ? prefixed[0] : undefined;
+  }
+
+  private mustContainer(op: string, ref: string): MemoryContainer {
+    const c = this.findContainer(ref);
+    if (!c) throw notFound(op, `container: ${ref}`);
+    return c;
+  }
+
+  private findByName(name: string): MemoryContainer | undefined {
+    return [...this.containers.values()].find((c) => c.name === name.replace(/^\//, ''));
+  }
+
+  private findNetwork(ref: string): MemoryNetwork | undefined {
+    return this.networks.get(ref) ?? [...this.networks.values()].find((n) => n.name === ref || (ref.length >= 12 && n.id.startsWith(ref)));
+  }
+
+  private findImage(ref: string): MemoryImage | undefined {
+    return this.images.get(ref) ?? [...this.images.values()].find((i) => i.tags.includes(normalTag(ref)) || (ref.length >= 12 && i.id.replace('sha256:', '').startsWith(ref.replace('sha256:', ''))));
+  }
+}
+
+/** Docker's event filters: a time range in unix seconds, labels, types and actions (health_status by prefix). */
+function eventMatches(e: DockerEvent, q: EventQuery): boolean {
+  const ms = Number(e.timeNano / 1_000_000n);
+  if (q.since !== undefined && ms < Number(q.since) * 1000) return false;
+  if (q.until !== undefined && ms > Number(q.until) * 1000) return false;
+  if (q.types && !q.types.includes(e.type)) return false;
+  if (q.actions && !q.actions.some((a) => e.action === a || e.action.startsWith(`${a}:`))) return false;
+  return matchesLabels(e.attributes, q.labels);
+}

@@ -1,0 +1,248 @@
+/**
+ * The reconcile tick's rules (host/reconcile: observe, then apply) on an in-memory engine, a test double (see
+ * test/helpers/memory-engine.ts), with a real SQLite state DB: deaths counted once from restart counts, a 404
+ * read as "gone" and any other engine error as "skip, count nothing". test/reconcile/ runs the same on a real engine.
+ */
+import { describe, expect, it } from 'vitest';
+import { applyObservation } from '../../src/host/reconcile/apply';
+import { housekeep } from '../../src/host/reconcile/housekeep';
+import { observeHost } from '../../src/host/reconcile/observe';
+import { crashPolicy } from '../../src/policy/crash';
+import { listCrashRecords } from '../../src/db/crash-records';
+import { VANISHED_REASON } from '../../src/policy/rows';
+import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
+import { addService, addTenant, deployments, service } from '../reconcile/rows';
+import { memoryHost, type MemoryHost } from './world';
+
+async function tick(h: MemoryHost) {
+  const policy = crashPolicy(h.settings);
+  const kept = housekeep(h.deps, policy);
+  const obs = await observeHost(h.deps, policy, h.nowSec());
+  const applied = await applyObservation(h.deps, policy, obs);
+  return { kept, obs, applied, policy };
+}
+
+/** A tenant and a running service container as ah lays them out, with its service row. */
+async function runningService(h: MemoryHost, opts: {
+  restartPolicy?: 'no' | 'unless-stopped'; healthcheck?: boolean; fields?: Parameters<typeof addService>[2]; labels?: Record<string, string>; tenant?: string;
+} = {}) {
+  h.engine.addImage(TEST_IMAGE);
+  const tenant = opts.tenant ?? addTenant(h.db);
+  const sid = uniqueId('svc');
+  const cid = await h.engine.createContainer({
+    name: `ah-${tenant}-${sid}`, image: TEST_IMAGE, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...opts.labels },
+    restartPolicy: opts.restartPolicy ?? 'unless-stopped', network: 'none',
+    healthcheck: opts.healthcheck ? { cmd: ['true'], intervalMs: 1000 } : undefined,
+  });
+  await h.engine.startContainer(cid);
+  addService(h.db, tenant, { containerId: cid, ...opts.fields }, sid);
+  return { tenant, sid, cid };
+}
+
+/** Every row of ah's tables that a tick could touch, and keeper's looks. */
+const rows = (h: MemoryHost) => ['services', 'deployments', 'databases', 'environments', 'keeper_container_looks']
+  .map((t) => h.db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all());
+
+describe('crash accounting (in-memory engine)', () => {
+  it('counts an exited container once, as ah writes it, and never again while it stays down', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { restartPolicy: 'no' });
+    h.advance(30);
+    h.engine.die(cid, { exitCode: 3 });
+    expect((await tick(h)).applied).toMatchObject({ crashes: 1, crashedServices: 1, opened: [] });
+    expect(service(h.db, sid)).toMatchObject({ status: 'crashed', crash_count: 1, last_error: 'container exited (exit code 3)' });
+    for (const later of [30, 600]) {
+      h.advance(later);
+      expect((await tick(h)).applied.crashes).toBe(0);
+    }
+    expect(service(h.db, sid).crash_count).toBe(1);
+    expect(deployments(h.db, sid)).toEqual([expect.objectContaining({ status: 'crashed', trigger: 'reconciler' })]);
+  });
+
+  it('counts each restart the engine made between two looks once, and the service back up 10 s later', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h);
+    expect((await tick(h)).applied.crashes).toBe(0);
+    h.advance(60);
+    h.engine.die(cid, { exitCode: 1 });
+    h.advance(3);
+    h.engine.die(cid, { exitCode: 1 });
+    expect(h.engine.container(cid)).toMatchObject({ state: 'running', restartCount: 2 });
+    const second = await tick(h);
+    expect(second.applied.crashes).toBe(2);
+    expect(service(h.db, sid)).toMatchObject({ status: 'crashed', crash_count: 2 });
+    // The same observation applied again (a retried activity) counts nothing.
+    expect((await applyObservation(h.deps, second.policy, second.obs)).crashes).toBe(0);
+    h.advance(60);
+    expect((await tick(h)).applied).toMatchObject({ crashes: 0, recovered: 1 });
+    expect(service(h.db, sid)).toMatchObject({ status: 'running', crash_count: 2 });
+    expect(h.db.prepare('SELECT COUNT(*) FROM keeper_crash_records WHERE service_id = ?').pluck().get(sid)).toBe(2);
+  });
+
+  it('opens the circuit at the threshold within one tick: the container is stopped and kept', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h);
+    await tick(h);
+    for (let i = 0; i < 5; i++) (h.advance(2), h.engine.die(cid));
+    const { applied } = await tick(h);
+    expect(applied.crashes).toBe(5);
+    expect(applied.opened).toEqual([{ serviceId: sid, generation: 1, retryAt: expect.any(Number) }]);
+    expect(service(h.db, sid)).toMatchObject({ status: 'crashed', circuit_open: 1, container_id: cid });
+    expect(h.engine.container(cid).state).toBe('exited');
+    h.advance(30);
+    expect((await tick(h)).applied).toMatchObject({ crashes: 0, opened: [] });
+  });
+
+  it('restarts a container that turned unhealthy and counts one crash', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { healthcheck: true });
+    h.engine.setHealth(cid, 'healthy');
+    await tick(h);
+    h.advance(60);
+    h.engine.setHealth(cid, 'unhealthy');
+    const startedBefore = h.engine.container(cid).startedAtMs;
+    expect((await tick(h)).applied).toMatchObject({ crashes: 1, unhealthyRestarted: 1 });
+    expect(service(h.db, sid)).toMatchObject({ status: 'crashed', last_error: 'container unhealthy (health check failed)' });
+    expect(h.engine.container(cid)).toMatchObject({ state: 'running', health: 'starting' });
+    expect(h.engine.container(cid).startedAtMs).toBeGreaterThan(startedBefore!);
+  });
+});
+
+describe('404 against a transient error (in-memory engine)', () => {
+  it('a transient inspect error (HTTP 500, or no answer) skips the container and counts nothing; the death is counted once it answers', async () => {
+    for (const status of [500, undefined]) {
+      const h = memoryHost();
+      const { sid, cid } = await runningService(h, { restartPolicy: 'no' });
+      h.engine.die(cid, { exitCode: 1 });
+      h.engine.fail('container.inspect', { status });
+      const before = rows(h);
+      const { obs, applied } = await tick(h);
+      expect(obs.transientErrors).toBe(1);
+      expect(applied.crashes).toBe(0);
+      expect(rows(h)).toEqual(before);
+      h.engine.clearFailures();
+      h.advance(10);
+      expect((await tick(h)).applied.crashes).toBe(1);
+      expect(service(h.db, sid).crash_count).toBe(1);
+    }
+  });
+
+  it('a 404 means the container is gone: crashed once, then stopped on the next tick', async () => {
+    for (const gone of ['removed', 'answered 404'] as const) {
+      const h = memoryHost();
+      const { sid, cid } = await runningService(h);
+      if (gone === 'removed') await h.engine.removeContainer(cid, { force: true });
+      else h.engine.fail('container.inspect', { status: 404, ref: cid });
+      expect((await tick(h)).applied.crashes).toBe(1);
+      expect(service(h.db, sid)).toMatchObject({ status: 'crashed', crash_count: 1, last_error: 'container not found by reconciler' });
+      h.advance(30);
+      expect((await tick(h)).applied).toMatchObject({ crashes: 0, missing: 1 });
+      expect(service(h.db, sid)).toMatchObject({ status: 'stopped', crash_count: 1 });
+    }
+  });
+
+  it('container lists that fail count nothing, while the DB-only steps still run', async () => {
+    for (const status of [500, 404, undefined]) {
+      const h = memoryHost();
+      const { sid, cid, tenant } = await runningService(h, { restartPolicy: 'no' });
+      h.engine.die(cid);
+      const stale = addService(h.db, tenant, { status: 'deploying', updatedAt: h.nowSec() - 11 * 60 });
+      h.engine.fail('container.list', { status });
+      const { obs, applied, kept } = await tick(h);
+      expect(obs.dockerError).toContain(status === undefined ? 'ECONNREFUSED' : `HTTP ${status}`);
+      expect(applied.crashes).toBe(0);
+      expect(service(h.db, sid)).toMatchObject({ status: 'running', crash_count: 0 });
+      expect(kept.failedDeploys).toBe(1);
+      expect(service(h.db, stale).status).toBe('failed');
+    }
+  });
+
+  it('a stop refused transiently is counted as an action error; the crash and the opened circuit are recorded all the same', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { fields: { crashCount: 4, crashWindowStart: Math.floor(Date.now() / 1000) - 60 } });
+    await tick(h);
+    h.advance(30);
+    h.engine.die(cid);
+    h.engine.fail('container.stop', { status: 500, times: 1 });
+    const { applied } = await tick(h);
+    expect(applied).toMatchObject({ crashes: 1, dockerActionErrors: 1 });
+    expect(applied.opened).toHaveLength(1);
+    expect(service(h.db, sid)).toMatchObject({ circuit_open: 1, crash_count: 5 });
+    expect(h.engine.container(cid).state).toBe('running');
+  });
+});
+
+describe('ownership (in-memory engine)', () => {
+  it("acts only on a watched service's own container: foreign ones, a second container claiming the service, and rows it does not watch are left alone", async () => {
+    const h = memoryHost();
+    const { sid, cid, tenant } = await runningService(h);
+    const foreign = await h.engine.createContainer({ name: uniqueId('not-ah'), image: TEST_IMAGE, labels: {}, restartPolicy: 'no', network: 'none' });
+    const claimant = await h.engine.createContainer({
+      name: `ah-${tenant}-${sid}-old`, image: TEST_IMAGE, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' }, restartPolicy: 'no', network: 'none',
+    });
+    const stopped = await runningService(h, { tenant, restartPolicy: 'no', fields: { status: 'stopped' } });
+    const held = await runningService(h, { tenant, restartPolicy: 'no', fields: { circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: h.nowSec() + 600 } });
+    for (const c of [foreign, claimant]) await h.engine.startContainer(c);
+    await tick(h);
+    h.advance(60);
+    for (const c of [foreign, claimant, stopped.cid, held.cid]) h.engine.die(c);
+    const ahRows = () => rows(h).slice(0, 4); // keeper's own looks move their time forward
+    const before = ahRows();
+    const { obs, applied } = await tick(h);
+    expect(applied).toMatchObject({ crashes: 0, containersStopped: 0, unhealthyRestarted: 0, missing: 0 });
+    expect(obs.splitBrain).toEqual([{ containerId: claimant.slice(0, 12), serviceId: sid, dbContainerId: cid.slice(0, 12) }]);
+    expect(ahRows()).toEqual(before);
+    expect(h.engine.calls.get('container.stop') ?? 0).toBe(0);
+    expect(h.engine.calls.get('container.restart') ?? 0).toBe(0);
+  });
+
+  it('stops a created or restarting row whose container is gone (404); a deploying one waits for its timeout; an engine error changes nothing', async () => {
+    const h = memoryHost();
+    const gone = { created: await runningService(h), restarting: await runningService(h), deploying: await runningService(h) };
+    for (const [status, s] of Object.entries(gone)) {
+      h.db.prepare('UPDATE services SET status = ? WHERE id = ?').run(status, s.sid);
+      await h.engine.removeContainer(s.cid, { force: true });
+    }
+    h.engine.fail('container.inspect', { status: 500, ref: gone.restarting.cid, times: 1 });
+    const first = await tick(h);
+    expect(first.applied).toMatchObject({ crashes: 0, missing: 1 });
+    expect(first.obs.transientErrors).toBe(1);
+    expect(service(h.db, gone.created.sid)).toMatchObject({ status: 'stopped', last_error: VANISHED_REASON, crash_count: 0 });
+    expect(service(h.db, gone.restarting.sid).status).toBe('restarting');
+    h.advance(30);
+    expect((await tick(h)).applied).toMatchObject({ crashes: 0, missing: 1 });
+    expect(service(h.db, gone.restarting.sid)).toMatchObject({ status: 'stopped', last_error: VANISHED_REASON });
+    expect(service(h.db, gone.deploying.sid).status).toBe('deploying');
+  });
+});
+
+describe("a service's crash policy labels (in-memory engine)", () => {
+  it('keeper.crash-threshold=2 opens at 2 deaths while the host says 5; a bad label falls back to the host and is named', async () => {
+    const h = memoryHost();
+    const own = await runningService(h, { labels: { 'keeper.crash-threshold': '2' } });
+    const bad = await runningService(h, { labels: { 'keeper.crash-window': 'ten' } });
+    await tick(h);
+    h.advance(60);
+    for (const s of [own, bad]) (h.engine.die(s.cid), h.engine.die(s.cid));
+    const { obs, applied } = await tick(h);
+    expect(applied.opened).toEqual([{ serviceId: own.sid, generation: 1, retryAt: expect.any(Number) }]);
+    expect(service(h.db, own.sid)).toMatchObject({ crash_count: 2, circuit_open: 1 });
+    expect(service(h.db, bad.sid)).toMatchObject({ crash_count: 2, circuit_open: 0 });
+    expect(obs.labelProblems).toEqual([{ serviceId: bad.sid, problems: [expect.stringContaining(`label keeper.crash-window="ten" is not a duration`)] }]);
+  });
+
+  it('keeper.expected-exit-codes=0 records each such exit, counts none of them, and still counts the others', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { labels: { 'keeper.expected-exit-codes': '0' } });
+    await tick(h);
+    h.advance(60);
+    for (let i = 0; i < 6; i++) (h.advance(1), h.engine.die(cid, { exitCode: 0 }));
+    expect((await tick(h)).applied).toMatchObject({ crashes: 0, opened: [] });
+    expect(service(h.db, sid)).toMatchObject({ crash_count: 0, circuit_open: 0 });
+    expect(listCrashRecords(h.db, sid, 100).map((r) => [r.exitCode, r.expected])).toEqual(Array(6).fill([0, true]));
+    h.advance(60);
+    h.engine.die(cid, { exitCode: 1 });
+    expect((await tick(h)).applied.crashes).toBe(1);
+    expect(service(h.db, sid).crash_count).toBe(1);
+  });
+});
