@@ -80,6 +80,8 @@ export interface StartClusterOptions {
   serverStartTimeoutMs?: number;
   /** Bound on namespace + search attributes until visibility accepts a query (default 90 s). */
   namespaceTimeoutMs?: number;
+  /** Serve the server's Prometheus metrics on 127.0.0.1:PORT (default: none). */
+  metricsPort?: number;
 }
 
 async function timed<T>(timings: ClusterTimingsMs, key: keyof ClusterTimingsMs, step: () => Promise<T>): Promise<T> {
@@ -134,7 +136,7 @@ async function startClusterSteps(opts: StartClusterOptions, teardown: Teardown):
   await timed(timingsMs, 'schema', () => setupSchemas(tools.sqlTool, tools.schemaDir, pg.sql));
 
   const serverDir = path.join(dir, 'server');
-  const { address } = await writeServerConfig(serverDir, pg.sql, certs.server);
+  const { address } = await writeServerConfig(serverDir, pg.sql, certs.server, opts.metricsPort);
   const server = serverProcess(tools.server, serverDir);
   teardown.push('stop temporal-server', () => server.stop());
   const cli = clusterCli(tools.cli, address, certs.keeper);

@@ -1,8 +1,8 @@
 /**
  * The server's configuration for the tests' cluster, written to DIR/config/development.yaml (what
  * `temporal-server --root DIR --config config --env development` reads). It follows the server module's
- * config/development-postgres12.yaml, with every service on 127.0.0.1 and free ports below 32768, no pprof or metrics
- * listeners, and the TLS, stores and dynamic config of facts.ts. No vitest imports.
+ * config/development-postgres12.yaml, with every service on 127.0.0.1 and free ports below 32768, no pprof listener
+ * (a metrics listener only when a port is given), and the TLS, stores and dynamic config of facts.ts. No vitest imports.
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -39,13 +39,17 @@ async function freeServicePorts(): Promise<ServicePorts> {
   return Object.fromEntries(SERVICES.map((s, i) => [s, { grpcPort: free[2 * i], membershipPort: free[2 * i + 1] }])) as ServicePorts;
 }
 
-function serverConfig(ports: ServicePorts, sql: SqlEndpoint, tls: ServerTlsFiles, dynamicConfigFile: string) {
+function serverConfig(ports: ServicePorts, sql: SqlEndpoint, tls: ServerTlsFiles, dynamicConfigFile: string, metricsPort?: number) {
   const frontendAddress = `127.0.0.1:${ports.frontend.grpcPort}`;
   const services = Object.fromEntries(SERVICES.map((s) => [s, { rpc: { ...ports[s], bindOnIP: '127.0.0.1' } }]));
   return {
     log: { stdout: true, level: 'warn' },
     persistence: persistence(sql),
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' }, tls: globalTls(tls) },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' }, tls: globalTls(tls),
+      // Prometheus /metrics only when asked for (bench:fleet reads the `action` counter there).
+      ...(metricsPort ? { metrics: { prometheus: { timerType: 'histogram', listenAddress: `127.0.0.1:${metricsPort}` } } } : {}),
+    },
     services,
     clusterMetadata: {
       enableGlobalNamespace: false,
@@ -60,12 +64,12 @@ function serverConfig(ports: ServicePorts, sql: SqlEndpoint, tls: ServerTlsFiles
 }
 
 /** Writes the server's config below `rootDir`; returns the frontend's address. */
-export async function writeServerConfig(rootDir: string, sql: SqlEndpoint, tls: ServerTlsFiles): Promise<{ address: string }> {
+export async function writeServerConfig(rootDir: string, sql: SqlEndpoint, tls: ServerTlsFiles, metricsPort?: number): Promise<{ address: string }> {
   const configDir = path.join(rootDir, 'config');
   fs.mkdirSync(configDir, { recursive: true, mode: 0o700 });
   const dynamicConfigFile = path.join(configDir, 'dynamicconfig.yaml');
   fs.writeFileSync(dynamicConfigFile, stringify(DYNAMIC_CONFIG));
   const ports = await freeServicePorts();
-  fs.writeFileSync(path.join(configDir, 'development.yaml'), stringify(serverConfig(ports, sql, tls, dynamicConfigFile)), { mode: 0o600 });
+  fs.writeFileSync(path.join(configDir, 'development.yaml'), stringify(serverConfig(ports, sql, tls, dynamicConfigFile, metricsPort)), { mode: 0o600 });
   return { address: `127.0.0.1:${ports.frontend.grpcPort}` };
 }

@@ -1,0 +1,45 @@
+/** bench:fleet's output: a header that says what ran, and one markdown row per fleet size. */
+import os from 'node:os';
+import { LOOPS } from '../src/ids';
+import type { Lags, Options } from './fleet';
+import type { Rates } from './fleet-measure';
+import { quantile } from './host';
+
+export interface Row {
+  n: number;
+  processes: number;
+  lags: Lags;
+  /** Per host per day at the real intervals. */
+  perDay: Rates;
+  /** Per second during the window, all hosts. */
+  window: Rates;
+  load1: number;
+}
+
+const human = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
+const secs = (ms: number) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : '∞');
+const int = (x: number) => Math.round(x).toLocaleString('en-US');
+
+export function header(o: Options): string {
+  const intervals = LOOPS.map((l) => `${l} ${human(o.everyMs[l])}`).join(', ');
+  return [
+    `bench:fleet on ${os.cpus().length} cores (load average at start ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})`,
+    'cluster: temporal-server 1.29.1, PostgreSQL 15, SQL visibility, mTLS frontend; a fresh one per N',
+    'hosts: keeper workers built by src/app/keeper-host.ts (own task queue, SQLite state DB, schedules, event watcher),',
+    `  ${o.hostsPerProcess} per Node process; engine: one real Docker engine shared by all, no services, pool size 0 (idle hosts)`,
+    `intervals: ${intervals}; run at ${o.speedup}× speed (per-day figures scaled back); window ${human(o.windowMs)} after a ${human(o.baselineMs)} baseline`,
+    `on time: every schedule mark in the window has its run, finished within ${human(o.lagBoundMs)} of the mark`,
+    '',
+    '| hosts | procs | runs (expected) | late or missing | start lag p50 / p99 / max (s) | finish lag p50 / p99 / max (s) | server CPU s/host/day | PostgreSQL CPU s/host/day | PG growth MB/host/day | actions/host/day | CPU in window: server+PG / workers (cores) | load (1 min) | on time |',
+    '|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---|---:|---|',
+  ].join('\n');
+}
+
+export function formatRow(r: Row): string {
+  const { lags: l, perDay: d, window: w } = r;
+  const missing = l.expected - l.found;
+  const bad = Math.max(0, missing) + l.late;
+  const q = (xs: number[]) => `${secs(quantile(xs, 0.5))} / ${secs(quantile(xs, 0.99))} / ${secs(xs[xs.length - 1] ?? NaN)}`;
+  const onTime = missing <= 0 && l.late === 0 ? 'yes' : 'no';
+  return `| ${r.n} | ${r.processes} | ${l.found} (${l.expected}) | ${bad} | ${q(l.startLagMs)} | ${q(l.finishLagMs)} | ${d.serverCpuS.toFixed(1)} | ${d.postgresCpuS.toFixed(1)} | ${(d.dbBytes / 1e6).toFixed(2)} | ${int(d.actions)} | ${(w.serverCpuS + w.postgresCpuS).toFixed(2)} / ${w.workersCpuS.toFixed(2)} | ${r.load1.toFixed(1)} | ${onTime} |`;
+}
