@@ -98,7 +98,9 @@ function awaitAll(children: ChildProcess[], key: 'ready' | 'scheduled', timeoutM
       const onMessage = (m: Record<string, unknown>) => {
         if (!(key in m)) return;
         c.off('message', onMessage);
-        if (--left === 0) (clearTimeout(timer), resolve());
+        if (--left > 0) return;
+        clearTimeout(timer);
+        resolve();
       };
       c.on('message', onMessage);
     }

@@ -4,7 +4,7 @@
  * crashes counted, the circuit opening, its retry time, where to look in the UI, and the recovery. It cleans up
  * on exit (Ctrl-C at any time). `--exit-after-open` (`node dist/demo.js --exit-after-open`) stops it once the circuit is open (for tests).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { createService, removeService } from './host/services';
 import { assertTenantRuntime } from './host/tenant-runtime';
 import { ids } from './ids';
 import { tenantNetworkName } from './names';
-import { EMBEDDED_UI_PORT, environment, loadSettings } from './settings';
+import { EMBEDDED_UI_PORT, environment, loadSettings, type Settings } from './settings';
 import { serviceRunsQuery } from './search-attributes';
 import { isoSeconds } from './time';
 
@@ -33,14 +33,11 @@ async function main(): Promise<number> {
   // The demo's services are tenant containers: they run under KEEPER_TENANT_RUNTIME (default runsc, as keeper's),
   // so the demo reads the environment as every keeper command does, and sets only what makes it a demo.
   const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m' });
-  const flags = ['--db', dbFile, '--host-id', hostId, '--reconcile-interval', '5s', '--circuit-backoff', '1m,2m,4m', '--metrics-port', '0',
-    '--log-format', 'pretty', '--tenant-runtime', settings.tenantRuntime];
   const { deps } = openHost(settings, 'worker'); // the demo's throwaway host: it creates its state DB
   const { db } = deps;
   await preflight(deps).catch((err) => (db.close(), fs.rmSync(dir, { recursive: true, force: true }), Promise.reject(err)));
-  const log = fs.openSync(path.join(dir, 'worker.log'), 'a');
   say(`starting a keeper worker for host ${hostId} (state in ${dir}, worker log in ${dir}/worker.log)`);
-  const worker = spawn(process.execPath, [BIN, 'worker', ...flags], { stdio: ['ignore', log, log], env: environment({ TEMPORAL_ADDRESS: '' }) });
+  const worker = startWorker(dir, settings);
   const created: string[] = [];
 
   let cleaning = false;
@@ -75,6 +72,14 @@ async function main(): Promise<number> {
     await cleanup(1);
   }
   return 0;
+}
+
+/** The demo's worker: a child process on the embedded dev server, ticking every 5 s, its pretty lines in dir/worker.log. */
+function startWorker(dir: string, settings: Settings): ChildProcess {
+  const flags = ['--db', settings.db, '--host-id', settings.hostId, '--reconcile-interval', '5s', '--circuit-backoff', '1m,2m,4m',
+    '--metrics-port', '0', '--log-format', 'pretty', '--tenant-runtime', settings.tenantRuntime];
+  const log = fs.openSync(path.join(dir, 'worker.log'), 'a');
+  return spawn(process.execPath, [BIN, 'worker', ...flags], { stdio: ['ignore', log, log], env: environment({ TEMPORAL_ADDRESS: '' }) });
 }
 
 /** What the demo needs before it starts a worker: the test images, and the tenant runtime on this engine. */

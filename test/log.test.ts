@@ -31,7 +31,7 @@ describe('log lines', () => {
   it('pretty: one readable line with the fields as key=value', () => {
     const lines: string[] = [];
     createLogger({ format: 'pretty', fields: { host: 'h1' }, write: (l) => void lines.push(l) }).info('service crashed', { serviceId: 'svc1', deaths: 2 });
-    expect(lines).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d INFO  service crashed host=h1 serviceId=svc1 deaths=2$/)]);
+    expect(lines).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d INFO {2}service crashed host=h1 serviceId=svc1 deaths=2$/)]);
   });
 
   it("inside an activity: a tick's line names its workflow id, run id, activity id and type", async () => {

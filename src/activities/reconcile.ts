@@ -13,7 +13,7 @@ import { labelConditions } from '../policy/service-crash-policy';
 import { unixSeconds } from '../time';
 import { summariseTick, tickActed, uniqueByService } from '../policy/tick-summary';
 import { tickWords } from '../policy/run-words';
-import type { CircuitRef, Housekeeping, ReconciledHost, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
+import type { Housekeeping, ReconciledHost, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
 
 export function createReconcileActivities(deps: HostDeps) {
   const log = deps.log.child({ loop: 'reconcile' });

@@ -67,6 +67,23 @@ export function registerPoolCommand(program: Command): void {
       print(await withHost(settingsFrom(cmd), poolStatus), !!opts.json, renderStatus);
     });
 
+  registerClaimCommand(pool);
+
+  withSettings(pool.command('drain'))
+    .description('remove every unclaimed pool container, volume and row (pause the pool schedule first)')
+    .addOption(jsonOption())
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const report = await withHost(settingsFrom(cmd), drainPool);
+      print(report, !!opts.json, (r) =>
+        `drained: ${r.rowsDeleted} row(s), ${r.containersRemoved.length} container(s), ${r.volumesRemoved.length} volume(s)` +
+        (r.errors.length ? `\nerrors: ${r.errors.join('; ')}` : ''),
+      );
+      if (report.errors.length) throw new Error(`drain incomplete: ${report.errors[0]}`);
+    });
+}
+
+/** `keeper pool claim`: an environment from the pool, then a refill to replace what it took. */
+function registerClaimCommand(pool: Command): void {
   withSettings(pool.command('claim'))
     .description('create an environment from the pool (cold when the pool has none), then trigger a refill')
     .requiredOption('--tenant <tenant>', 'tenant id')
@@ -84,17 +101,5 @@ export function registerPoolCommand(program: Command): void {
         throw err instanceof ClaimRequestError ? new UsageError(err.message) : err;
       });
       print({ ...result, refill: await requestPoolRefill(settings) }, !!opts.json, renderClaim);
-    });
-
-  withSettings(pool.command('drain'))
-    .description('remove every unclaimed pool container, volume and row (pause the pool schedule first)')
-    .addOption(jsonOption())
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
-      const report = await withHost(settingsFrom(cmd), drainPool);
-      print(report, !!opts.json, (r) =>
-        `drained: ${r.rowsDeleted} row(s), ${r.containersRemoved.length} container(s), ${r.volumesRemoved.length} volume(s)` +
-        (r.errors.length ? `\nerrors: ${r.errors.join('; ')}` : ''),
-      );
-      if (report.errors.length) throw new Error(`drain incomplete: ${report.errors[0]}`);
     });
 }

@@ -30,29 +30,7 @@ function render(s: ServiceRecord): string {
 export function registerServiceCommands(program: Command): void {
   const service = program.command('service').description('create and operate services on this host (standalone use)');
 
-  withSettings(service.command('create'))
-    .description('write the service row and run its container as ah does (deploying → running)')
-    .requiredOption('--tenant <tenant>', 'tenant id (created if absent)')
-    .requiredOption('--name <name>', 'service name')
-    .requiredOption('--image <image>', 'image to run (never pulled)')
-    .option('--port <port>', 'port the service listens on (ah default 8000)')
-    .addOption(new Option('--env <KEY=VALUE>', 'environment variable (repeatable)').argParser((v: string, prev: string[] = []) => [...prev, v]))
-    .option('--health-cmd <cmd>', 'a shell command Docker runs as the health check')
-    .addOption(new Option('--label <keeper.KEY=VALUE>', 'container label, e.g. the crash policy keeper.crash-threshold=2 (repeatable)')
-      .argParser((v: string, prev: string[] = []) => [...prev, v]))
-    .addOption(jsonOption())
-    .action(async (opts: { tenant: string; name: string; image: string; port?: string; env?: string[]; label?: string[]; healthCmd?: string; json?: boolean }, cmd: Command) => {
-      const settings = settingsFrom(cmd);
-      if (!NAME.test(opts.tenant)) throw new UsageError(`invalid --tenant "${opts.tenant}": use lowercase letters, digits and '-'`);
-      if (!NAME.test(opts.name)) throw new UsageError(`invalid --name "${opts.name}": use lowercase letters, digits and '-'`);
-      const port = opts.port === undefined ? undefined : Number(opts.port);
-      if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) throw new UsageError(`invalid --port "${opts.port}": use 1-65535`);
-      const env = parseEnv(opts.env ?? []);
-      const labels = parseLabels(opts.label ?? []);
-      const request = { tenant: opts.tenant, name: opts.name, image: opts.image, port, env, labels, healthCmd: opts.healthCmd };
-      const s = await withHost(settings, (deps) => createService(deps, request));
-      print(s, !!opts.json, render);
-    });
+  registerCreateCommand(service);
 
   const simple = (verb: 'start' | 'stop' | 'restart' | 'rm', what: string) =>
     withSettings(service.command(`${verb} <serviceId>`))
@@ -79,5 +57,32 @@ export function registerServiceCommands(program: Command): void {
       const tail = Number(opts.tail);
       if (!Number.isInteger(tail) || tail < 1) throw new UsageError(`invalid --tail "${opts.tail}": use a positive integer`);
       process.stdout.write(await withHost(settingsFrom(cmd), (deps) => serviceLogs(deps, id, tail)));
+    });
+}
+
+/** `keeper service create`: the row, then the container, as ah deploys one. */
+function registerCreateCommand(service: Command): void {
+  withSettings(service.command('create'))
+    .description('write the service row and run its container as ah does (deploying → running)')
+    .requiredOption('--tenant <tenant>', 'tenant id (created if absent)')
+    .requiredOption('--name <name>', 'service name')
+    .requiredOption('--image <image>', 'image to run (never pulled)')
+    .option('--port <port>', 'port the service listens on (ah default 8000)')
+    .addOption(new Option('--env <KEY=VALUE>', 'environment variable (repeatable)').argParser((v: string, prev: string[] = []) => [...prev, v]))
+    .option('--health-cmd <cmd>', 'a shell command Docker runs as the health check')
+    .addOption(new Option('--label <keeper.KEY=VALUE>', 'container label, e.g. the crash policy keeper.crash-threshold=2 (repeatable)')
+      .argParser((v: string, prev: string[] = []) => [...prev, v]))
+    .addOption(jsonOption())
+    .action(async (opts: { tenant: string; name: string; image: string; port?: string; env?: string[]; label?: string[]; healthCmd?: string; json?: boolean }, cmd: Command) => {
+      const settings = settingsFrom(cmd);
+      if (!NAME.test(opts.tenant)) throw new UsageError(`invalid --tenant "${opts.tenant}": use lowercase letters, digits and '-'`);
+      if (!NAME.test(opts.name)) throw new UsageError(`invalid --name "${opts.name}": use lowercase letters, digits and '-'`);
+      const port = opts.port === undefined ? undefined : Number(opts.port);
+      if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) throw new UsageError(`invalid --port "${opts.port}": use 1-65535`);
+      const env = parseEnv(opts.env ?? []);
+      const labels = parseLabels(opts.label ?? []);
+      const request = { tenant: opts.tenant, name: opts.name, image: opts.image, port, env, labels, healthCmd: opts.healthCmd };
+      const s = await withHost(settings, (deps) => createService(deps, request));
+      print(s, !!opts.json, render);
     });
 }

@@ -7,7 +7,7 @@
  * upgrade a deferred transaction's read to a write while another process writes, it fails at once with
  * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
-import { countDatedCrashes, openingAt, type DatedCount } from '../policy/crash';
+import { countDatedCrashes, openingAt, type CircuitOpening, type CrashCounters, type DatedCount } from '../policy/crash';
 import type { CircuitRef, CountedDeath, CrashPolicy, CrashRecord } from '../contracts/reconcile';
 import type { ServiceRowFields } from '../policy/rows';
 import { isExpectedExit } from '../policy/service-crash-policy';
@@ -43,12 +43,7 @@ export interface CrashOutcome {
 export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy: CrashPolicy, tails: LogTail[] = []): CrashOutcome {
   return db.transaction((): CrashOutcome => {
     if (!swapLook(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
-    const row = db
-      .prepare(`SELECT tenant_id, image, status, crash_count, crash_window_start, circuit_open_count FROM services
-                WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status IN ('running', 'crashed')`)
-      .get(c.serviceId, c.containerId) as
-      | { tenant_id: string; image: string | null; status: string; crash_count: number; crash_window_start: number | null; circuit_open_count: number }
-      | undefined;
+    const row = watchedRow(db, c);
     if (!row || c.deaths <= 0) return { counted: 0, crashCount: row?.crash_count ?? 0 };
     const deaths = withExpected(c.facts ?? Array.from({ length: c.deaths }, unknownDeath), c.rules?.expectedExitCodes ?? []);
     const counted = c.deaths - deaths.filter((d) => d.expected).length;
@@ -57,12 +52,7 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
 
     const { counters, windowStarts, reached: open } = countDeathsAtTheirTimes(row, deaths, now, policy);
     const opening = open ? openingAt(row.circuit_open_count, lastOpenedAt(db, c.serviceId), now, policy) : undefined;
-    db.prepare(`UPDATE services SET status = ?, crash_count = ?, crash_window_start = ?, last_crashed_at = ?, last_error = ?,
-                  updated_at = ?, circuit_open = ?, circuit_open_count = ?, circuit_retry_at = ?
-                WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`)
-      .run(open ? 'crashed' : c.statusAfter, counters.crashCount, counters.windowStart, now, c.reason, now,
-        open ? 1 : 0, opening?.openCount ?? row.circuit_open_count, opening?.retryAt ?? null,
-        c.serviceId, c.containerId, row.status);
+    updateCrashCounters(db, c, row, counters, opening, now);
     recordDeployment(db, { serviceId: c.serviceId, tenantId: row.tenant_id, image: row.image, status: 'crashed', trigger: 'reconciler', error: c.reason, at: now });
     insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, deaths, tails);
     if (opening) {
@@ -91,6 +81,35 @@ function countDeathsAtTheirTimes(
   const windowStarts = deaths.map(() => dated.counters.windowStart as number);
   countedOnes.forEach(({ i }, k) => (windowStarts[i] = dated.windowStarts[k]));
   return { ...dated, windowStarts };
+}
+
+interface WatchedRow {
+  tenant_id: string;
+  image: string | null;
+  status: string;
+  crash_count: number;
+  crash_window_start: number | null;
+  circuit_open_count: number;
+}
+
+/** The service row, if it is still the one watched: same container, circuit closed, running or crashed. */
+function watchedRow(db: StateDb, c: CrashRecord): WatchedRow | undefined {
+  return db
+    .prepare(`SELECT tenant_id, image, status, crash_count, crash_window_start, circuit_open_count FROM services
+              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status IN ('running', 'crashed')`)
+    .get(c.serviceId, c.containerId) as WatchedRow | undefined;
+}
+
+/** The counted crash on the service row: its counters and window, and the circuit when this crash opens it. */
+function updateCrashCounters(
+  db: StateDb, c: CrashRecord, row: WatchedRow, counters: CrashCounters, opening: CircuitOpening | undefined, now: number,
+): void {
+  db.prepare(`UPDATE services SET status = ?, crash_count = ?, crash_window_start = ?, last_crashed_at = ?, last_error = ?,
+                updated_at = ?, circuit_open = ?, circuit_open_count = ?, circuit_retry_at = ?
+              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`)
+    .run(opening ? 'crashed' : c.statusAfter, counters.crashCount, counters.windowStart, now, c.reason, now,
+      opening ? 1 : 0, opening?.openCount ?? row.circuit_open_count, opening?.retryAt ?? null,
+      c.serviceId, c.containerId, row.status);
 }
 
 /** Marks the deaths whose exit code the service expects. */

@@ -303,7 +303,10 @@ export class DockerClient implements Engine {
     const complete = await new Promise<boolean>((resolve, reject) => {
       stream.on('data', (chunk: Buffer) => {
         read += chunk.length;
-        if (read > limits.maxReadBytes) (stream.destroy(), resolve(false));
+        if (read > limits.maxReadBytes) {
+          stream.destroy();
+          resolve(false);
+        }
       });
       this.docker.modem.demuxStream(stream, sink, sink);
       stream.on('end', () => resolve(true));

@@ -63,7 +63,7 @@ export function factsOfDeaths(deaths: number, downNow: boolean, state: RunState,
   const out: DeathFacts[] = [];
   for (let i = 0; i < restarts; i++) {
     const die = matched[i - (restarts - matched.length)];
-    if (die) out.push(fromEvent(die, events, state));
+    if (die) out.push(fromEvent(die, events));
     else out.push(i === restarts - 1 && !downNow ? fromLastRestart(state) : unknownDeath());
   }
   if (downNow) out.push(fromLook(state));
@@ -86,7 +86,7 @@ function fromLook(state: RunState): DeathFacts {
   };
 }
 
-function fromEvent(die: ContainerEventFact, events: ContainerEventFact[], state: RunState): DeathFacts {
+function fromEvent(die: ContainerEventFact, events: ContainerEventFact[]): DeathFacts {
   const before = events.filter((e) => e.atMs <= die.atMs);
   const previousDeath = lastOf(before.filter((e) => e !== die), 'die')?.atMs ?? null;
   const runStart = lastOf(before, 'start')?.atMs ?? previousDeath;

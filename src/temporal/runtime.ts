@@ -10,10 +10,10 @@ let installed = false;
 export function installRuntime(log: Logger | undefined, opts: { metricsPort?: number; hostId?: string } = {}): void {
   if (installed) return;
   installed = true;
+  const sdkLog = log?.child({ source: 'temporal-sdk' });
+  // The SDK's Logger interface has log(level, …), which pino lacks: DefaultLogger hands each entry over.
   const sdkLogger = new DefaultLogger('WARN', (entry) => {
-    const level = entry.level.toLowerCase() as 'warn' | 'error';
-    const fields = { source: 'temporal-sdk', ...(entry.meta ?? {}) };
-    if (log) log[level === 'error' ? 'error' : 'warn'](entry.message, fields);
+    if (sdkLog) sdkLog[entry.level === 'ERROR' ? 'error' : 'warn'](entry.message, entry.meta ?? {});
     else process.stderr.write(`temporal ${entry.level as LogLevel}: ${entry.message}\n`);
   });
   if (runtimeExists()) return; // made already (a test's, or a host's in this process): its options stand

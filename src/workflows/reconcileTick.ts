@@ -9,7 +9,7 @@ import {
   upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { CircuitRef, Housekeeping, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
+import type { CircuitRef, TickSummary } from '../contracts/reconcile';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 import { ids } from '../ids';
 import { summariseTick, uniqueByService } from '../policy/tick-summary';

@@ -40,9 +40,8 @@ export class DockerProxy {
   static async start(target = engineSocket()): Promise<DockerProxy> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-proxy-'));
     const socketPath = path.join(dir, 'docker.sock');
-    let proxy!: DockerProxy;
     const server = http.createServer((req, res) => proxy.handle(req, res, target));
-    proxy = new DockerProxy(server, socketPath);
+    const proxy = new DockerProxy(server, socketPath);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(socketPath, resolve);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Dockerode from 'dockerode';
 import { openStateDb, type StateDb } from '../../src/db/open';
-import { DockerClient, dockerOptions, type ContainerSpec, type Engine } from '../../src/docker/client';
+import { dockerOptions, type ContainerSpec, type Engine } from '../../src/docker/client';
 import { openHost } from '../../src/app/open';
 import type { HostDeps } from '../../src/host/deps';
 import { TestDockerClient } from './test-docker';

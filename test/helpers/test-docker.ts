@@ -4,7 +4,7 @@
  * src/docker/client.ts. Errors are classified as keeper's are (DockerError, by HTTP status). No vitest imports.
  */
 import Dockerode from 'dockerode';
-import { DockerClient, dockerOptions, type DockerEvent, type LabelFilter } from '../../src/docker/client';
+import { DockerClient, dockerOptions } from '../../src/docker/client';
 import { toDockerError } from '../../src/docker/errors';
 
 export class TestDockerClient extends DockerClient {

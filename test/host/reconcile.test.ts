@@ -83,7 +83,10 @@ describe('crash accounting (in-memory engine)', () => {
     const h = memoryHost();
     const { sid, cid } = await runningService(h);
     await tick(h);
-    for (let i = 0; i < 5; i++) (h.advance(2), h.engine.die(cid));
+    for (let i = 0; i < 5; i++) {
+      h.advance(2);
+      h.engine.die(cid);
+    }
     const { applied } = await tick(h);
     expect(applied.crashes).toBe(5);
     expect(applied.opened).toEqual([{ serviceId: sid, generation: 1, retryAt: expect.any(Number) }]);
@@ -223,7 +226,10 @@ describe("a service's crash policy labels (in-memory engine)", () => {
     const bad = await runningService(h, { labels: { 'keeper.crash-window': 'ten' } });
     await tick(h);
     h.advance(60);
-    for (const s of [own, bad]) (h.engine.die(s.cid), h.engine.die(s.cid));
+    for (const s of [own, bad]) {
+      h.engine.die(s.cid);
+      h.engine.die(s.cid);
+    }
     const { obs, applied } = await tick(h);
     expect(applied.opened).toEqual([{ serviceId: own.sid, generation: 1, retryAt: expect.any(Number) }]);
     expect(service(h.db, own.sid)).toMatchObject({ crash_count: 2, circuit_open: 1 });
@@ -236,7 +242,10 @@ describe("a service's crash policy labels (in-memory engine)", () => {
     const { sid, cid } = await runningService(h, { labels: { 'keeper.expected-exit-codes': '0' } });
     await tick(h);
     h.advance(60);
-    for (let i = 0; i < 6; i++) (h.advance(1), h.engine.die(cid, { exitCode: 0 }));
+    for (let i = 0; i < 6; i++) {
+      h.advance(1);
+      h.engine.die(cid, { exitCode: 0 });
+    }
     expect((await tick(h)).applied).toMatchObject({ crashes: 0, opened: [] });
     expect(service(h.db, sid)).toMatchObject({ crash_count: 0, circuit_open: 0 });
     expect(listCrashRecords(h.db, sid, 100).map((r) => [r.exitCode, r.expected])).toEqual(Array(6).fill([0, true]));

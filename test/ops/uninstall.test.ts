@@ -40,7 +40,11 @@ beforeAll(() => {
 
 // Registered after devServerForFile's, so it runs first, with the connection still open.
 afterAll(async () => {
-  for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) (c.child.kill('SIGKILL'), await c.exited);
+  for (const c of children) {
+    if (c.child.exitCode !== null || c.child.signalCode !== null) continue;
+    c.child.kill('SIGKILL');
+    await c.exited;
+  }
   for (const host of hostsUsed) {
     const f = await hostFootprint(env.client, host);
     for (const s of f.schedules) await deleteSchedule(env.client, s.scheduleId);

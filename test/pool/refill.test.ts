@@ -3,6 +3,7 @@
  * pooled-templates setting, the containers it makes, idempotent creation and ghost pruning (404 only).
  */
 import { ApplicationFailure } from '@temporalio/common';
+import type { ContainerInspectInfo } from 'dockerode';
 import { describe, expect, it } from 'vitest';
 import { createPoolActivities } from '../../src/activities/pool';
 import { poolContainerName, poolVolumeName } from '../../src/names';
@@ -70,7 +71,7 @@ describe('poolRefill', () => {
     expect(c.labels).toMatchObject({ 'ah.managed': 'true', 'ah.type': 'warm-pool', 'ah.template': 'tmpl_node' });
     expect(c.networks).toEqual(['ah-pool']);
     expect(c.mounts).toEqual([expect.objectContaining({ type: 'volume', name: row.volume_name, destination: '/workspace' })]);
-    const raw = await (docker as unknown as { docker: { getContainer(id: string): { inspect(): Promise<any> } } }).docker
+    const raw = await (docker as unknown as { docker: { getContainer(id: string): { inspect(): Promise<ContainerInspectInfo> } } }).docker
       .getContainer(row.container_id).inspect();
     expect(raw.HostConfig).toMatchObject({ Memory: 64 * 1024 * 1024, NanoCpus: 250e6, Init: true, RestartPolicy: { Name: 'unless-stopped' } });
     expect(raw.Config.Cmd).toEqual(['sleep', 'infinity']);

@@ -154,11 +154,11 @@ describe('crash forensics on the real engine', () => {
     db.close();
     const text = await keeper(['status', '--db', dbFile]);
     expect(text).toMatchObject({ code: 0, stderr: '' });
-    expect(text.stdout).toMatch(/^  service +tenant +name +status +crashes +circuit +retry at +opened +last crash$/m);
+    expect(text.stdout).toMatch(/^ {2}service +tenant +name +status +crashes +circuit +retry at +opened +last crash$/m);
     expect(text.stdout).toMatch(new RegExp(`^  ${sid} +${tenant} +${sid} +crashed +1 +closed +- +0 +\\d+ s ago: exit code 137 \\(OOM killed\\)$`, 'm'));
     expect(text.stdout).toMatch(new RegExp(`^  ${calm} +${tenant} +${calm} +stopped +0 +closed +- +0 +-$`, 'm'));
     // ok, or a warning when another test's container on this engine looks like split-brain to this host.
-    expect(text.stdout).toMatch(/^  reconcile +\d+ s ago +(ok|warning): 1 service, 1 crash, 0 circuits opened\b/m);
+    expect(text.stdout).toMatch(/^ {2}reconcile +\d+ s ago +(ok|warning): 1 service, 1 crash, 0 circuits opened\b/m);
     const json = JSON.parse((await keeper(['status', '--db', dbFile, '--json'])).stdout);
     expect(json.services.find((v: { id: string }) => v.id === sid).lastCrash).toMatchObject({ reason: 'exit code 137 (OOM killed)', diedAtMs: expect.any(Number) });
     expect(json.services.find((v: { id: string }) => v.id === calm).lastCrash).toBeNull();

@@ -10,7 +10,7 @@ import { circuitStateQuery } from '../../src/workflows/messages';
 import type { CircuitState } from '../../src/contracts/circuit';
 import { ids, taskQueueFor } from '../../src/ids';
 import { circuitBreaker } from '../../src/workflows';
-import { freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
+import { freshDb, testSettings, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
 import { addService, addTenant, deployments, nowSec, service } from '../reconcile/rows';
 

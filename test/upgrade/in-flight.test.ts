@@ -78,7 +78,11 @@ beforeAll(async () => {
 }, 1_200_000);
 
 afterAll(async () => {
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) (w.child.kill('SIGKILL'), await w.exited);
+  for (const w of workers) {
+    if (w.child.exitCode !== null || w.child.signalCode !== null) continue;
+    w.child.kill('SIGKILL');
+    await w.exited;
+  }
   await connection?.close().catch(() => undefined);
   db?.close();
   if (engine) stopEngine(engine);

@@ -129,35 +129,36 @@ function serviceObserver(ctx: ServiceContext) {
       return;
     }
     const upSec = details === 'missing' || !details.startedAt ? 0 : obs.now - details.startedAt;
-    if (recordDeaths(s, { stored: stored ?? null, previous, current, rules }, details, upSec)) return;
+    if (recordDeaths(ctx, pending, s, { stored: stored ?? null, previous, current, rules }, details, upSec)) return;
     if (!stored || !sameLook(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored ?? null, next: current });
     else unchanged.push(s.id);
     backUp(s, current.state === 'running', upSec);
   }
+  return { observe, unchanged, pending };
+}
 
-  /** Deaths since the previous look, or a container that turned unhealthy: one crash, once its evidence is in. */
-  function recordDeaths(
-    s: ServiceRow, { stored, previous, current, rules }: { stored: StoredLook | null; previous: StoredLook | null; current: ContainerLook; rules?: ServiceCrashRules },
-    details: ContainerDetails | 'missing', upSec: number,
-  ): boolean {
-    const windowSec = (rules?.policy ?? ctx.policy).windowSec;
-    const deaths = deathsBetween(previous, current, details === 'missing' ? 0 : details.createdAt, obs.now, windowSec);
-    if (details === 'missing') {
-      if (deaths === 0) return false;
-      obs.crashes.push(crashOf(s, stored, current, { deaths, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: missingDeaths(deaths, previous, obs.now), rules }));
-      return true;
-    }
-    const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
-    if (deaths === 0 && !unhealthy) return false;
-    const down = isDown(current.state) || current.state === 'restarting' || unhealthy || upSec < BACK_UP_AFTER_SEC;
-    pending.push({
-      serviceId: s.id, containerId: s.containerId as string, fullId: details.id, stored: stored && asLook(stored), current, deaths, unhealthy,
-      downNow: isDown(current.state), statusAfter: down ? 'crashed' : 'running', run: runStateOf(details),
-      sinceMs: (previous?.lookedAt ?? details.createdAt) * 1000, rules,
-    });
+/** Deaths since the previous look, or a container that turned unhealthy: one crash, once its evidence is in. */
+function recordDeaths(
+  { obs, policy }: ServiceContext, pending: PendingCrash[], s: ServiceRow,
+  { stored, previous, current, rules }: { stored: StoredLook | null; previous: StoredLook | null; current: ContainerLook; rules?: ServiceCrashRules },
+  details: ContainerDetails | 'missing', upSec: number,
+): boolean {
+  const windowSec = (rules?.policy ?? policy).windowSec;
+  const deaths = deathsBetween(previous, current, details === 'missing' ? 0 : details.createdAt, obs.now, windowSec);
+  if (details === 'missing') {
+    if (deaths === 0) return false;
+    obs.crashes.push(crashOf(s, stored, current, { deaths, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: missingDeaths(deaths, previous, obs.now), rules }));
     return true;
   }
-  return { observe, unchanged, pending };
+  const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
+  if (deaths === 0 && !unhealthy) return false;
+  const down = isDown(current.state) || current.state === 'restarting' || unhealthy || upSec < BACK_UP_AFTER_SEC;
+  pending.push({
+    serviceId: s.id, containerId: s.containerId as string, fullId: details.id, stored: stored && asLook(stored), current, deaths, unhealthy,
+    downNow: isDown(current.state), statusAfter: down ? 'crashed' : 'running', run: runStateOf(details),
+    sinceMs: (previous?.lookedAt ?? details.createdAt) * 1000, rules,
+  });
+  return true;
 }
 
 /** The service's crash policy from its container's labels (undefined: labels unknown, the host's applies). */
