@@ -14,10 +14,7 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
     rules: {
       // A leading underscore marks a binding kept on purpose, e.g. a field left out of a rest object.
-      '@typescript-eslint/no-unused-vars': [
-        'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: false },
-      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: false }],
       // Container logs and terminal output are cleaned of control bytes and escape sequences by regex, on purpose.
       'no-control-regex': 'off',
     },

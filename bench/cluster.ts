@@ -33,13 +33,20 @@ async function tickTimes(host: BenchHost, engine: EngineFixture, services: numbe
   const times: number[] = [];
   for (let i = 0; i <= ticks; i++) {
     const t0 = performance.now();
-    await host.client.workflow.execute(reconcileTick, { taskQueue: taskQueueFor(host.settings.hostId), workflowId: uniqueId(`${ids.schedule(host.settings.hostId, 'reconcile')}-bench-`) });
+    await host.client.workflow.execute(reconcileTick, {
+      taskQueue: taskQueueFor(host.settings.hostId),
+      workflowId: uniqueId(`${ids.schedule(host.settings.hostId, 'reconcile')}-bench-`),
+    });
     if (i > 0) times.push(performance.now() - t0); // the first tick makes keeper's first look: not steady state
   }
   return times;
 }
 
-async function measureOn(server: string, temporalEnv: Record<string, string> | undefined, o: { services: number; ticks: number; kills: number }): Promise<Figures> {
+async function measureOn(
+  server: string,
+  temporalEnv: Record<string, string> | undefined,
+  o: { services: number; ticks: number; kills: number },
+): Promise<Figures> {
   // The periodic tick is pushed out of the way: ticks here are the bench's own, or the watcher's.
   const host = await startBenchHost({ reconcileInterval: '1h' }, undefined, temporalEnv);
   const engine = new EngineFixture();

@@ -105,14 +105,19 @@ export function eventTimeMs(e: HistoryEvent): number {
 
 /** An event's name, with the activity type for activity events: `ActivityTaskCompleted (observeHost)`. */
 function eventKey(e: HistoryEvent, activityTypes: Map<string, string>): string {
-  const name = EventType[e.eventType ?? 0].replace(/^EVENT_TYPE_/, '').toLowerCase().replace(/(^|_)(\w)/g, (_, __, c: string) => c.toUpperCase());
+  const name = EventType[e.eventType ?? 0]
+    .replace(/^EVENT_TYPE_/, '')
+    .toLowerCase()
+    .replace(/(^|_)(\w)/g, (_, __, c: string) => c.toUpperCase());
   if (e.activityTaskScheduledEventAttributes) {
     const type = e.activityTaskScheduledEventAttributes.activityType?.name ?? '?';
     activityTypes.set(String(e.eventId), type);
     return `${name} (${type})`;
   }
-  const scheduledId = e.activityTaskStartedEventAttributes?.scheduledEventId ?? e.activityTaskCompletedEventAttributes?.scheduledEventId
-    ?? e.activityTaskFailedEventAttributes?.scheduledEventId;
+  const scheduledId =
+    e.activityTaskStartedEventAttributes?.scheduledEventId ??
+    e.activityTaskCompletedEventAttributes?.scheduledEventId ??
+    e.activityTaskFailedEventAttributes?.scheduledEventId;
   return scheduledId !== undefined && scheduledId !== null ? `${name} (${activityTypes.get(String(scheduledId)) ?? '?'})` : name;
 }
 

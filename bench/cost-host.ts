@@ -67,9 +67,16 @@ export async function startCostHost(workflowBundle: { codePath: string }, loopIn
   // No environment: every setting is keeper's default, except the tenant runtime (the engines here lack gVisor) and,
   // with --loop-interval, the pool's and GC's intervals (measured shorter, scaled back to their defaults).
   const intervals = loopIntervalMs ? { poolInterval: `${loopIntervalMs}ms`, gcInterval: `${loopIntervalMs}ms` } : {};
-  const settings = loadSettings({
-    db: path.join(dir, 'state.db'), hostId, metricsPort: '0', tenantRuntime: process.env.KEEPER_TENANT_RUNTIME ?? 'runc', ...intervals,
-  }, {});
+  const settings = loadSettings(
+    {
+      db: path.join(dir, 'state.db'),
+      hostId,
+      metricsPort: '0',
+      tenantRuntime: process.env.KEEPER_TENANT_RUNTIME ?? 'runc',
+      ...intervals,
+    },
+    {},
+  );
   const metricsPort = await freePort();
   const temporalDbFile = path.join(dir, 'temporal.db');
   const server = await startDevServer({ dbFile: temporalDbFile, extraArgs: ['--metrics-port', String(metricsPort)] });
@@ -105,7 +112,7 @@ async function stopWorker(worker: Worker, running: Promise<void>): Promise<void>
 async function removeWhatTheHostMade(db: StateDb, tenant: string): Promise<void> {
   const docker = new DockerClient();
   const pool = db.open ? poolRows(db) : [];
-  const containers = new Set([...pool.map((r) => r.containerId).filter(Boolean) as string[]]);
+  const containers = new Set([...(pool.map((r) => r.containerId).filter(Boolean) as string[])]);
   for (const c of await docker.listContainers({ 'ah.tenant': tenant }, { all: true })) containers.add(c.id);
   for (const id of containers) await docker.removeContainer(id, { force: true }).catch(() => undefined);
   for (const r of pool) if (r.volumeName) await docker.removeVolume(r.volumeName).catch(() => undefined);

@@ -50,10 +50,14 @@ function historyBytes(f: CaseFigures): number {
 
 function loopRow(f: CaseFigures, name: string, l: LoopFigures): string {
   const all = merged(l.actions, l.scheduleActions);
-  const byType = sorted(all).map(([k, v]) => `${k} ${int(perDay(f, v))}`).join(', ');
+  const byType = sorted(all)
+    .map(([k, v]) => `${k} ${int(perDay(f, v))}`)
+    .join(', ');
   const runBytes = l.runBytes.reduce((a, b) => a + b, 0);
-  return `| ${name} | ${int(perDay(f, l.runs))} | ${int(perDay(f, total(all)))} | ${int(perDay(f, total(l.scheduleActions)))} | `
-    + `${mb(perDay(f, runBytes + l.scheduleBytes))} | ${mb(perDay(f, l.scheduleBytes))} | ${kb(median(l.runBytes))} / ${median(l.runEvents)} | ${byType || '-'} |`;
+  return (
+    `| ${name} | ${int(perDay(f, l.runs))} | ${int(perDay(f, total(all)))} | ${int(perDay(f, total(l.scheduleActions)))} | ` +
+    `${mb(perDay(f, runBytes + l.scheduleBytes))} | ${mb(perDay(f, l.scheduleBytes))} | ${kb(median(l.runBytes))} / ${median(l.runEvents)} | ${byType || '-'} |`
+  );
 }
 
 function loopTable(f: CaseFigures): string[] {
@@ -61,7 +65,7 @@ function loopTable(f: CaseFigures): string[] {
   const metricTotal = total(f.metric);
   const unseen = metricTotal - historyActions(f);
   return [
-    '| loop | runs/day | actions/day | of which its schedule\'s own | history MB/day | of which its schedule\'s own | KB / events per run (median) | actions/day by type |',
+    "| loop | runs/day | actions/day | of which its schedule's own | history MB/day | of which its schedule's own | KB / events per run (median) | actions/day by type |",
     '|---|---:|---:|---:|---:|---:|---:|---|',
     ...rows,
     `| not in a history (heartbeats, queries; runs across the window's edges) | | ${int(perDay(f, unseen))} | | | | | |`,
@@ -71,7 +75,7 @@ function loopTable(f: CaseFigures): string[] {
 
 function metricTable(f: CaseFigures): string[] {
   return [
-    '| action type (server\'s `action` counter) | in the window | per day |',
+    "| action type (server's `action` counter) | in the window | per day |",
     '|---|---:|---:|',
     ...sorted(f.metric).map(([k, v]) => `| ${k} | ${int(v)} | ${int(perDay(f, v))} |`),
   ];
@@ -80,8 +84,12 @@ function metricTable(f: CaseFigures): string[] {
 function weightRows(label: string, events: Map<string, EventWeight>, runs: number, top: number): string[] {
   const weights = [...events.entries()].sort((a, b) => b[1].bytes - a[1].bytes);
   const all = weights.reduce((a, [, w]) => a + w.bytes, 0);
-  return weights.slice(0, top).map(([event, w]) =>
-    `| ${label} | ${event} | ${(w.count / runs).toFixed(1)} | ${int(w.bytes / runs)} | ${((100 * w.bytes) / all).toFixed(0)} % |`);
+  return weights
+    .slice(0, top)
+    .map(
+      ([event, w]) =>
+        `| ${label} | ${event} | ${(w.count / runs).toFixed(1)} | ${int(w.bytes / runs)} | ${((100 * w.bytes) / all).toFixed(0)} % |`,
+    );
 }
 
 /**
@@ -125,16 +133,19 @@ export function printSummary(all: CaseFigures[], p: Prices): string {
   const rows = all.map((f) => {
     const m = monthly(f, p);
     const d = atDefaults(f);
-    return `| ${f.kind} | ${int(perDay(f, total(f.metric)))} | ${int(perDay(f, historyActions(f)))} | ${mb(perDay(f, historyBytes(f)))} | `
-      + `${mb(perDay(f, f.dbGrowthBytes))} | ${money(m.actions)} | ${money(m.storage)} | ${money(m.actions + m.storage)} |`
-      + (scaled ? ` ${int(perDay(f, d.actions))} | ${mb(perDay(f, d.bytes))} |` : '');
+    return (
+      `| ${f.kind} | ${int(perDay(f, total(f.metric)))} | ${int(perDay(f, historyActions(f)))} | ${mb(perDay(f, historyBytes(f)))} | ` +
+      `${mb(perDay(f, f.dbGrowthBytes))} | ${money(m.actions)} | ${money(m.storage)} | ${money(m.actions + m.storage)} |` +
+      (scaled ? ` ${int(perDay(f, d.actions))} | ${mb(perDay(f, d.bytes))} |` : '')
+    );
   });
   const extra = scaled ? ' actions/day at the default intervals | history MB/day at the default intervals |' : '';
   return [
-    `one host at the default settings; ${DAYS_PER_MONTH}-day month; $${p.pricePerMillionActions} per million actions; `
-      + `$${p.pricePerGbMonth} per GB-month, history retained ${p.retentionDays} days; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
+    `one host at the default settings; ${DAYS_PER_MONTH}-day month; $${p.pricePerMillionActions} per million actions; ` +
+      `$${p.pricePerGbMonth} per GB-month, history retained ${p.retentionDays} days; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
     '',
-    '| case | actions/day (server\'s counter) | actions/day (from histories) | history MB/day (runs + schedules) | dev server DB growth MB/day | actions $/month | storage $/month | total $/month |' + extra,
+    "| case | actions/day (server's counter) | actions/day (from histories) | history MB/day (runs + schedules) | dev server DB growth MB/day | actions $/month | storage $/month | total $/month |" +
+      extra,
     '|---|---:|---:|---:|---:|---:|---:|---:|' + (scaled ? '---:|---:|' : ''),
     ...rows,
   ].join('\n');

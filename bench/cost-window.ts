@@ -15,7 +15,11 @@ export const LOOP_ROWS = ['reconcile', 'gc', 'pool', 'circuit', 'notify', 'other
 export type LoopRow = (typeof LOOP_ROWS)[number];
 
 const LOOP_OF_TYPE: Record<string, LoopRow> = {
-  reconcileTick: 'reconcile', gcSweep: 'gc', poolRefill: 'pool', circuitBreaker: 'circuit', notifyOperators: 'notify',
+  reconcileTick: 'reconcile',
+  gcSweep: 'gc',
+  poolRefill: 'pool',
+  circuitBreaker: 'circuit',
+  notifyOperators: 'notify',
 };
 
 export interface LoopFigures {
@@ -61,14 +65,26 @@ async function snapshot(h: CostHost): Promise<Snapshot> {
   const dbBytes = sizeOf(h.temporalDbFile) + sizeOf(`${h.temporalDbFile}-wal`);
   const schedules = new Map<LoopName, { runId: string; size: number } | undefined>();
   for (const loop of LOOPS) {
-    const d = await h.client.workflow.getHandle(schedulerId(h, loop)).describe().catch(() => undefined);
+    const d = await h.client.workflow
+      .getHandle(schedulerId(h, loop))
+      .describe()
+      .catch(() => undefined);
     schedules.set(loop, d && { runId: d.runId, size: d.historySize ?? 0 });
   }
   return { atMs, actions, dbBytes, schedules };
 }
 
 function emptyLoop(): LoopFigures {
-  return { runs: 0, actions: new Map(), scheduleActions: new Map(), runBytes: [], runEvents: [], scheduleBytes: 0, events: new Map(), scheduleEvents: new Map() };
+  return {
+    runs: 0,
+    actions: new Map(),
+    scheduleActions: new Map(),
+    runBytes: [],
+    runEvents: [],
+    scheduleBytes: 0,
+    events: new Map(),
+    scheduleEvents: new Map(),
+  };
 }
 
 export async function measureWindow(h: CostHost, kind: string, o: { windowMs: number }, atOpen: () => Promise<void>): Promise<CaseFigures> {
@@ -81,8 +97,13 @@ export async function measureWindow(h: CostHost, kind: string, o: { windowMs: nu
   await readRuns(h, before.atMs, after.atMs, loops, notes);
   await readSchedules(h, before, after, loops, notes);
   return {
-    kind, hostId: h.settings.hostId, windowMs: after.atMs - before.atMs, metric: difference(after.actions, before.actions), loops,
-    dbGrowthBytes: after.dbBytes - before.dbBytes, notes,
+    kind,
+    hostId: h.settings.hostId,
+    windowMs: after.atMs - before.atMs,
+    metric: difference(after.actions, before.actions),
+    loops,
+    dbGrowthBytes: after.dbBytes - before.dbBytes,
+    notes,
   };
 }
 
@@ -101,7 +122,8 @@ async function readRuns(h: CostHost, fromMs: number, toMs: number, loops: Map<Lo
   const query = `KeeperHost="${h.settings.hostId}" AND StartTime >= "${new Date(fromMs).toISOString()}" AND StartTime < "${new Date(toMs).toISOString()}"`;
   for await (const wf of h.client.workflow.list({ query })) {
     const { d, events } = await settledDescription(h, wf.workflowId, wf.runId, wf.type);
-    if (!d.closeTime && wf.type !== 'circuitBreaker') notes.push(`${wf.type} ${wf.workflowId} still open after 60 s: its history so far is counted`);
+    if (!d.closeTime && wf.type !== 'circuitBreaker')
+      notes.push(`${wf.type} ${wf.workflowId} still open after 60 s: its history so far is counted`);
     const loop = loops.get(LOOP_OF_TYPE[wf.type] ?? 'other')!;
     loop.runs += 1;
     loop.runBytes.push(d.historySize ?? 0);
@@ -112,12 +134,20 @@ async function readRuns(h: CostHost, fromMs: number, toMs: number, loops: Map<Lo
 }
 
 /** Each schedule's own workflow: its actions in the window and its history's growth (across a continue-as-new). */
-async function readSchedules(h: CostHost, before: Snapshot, after: Snapshot, loops: Map<LoopRow, LoopFigures>, notes: string[]): Promise<void> {
+async function readSchedules(
+  h: CostHost,
+  before: Snapshot,
+  after: Snapshot,
+  loops: Map<LoopRow, LoopFigures>,
+  notes: string[],
+): Promise<void> {
   for (const loop of LOOPS) {
     const b = before.schedules.get(loop);
     const a = after.schedules.get(loop);
     if (!a || !b) {
-      notes.push(`the ${loop} schedule's workflow (${schedulerId(h, loop)}) could not be described: its actions are in "not in a run's history"`);
+      notes.push(
+        `the ${loop} schedule's workflow (${schedulerId(h, loop)}) could not be described: its actions are in "not in a run's history"`,
+      );
       continue;
     }
     const figures = loops.get(loop)!;
@@ -130,8 +160,12 @@ async function readSchedules(h: CostHost, before: Snapshot, after: Snapshot, loo
     figures.scheduleBytes += growth;
     for (const runId of runs) {
       const events = ((await h.client.workflow.getHandle(schedulerId(h, loop), runId).fetchHistory()).events ?? []) as HistoryEvent[];
-      for (const [k, v] of actionsOf(events, before.atMs, after.atMs)) add(figures.scheduleActions, k === 'SignalWorkflowExecution' ? 'PatchSchedule' : k, v);
-      weighEvents(events.filter((e) => eventTimeMs(e) >= before.atMs && eventTimeMs(e) < after.atMs), figures.scheduleEvents);
+      for (const [k, v] of actionsOf(events, before.atMs, after.atMs))
+        add(figures.scheduleActions, k === 'SignalWorkflowExecution' ? 'PatchSchedule' : k, v);
+      weighEvents(
+        events.filter((e) => eventTimeMs(e) >= before.atMs && eventTimeMs(e) < after.atMs),
+        figures.scheduleEvents,
+      );
     }
   }
 }

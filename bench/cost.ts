@@ -23,7 +23,17 @@ import { readyCounts } from '../src/db/pool';
 import { loadSettings, parseDuration } from '../src/settings';
 import { triggerLoop } from '../src/temporal/schedules';
 import { measureWindow, type CaseFigures } from './cost-window';
-import { CRASHLOOP_IMAGE, createServices, onTeardown, provideTemplateImages, startCostHost, teardown, undoDepth, WEB_IMAGE, type CostHost } from './cost-host';
+import {
+  CRASHLOOP_IMAGE,
+  createServices,
+  onTeardown,
+  provideTemplateImages,
+  startCostHost,
+  teardown,
+  undoDepth,
+  WEB_IMAGE,
+  type CostHost,
+} from './cost-host';
 import { arg, bundleOutOfProcess, requireExplicitEngine } from './host';
 import { printCase, printSummary } from './cost-tables';
 
@@ -55,9 +65,12 @@ function options(): Options & { cases: string[] } {
     process.exit(2);
   }
   return {
-    cases, windowMs: parseDuration(arg('window', '10m')), services: num('services', '20'),
+    cases,
+    windowMs: parseDuration(arg('window', '10m')),
+    services: num('services', '20'),
     loopIntervalMs: arg('loop-interval', '') ? parseDuration(arg('loop-interval', '')) : undefined,
-    pricePerMillionActions: num('price-per-million-actions', '50'), pricePerGbMonth: num('price-per-gb-month', '0.77'),
+    pricePerMillionActions: num('price-per-million-actions', '50'),
+    pricePerGbMonth: num('price-per-gb-month', '0.77'),
     retentionDays: num('retention-days', '30'),
   };
 }
@@ -69,7 +82,8 @@ async function settle(h: CostHost): Promise<void> {
   let done = false;
   const check = async () => {
     const seen = new Set<string>();
-    for await (const wf of h.client.workflow.list({ query: `KeeperHost="${h.settings.hostId}" AND ExecutionStatus="Completed"` })) seen.add(wf.type);
+    for await (const wf of h.client.workflow.list({ query: `KeeperHost="${h.settings.hostId}" AND ExecutionStatus="Completed"` }))
+      seen.add(wf.type);
     const ready = Object.values(readyCounts(h.db)).reduce((a, b) => a + b, 0);
     done = wanted.every((t) => seen.has(t)) && ready >= poolTarget;
   };
@@ -91,7 +105,9 @@ async function runCase(kind: 'idle' | 'busy', o: Options, bundle: { codePath: st
     const h = await startCostHost(bundle, o.loopIntervalMs);
     const tagged = await provideTemplateImages(h);
     await createServices(h, o.services, WEB_IMAGE, 'web');
-    process.stderr.write(`${kind}: host ${h.settings.hostId}, ${o.services} services, template images tagged: ${tagged.join(', ') || 'none'}; settling\n`);
+    process.stderr.write(
+      `${kind}: host ${h.settings.hostId}, ${o.services} services, template images tagged: ${tagged.join(', ') || 'none'}; settling\n`,
+    );
     const t = Date.now();
     await settle(h);
     process.stderr.write(`${kind}: settled in ${Math.round((Date.now() - t) / 1000)} s; measuring for ${o.windowMs / 1000} s\n`);
@@ -133,8 +149,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-main().then(() => teardown()).catch(async (err) => {
-  process.stderr.write(`bench:cost failed: ${(err as Error).stack ?? String(err)}\n`);
-  await teardown();
-  process.exit(1);
-});
+main()
+  .then(() => teardown())
+  .catch(async (err) => {
+    process.stderr.write(`bench:cost failed: ${(err as Error).stack ?? String(err)}\n`);
+    await teardown();
+    process.exit(1);
+  });

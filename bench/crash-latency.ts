@@ -45,7 +45,13 @@ function crashCount(host: BenchHost, sid: string): number {
   return (host.db.prepare('SELECT crash_count FROM services WHERE id = ?').get(sid) as { crash_count: number }).crash_count;
 }
 
-export async function measureCrashLatency(host: BenchHost, engine: EngineFixture, mode: Mode, timeoutMs: number, randomPhaseMs = 0): Promise<void> {
+export async function measureCrashLatency(
+  host: BenchHost,
+  engine: EngineFixture,
+  mode: Mode,
+  timeoutMs: number,
+  randomPhaseMs = 0,
+): Promise<void> {
   const services = await prepareServices(host, engine, mode.kills);
   for (const [i, s] of services.entries()) {
     // Tick-only: a crash just after a tick would always wait a whole interval; a random phase makes it fair.
@@ -59,4 +65,3 @@ export async function measureCrashLatency(host: BenchHost, engine: EngineFixture
     await new Promise((r) => setTimeout(r, 500));
   }
 }
-

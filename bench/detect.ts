@@ -47,8 +47,8 @@ async function main(): Promise<void> {
   const t = stats(tickOnly);
   const ms = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
   const lines = [
-    `crash → committed in SQLite (kill of a service container's main process; debounce ${host.settings.eventDebounceMs} ms; `
-      + `load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`,
+    `crash → committed in SQLite (kill of a service container's main process; debounce ${host.settings.eventDebounceMs} ms; ` +
+      `load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`,
     '',
     row(['mode', 'kills', 'median', 'p95', 'max']),
     row(['---', '---:', '---:', '---:', '---:']),

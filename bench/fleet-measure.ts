@@ -34,7 +34,11 @@ function procStat(pid: number): ProcStat | undefined {
   return { ppid: Number(f[1]), ownS: tick(14) + tick(15), childrenS: tick(16) + tick(17) };
 }
 
-const allPids = () => fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+const allPids = () =>
+  fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
 
 /** A process and all it has run: its own time, its exited children's, and its live children's. */
 export function treeCpuSeconds(pid: number): number {
@@ -52,7 +56,13 @@ export function treeCpuSeconds(pid: number): number {
 export function serverPid(clusterDir: string): number {
   const root = path.join(clusterDir, 'server');
   for (const p of allPids()) {
-    const args = (() => { try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0'); } catch { return []; } })();
+    const args = (() => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      } catch {
+        return [];
+      }
+    })();
     const i = args.indexOf('--root');
     if (i >= 0 && args[i + 1] === root) return p;
   }
@@ -73,8 +83,10 @@ export function postgresOf(clusterDir: string): PgEndpoint {
 /** pg_database_size of the persistence and visibility databases together, in bytes. */
 export function databaseBytes(pg: PgEndpoint): number {
   const sql = "select sum(pg_database_size(datname)) from pg_database where datname in ('temporal', 'temporal_visibility')";
-  const out = execFileSync('psql', ['-h', '127.0.0.1', '-p', String(pg.port), '-U', 'temporal', '-d', 'temporal', '-Atc', sql],
-    { encoding: 'utf8', env: { ...process.env, PGPASSWORD: 'temporal' } });
+  const out = execFileSync('psql', ['-h', '127.0.0.1', '-p', String(pg.port), '-U', 'temporal', '-d', 'temporal', '-Atc', sql], {
+    encoding: 'utf8',
+    env: { ...process.env, PGPASSWORD: 'temporal' },
+  });
   return Number(out.trim());
 }
 

@@ -23,7 +23,10 @@ const int = (x: number) => Math.round(x).toLocaleString('en-US');
 export function header(o: Options): string {
   const intervals = LOOPS.map((l) => `${l} ${human(o.everyMs[l])}`).join(', ');
   return [
-    `bench:fleet on ${os.cpus().length} cores (load average at start ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})`,
+    `bench:fleet on ${os.cpus().length} cores (load average at start ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
     'cluster: temporal-server 1.29.1, PostgreSQL 15, SQL visibility, mTLS frontend; a fresh one per N',
     'hosts: keeper workers built by src/app/keeper-host.ts (own task queue, SQLite state DB, schedules, event watcher),',
     `  ${o.hostsPerProcess} per Node process; engine: one real Docker engine shared by all, no services, pool size 0 (idle hosts)`,

@@ -45,11 +45,20 @@ const hosts: RunningHost[] = [];
 const closers: (() => Promise<unknown>)[] = [];
 let stopping: Promise<void> | undefined;
 
-async function startHost(id: string, c: FleetWorkerConfig, conn: { native: Awaited<ReturnType<typeof connectNative>>; client: Client; namespace: string }): Promise<void> {
+async function startHost(
+  id: string,
+  c: FleetWorkerConfig,
+  conn: { native: Awaited<ReturnType<typeof connectNative>>; client: Client; namespace: string },
+): Promise<void> {
   const settings = loadSettings({ ...c.raw, db: path.join(c.dir, `${id}.db`), hostId: id, metricsPort: '0' }, {});
   const db = openStateDb(settings.db);
   const host = createKeeperHost(settings, { db, log: silentLogger });
-  const worker = await host.createWorker({ connection: conn.native, namespace: conn.namespace, workflowBundle: c.workflowBundle, shutdownGraceTime: '2s' });
+  const worker = await host.createWorker({
+    connection: conn.native,
+    namespace: conn.namespace,
+    workflowBundle: c.workflowBundle,
+    shutdownGraceTime: '2s',
+  });
   const running = worker.run();
   const watcher = host.eventWatcher(conn.client);
   watcher.start();
@@ -76,12 +85,14 @@ async function start(c: FleetWorkerConfig): Promise<Client> {
 }
 
 async function stopAll(): Promise<void> {
-  await Promise.all(hosts.map(async (h) => {
-    await h.watcher.stop().catch(() => undefined);
-    if (h.worker.getState() === 'RUNNING') h.worker.shutdown();
-    await h.running.catch(() => undefined);
-    h.db.close();
-  }));
+  await Promise.all(
+    hosts.map(async (h) => {
+      await h.watcher.stop().catch(() => undefined);
+      if (h.worker.getState() === 'RUNNING') h.worker.shutdown();
+      await h.running.catch(() => undefined);
+      h.db.close();
+    }),
+  );
   for (const close of closers.reverse()) await close().catch(() => undefined);
 }
 

@@ -72,7 +72,9 @@ function options(): Options {
   };
   const bad = o.sizes.some((n) => !Number.isInteger(n) || n < 1) || !(o.hostsPerProcess >= 1) || !(o.speedup >= 1);
   if (bad) {
-    process.stderr.write('bench:fleet: --hosts takes positive integers (e.g. 100,300,500), --hosts-per-process and --speedup numbers ≥ 1\n');
+    process.stderr.write(
+      'bench:fleet: --hosts takes positive integers (e.g. 100,300,500), --hosts-per-process and --speedup numbers ≥ 1\n',
+    );
     process.exit(2);
   }
   return o;
@@ -108,18 +110,26 @@ function awaitAll(children: ChildProcess[], key: 'ready' | 'scheduled', timeoutM
 }
 
 async function stopChildren(children: ChildProcess[]): Promise<void> {
-  await Promise.all(children.map(async (c) => {
-    if (c.exitCode !== null || c.signalCode !== null) return;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGTERM');
-    const timer = setTimeout(() => c.kill('SIGKILL'), 30_000);
-    await exited;
-    clearTimeout(timer);
-  }));
+  await Promise.all(
+    children.map(async (c) => {
+      if (c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    }),
+  );
 }
 
 /** Forks the worker processes, N/hostsPerProcess hosts each, and waits until every host's worker runs. */
-async function startFleet(n: number, o: Options, cluster: TemporalCluster, bundle: { codePath: string }, dir: string): Promise<ChildProcess[]> {
+async function startFleet(
+  n: number,
+  o: Options,
+  cluster: TemporalCluster,
+  bundle: { codePath: string },
+  dir: string,
+): Promise<ChildProcess[]> {
   const raw = {
     reconcileInterval: `${Math.round(o.everyMs.reconcile / o.speedup)}ms`,
     poolInterval: `${Math.round(o.everyMs.pool / o.speedup)}ms`,
@@ -133,16 +143,27 @@ async function startFleet(n: number, o: Options, cluster: TemporalCluster, bundl
   const children: ChildProcess[] = [];
   onTeardown('stop the fleet workers', () => stopChildren(children));
   for (let i = 0; i < n; i += o.hostsPerProcess) {
-    const child = fork(path.join(__dirname, 'fleet-worker.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(path.join(__dirname, 'fleet-worker.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     // A child gone (its own signal, a crash) is reported by awaitAll; a send to it must not throw out of the bench.
     child.on('error', () => undefined);
     children.push(child);
-    const config: FleetWorkerConfig = { hostIds: ids.slice(i, i + o.hostsPerProcess), dir, raw, temporalEnv: temporalTlsEnv(cluster), workflowBundle: bundle };
+    const config: FleetWorkerConfig = {
+      hostIds: ids.slice(i, i + o.hostsPerProcess),
+      dir,
+      raw,
+      temporalEnv: temporalTlsEnv(cluster),
+      workflowBundle: bundle,
+    };
     child.send({ start: config });
   }
   const started = Date.now();
   await awaitAll(children, 'ready', 120_000 + n * 5_000);
-  process.stderr.write(`bench:fleet: ${n} hosts' workers running after ${((Date.now() - started) / 1000).toFixed(0)} s (load average ${os.loadavg()[0].toFixed(1)})\n`);
+  process.stderr.write(
+    `bench:fleet: ${n} hosts' workers running after ${((Date.now() - started) / 1000).toFixed(0)} s (load average ${os.loadavg()[0].toFixed(1)})\n`,
+  );
   return children;
 }
 
@@ -177,15 +198,24 @@ function lags(runs: Run[], n: number, o: Options, fromMs: number, untilMs: numbe
   const sorted = (xs: number[]) => xs.sort((a, b) => a - b);
   const finishLagMs = sorted(runs.map((r) => (r.closeMs ?? Infinity) - r.scheduledMs));
   return {
-    expected, found: runs.length, late: finishLagMs.filter((x) => x > o.lagBoundMs).length,
-    startLagMs: sorted(runs.map((r) => r.startMs - r.scheduledMs)), finishLagMs,
+    expected,
+    found: runs.length,
+    late: finishLagMs.filter((x) => x > o.lagBoundMs).length,
+    startLagMs: sorted(runs.map((r) => r.startMs - r.scheduledMs)),
+    finishLagMs,
   };
 }
 
 /** Per host per day at the real intervals: the idle rate in full, the runs' share divided by the speedup. */
 function perHostDay(idle: Rates, all: Rates, n: number, speedup: number): Rates {
   const scale = (k: keyof Rates) => ((idle[k] + (all[k] - idle[k]) / speedup) * 86_400) / n;
-  return { serverCpuS: scale('serverCpuS'), postgresCpuS: scale('postgresCpuS'), workersCpuS: scale('workersCpuS'), dbBytes: scale('dbBytes'), actions: scale('actions') };
+  return {
+    serverCpuS: scale('serverCpuS'),
+    postgresCpuS: scale('postgresCpuS'),
+    workersCpuS: scale('workersCpuS'),
+    dbBytes: scale('dbBytes'),
+    actions: scale('actions'),
+  };
 }
 
 async function measureFleet(n: number, o: Options, bundle: { codePath: string }): Promise<Row> {
@@ -197,7 +227,12 @@ async function measureFleet(n: number, o: Options, bundle: { codePath: string })
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-bench-fleet-'));
     onTeardown(`remove ${dir}`, () => fs.rmSync(dir, { recursive: true, force: true }));
     const children = await startFleet(n, o, cluster, bundle, dir);
-    const probes: Probes = { serverPid: serverPid(cluster.dir), pg: postgresOf(cluster.dir), workerPids: () => children.map((c) => c.pid!), metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
+    const probes: Probes = {
+      serverPid: serverPid(cluster.dir),
+      pg: postgresOf(cluster.dir),
+      workerPids: () => children.map((c) => c.pid!),
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    };
     const s0 = await snapshot(probes);
     await sleep(o.baselineMs);
     const s1 = await snapshot(probes);
@@ -209,7 +244,14 @@ async function measureFleet(n: number, o: Options, bundle: { codePath: string })
     const load1 = os.loadavg()[0];
     const runs = await windowRuns(await operatorClient(cluster), s2.atMs, s3.atMs, o.lagBoundMs + 60_000);
     const all = rates(s2, s3);
-    return { n, processes: children.length, lags: lags(runs, n, o, s2.atMs, s3.atMs), perDay: perHostDay(rates(s0, s1), all, n, o.speedup), window: all, load1 };
+    return {
+      n,
+      processes: children.length,
+      lags: lags(runs, n, o, s2.atMs, s3.atMs),
+      perDay: perHostDay(rates(s0, s1), all, n, o.speedup),
+      window: all,
+      load1,
+    };
   } finally {
     await teardown(mark);
   }

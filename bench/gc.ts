@@ -38,7 +38,10 @@ interface Sample {
 }
 
 async function sweep(docker: DockerClient, db: StateDb, dir: string, dryRun: boolean): Promise<Sample> {
-  const settings = loadSettings({ db: path.join(dir, 'state.db'), hostId: 'bench', gcMinAge: '0s', buildDir: path.join(dir, 'builds') }, {});
+  const settings = loadSettings(
+    { db: path.join(dir, 'state.db'), hostId: 'bench', gcMinAge: '0s', buildDir: path.join(dir, 'builds') },
+    {},
+  );
   const gc = createGcActivities(testDeps({ db, docker, settings, log: silent }));
   docker.resetCalls();
   const t0 = performance.now();
@@ -74,23 +77,32 @@ async function createWorld(docker: DockerClient, m: number, tag: string): Promis
     await docker.createVolume(volumes[i]);
   });
   await inBatches(m - half, 8, async (i) => {
-    containers[i] = await docker.createContainer({ name: `ah-bench-${tag}-${i}`, image: IMAGE, cmd: ['true'], labels: { 'ah.type': 'environment' }, network: 'none' });
+    containers[i] = await docker.createContainer({
+      name: `ah-bench-${tag}-${i}`,
+      image: IMAGE,
+      cmd: ['true'],
+      labels: { 'ah.type': 'environment' },
+      network: 'none',
+    });
   });
   return { containers, volumes };
 }
 
 async function inBatches(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, n) }, async () => {
-    while (next < n) await fn(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, n) }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
 }
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const sumWhere = (calls: Map<string, number>, test: (op: string) => boolean) => [...calls].filter(([op]) => test(op)).reduce((n, [, v]) => n + v, 0);
+const sumWhere = (calls: Map<string, number>, test: (op: string) => boolean) =>
+  [...calls].filter(([op]) => test(op)).reduce((n, [, v]) => n + v, 0);
 
 async function main(): Promise<void> {
   if (!process.env.DOCKER_HOST) {
@@ -112,9 +124,12 @@ async function main(): Promise<void> {
       const world = await createWorld(docker, m, `${m}-${round}-${process.pid}`);
       // every resource referenced: the sweep must find nothing to do
       db.exec(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES ('tb', 'b', 'b@x', 0, 0)`);
-      const ins = db.prepare(`INSERT INTO environments (id, tenant_id, name, container_id, volume_name, created_at, updated_at) VALUES (?, 'tb', ?, ?, ?, 0, 0)`);
+      const ins = db.prepare(
+        `INSERT INTO environments (id, tenant_id, name, container_id, volume_name, created_at, updated_at) VALUES (?, 'tb', ?, ?, ?, 0, 0)`,
+      );
       db.transaction(() => {
-        for (let i = 0; i < Math.max(world.containers.length, world.volumes.length); i++) ins.run(`e${i}`, `e${i}`, world.containers[i] ?? '', world.volumes[i] ?? '');
+        for (let i = 0; i < Math.max(world.containers.length, world.volumes.length); i++)
+          ins.run(`e${i}`, `e${i}`, world.containers[i] ?? '', world.volumes[i] ?? '');
       })();
       samples.kept.push(await sweep(docker, db, dir, false));
       db.exec('DELETE FROM environments');

@@ -35,7 +35,9 @@ export interface BenchHost {
 /** Benchmarks create and crash containers: they run only on an engine named explicitly (an isolated one). */
 export function requireExplicitEngine(usage: string): void {
   if (process.env.DOCKER_HOST) return;
-  process.stderr.write(`DOCKER_HOST is not set. Use an isolated engine (bash scripts/extra-dockerd.sh start bench; stop it with: bash scripts/extra-dockerd.sh stop bench):\n  ${usage}\n`);
+  process.stderr.write(
+    `DOCKER_HOST is not set. Use an isolated engine (bash scripts/extra-dockerd.sh start bench; stop it with: bash scripts/extra-dockerd.sh stop bench):\n  ${usage}\n`,
+  );
   process.exit(2);
 }
 
@@ -45,9 +47,15 @@ export function requireExplicitEngine(usage: string): void {
  */
 export async function startBenchHost(raw: RawSettings = {}, db?: StateDb, temporalEnv?: Record<string, string>): Promise<BenchHost> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-bench-'));
-  const settings = loadSettings({
-    db: path.join(dir, 'state.db'), hostId: `bench-${crypto.randomBytes(3).toString('hex')}`, metricsPort: '0', ...raw,
-  }, {});
+  const settings = loadSettings(
+    {
+      db: path.join(dir, 'state.db'),
+      hostId: `bench-${crypto.randomBytes(3).toString('hex')}`,
+      metricsPort: '0',
+      ...raw,
+    },
+    {},
+  );
   installRuntime(undefined);
   const stateDb = db ?? openStateDb(settings.db);
   const server = temporalEnv ? undefined : await startDevServer();
@@ -57,12 +65,21 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb, tempor
   const client = new Client({ connection: await connectClient(resolved), namespace: target.namespace });
   const docker = new DockerClient(); // its own, so the bench can read the calls it counts
   const host = createKeeperHost(settings, { db: stateDb, docker, log: silentLogger });
-  const worker = await host.createWorker({ connection, namespace: target.namespace, shutdownGraceTime: '2s', workflowBundle: bundleOutOfProcess(dir) });
+  const worker = await host.createWorker({
+    connection,
+    namespace: target.namespace,
+    shutdownGraceTime: '2s',
+    workflowBundle: bundleOutOfProcess(dir),
+  });
   await ensureSchedules(client, settings, ['reconcile']);
   const running = worker.run();
   let watcher: EventWatcher | undefined;
   return {
-    db: stateDb, docker, client, settings, worker,
+    db: stateDb,
+    docker,
+    client,
+    settings,
+    worker,
     startWatcher() {
       watcher = host.eventWatcher(client);
       watcher.start();
@@ -92,8 +109,15 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb, tempor
 export function bundleOutOfProcess(dir: string): { codePath: string } {
   const codePath = path.join(dir, 'workflow-bundle.js');
   const root = path.resolve(__dirname, '..');
-  execFileSync(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '-e',
-    `require(${JSON.stringify(path.join(root, 'src', 'temporal', 'bundle.ts'))}).writeBundle(${JSON.stringify(codePath)})`], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+      '-e',
+      `require(${JSON.stringify(path.join(root, 'src', 'temporal', 'bundle.ts'))}).writeBundle(${JSON.stringify(codePath)})`,
+    ],
+    { stdio: 'inherit' },
+  );
   return { codePath };
 }
 

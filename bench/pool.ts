@@ -21,7 +21,15 @@ const N = Number(process.env.KEEPER_BENCH_CLAIMS ?? 20);
 const IMAGE = process.env.KEEPER_BENCH_IMAGE ?? 'keeper-test/busybox:latest';
 
 /** The real client, with each engine call a claim makes timed (wall clock, per call). */
-const TIMED_OPS = ['listNetworks', 'connectNetwork', 'disconnectNetwork', 'renameContainer', 'createVolume', 'createContainer', 'startContainer'] as const;
+const TIMED_OPS = [
+  'listNetworks',
+  'connectNetwork',
+  'disconnectNetwork',
+  'renameContainer',
+  'createVolume',
+  'createContainer',
+  'startContainer',
+] as const;
 class TimedDocker extends DockerClient {
   readonly spent = new Map<string, number>();
 }
@@ -52,7 +60,10 @@ async function main(): Promise<void> {
   db.prepare(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES (?, ?, ?, 1, 1)`).run(tenant, tenant, `${tenant}@bench`);
   // README's figures were measured under runc; KEEPER_TENANT_RUNTIME=runsc measures gVisor on an engine that has it.
   const tenantRuntime = process.env.KEEPER_TENANT_RUNTIME ?? 'runc';
-  const settings = loadSettings({ db: file, hostId: 'bench', poolSize: '1', poolMaxTotal: '1', pooledTemplates: 'default', tenantRuntime }, {});
+  const settings = loadSettings(
+    { db: file, hostId: 'bench', poolSize: '1', poolMaxTotal: '1', pooledTemplates: 'default', tenantRuntime },
+    {},
+  );
   const acts = createPoolActivities(testDeps({ db, docker, settings }));
   const results: ClaimResult[] = [];
   const timings: Record<'warm' | 'cold', number[]> = { warm: [], cold: [] };
@@ -86,7 +97,8 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const r of results) await docker.removeContainer(r.containerId, { force: true }).catch(() => undefined);
-    for (const c of await docker.listContainers({ 'ah.type': 'warm-pool' })) await docker.removeContainer(c.id, { force: true }).catch(() => undefined);
+    for (const c of await docker.listContainers({ 'ah.type': 'warm-pool' }))
+      await docker.removeContainer(c.id, { force: true }).catch(() => undefined);
     for (const r of results) await docker.removeVolume(r.volume).catch(() => undefined);
     for (const v of await docker.listVolumes(`ah-pool-wp_bench${process.pid}_`)) await docker.removeVolume(v.name).catch(() => undefined);
     await docker.removeNetwork(`ah-tenant-${tenant}`).catch(() => undefined);
@@ -109,7 +121,13 @@ async function main(): Promise<void> {
   console.log('');
   console.log('median ms per engine call, by claim kind:');
   for (const mode of ['warm', 'cold'] as const) {
-    const parts = [...opTimes[mode]].map(([op, xs]) => `${op} ${quantile([...xs].sort((a, b) => a - b), 0.5).toFixed(0)}`);
+    const parts = [...opTimes[mode]].map(
+      ([op, xs]) =>
+        `${op} ${quantile(
+          [...xs].sort((a, b) => a - b),
+          0.5,
+        ).toFixed(0)}`,
+    );
     console.log(`  ${mode}: ${parts.join(', ')}`);
   }
   console.log('');

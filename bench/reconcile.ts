@@ -23,7 +23,13 @@ import { TestDockerClient } from '../test/helpers/test-docker';
 const IMAGE = 'keeper-test/busybox:latest';
 const STEADY_TICKS = 7;
 
-interface TickCost { lists: number; inspects: number; calls: number; ms: number; events: number }
+interface TickCost {
+  lists: number;
+  inspects: number;
+  calls: number;
+  ms: number;
+  events: number;
+}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -32,7 +38,10 @@ async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void
 }
 
 async function main(): Promise<void> {
-  const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await startDevServer();
   const connection = await Connection.connect({ address: server.address });
@@ -50,7 +59,9 @@ async function main(): Promise<void> {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   console.log([line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'));
-  console.log(`\nengine ${process.env.DOCKER_HOST ?? 'default socket'}; ${os.cpus().length} CPUs; node ${process.version}; steady = median of ${STEADY_TICKS} ticks`);
+  console.log(
+    `\nengine ${process.env.DOCKER_HOST ?? 'default socket'}; ${os.cpus().length} CPUs; node ${process.version}; steady = median of ${STEADY_TICKS} ticks`,
+  );
 }
 
 async function benchOne(n: number, client: Client, native: NativeConnection): Promise<string[][]> {
@@ -68,14 +79,22 @@ async function benchOne(n: number, client: Client, native: NativeConnection): Pr
     await inBatches([...Array(n).keys()], 16, async (i) => {
       const sid = `svc${n}x${i}`;
       const id = await docker.createContainer({
-        name: `ah-${tenant}-${sid}-${process.pid}`, image: IMAGE, cmd: ['sleep', '3600'], network: 'none', restartPolicy: 'unless-stopped',
+        name: `ah-${tenant}-${sid}-${process.pid}`,
+        image: IMAGE,
+        cmd: ['sleep', '3600'],
+        network: 'none',
+        restartPolicy: 'unless-stopped',
         labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
       });
       containers.push(id);
       await docker.startContainer(id);
       insert.run(sid, tenant, sid, IMAGE, id);
     });
-    const worker = await createKeeperHost(settings, { db, docker, log: silentLogger }).createWorker({ connection: native, namespace: 'default', shutdownGraceTime: '1s' });
+    const worker = await createKeeperHost(settings, { db, docker, log: silentLogger }).createWorker({
+      connection: native,
+      namespace: 'default',
+      shutdownGraceTime: '1s',
+    });
     let seq = 0;
     const tick = async (): Promise<TickCost> => {
       docker.resetCalls();
@@ -98,10 +117,21 @@ async function benchOne(n: number, client: Client, native: NativeConnection): Pr
       for (let i = 0; i < STEADY_TICKS; i++) steady.push(await tick());
       for (const id of containers.slice(0, 5)) await docker.killContainer(id);
       const afterKills = await tick();
-      const fmt = (label: string, c: TickCost) => [String(n), label, String(c.lists), String(c.inspects), String(c.calls), c.ms.toFixed(0), String(c.events)];
+      const fmt = (label: string, c: TickCost) => [
+        String(n),
+        label,
+        String(c.lists),
+        String(c.inspects),
+        String(c.calls),
+        c.ms.toFixed(0),
+        String(c.events),
+      ];
       const med: TickCost = {
-        lists: median(steady.map((s) => s.lists)), inspects: median(steady.map((s) => s.inspects)), calls: median(steady.map((s) => s.calls)),
-        ms: median(steady.map((s) => s.ms)), events: median(steady.map((s) => s.events)),
+        lists: median(steady.map((s) => s.lists)),
+        inspects: median(steady.map((s) => s.inspects)),
+        calls: median(steady.map((s) => s.calls)),
+        ms: median(steady.map((s) => s.ms)),
+        events: median(steady.map((s) => s.events)),
       };
       return [fmt('first look', first), fmt('steady (median)', med), fmt('5 killed', afterKills)];
     });

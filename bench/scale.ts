@@ -44,9 +44,11 @@ function countStatements(db: StateDb): { count: number } {
 
 async function inBatches(items: number[], width: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 interface TickCost {
@@ -86,16 +88,24 @@ async function main(): Promise<void> {
   try {
     for (const n of sizes) {
       const t0 = performance.now();
-      await inBatches(Array.from({ length: n - created.length }, (_, k) => created.length + k), 8, async (i) => {
-        const sid = `svc-bench-${i}`;
-        const cid = await docker.createContainer({
-          name: `ah-${tenant}-${sid}`, image: IMAGE, cmd: ['sleep', '86400'], restartPolicy: 'unless-stopped', network: 'none',
-          labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
-        });
-        created.push(cid);
-        await docker.startContainer(cid);
-        addService(db, tenant, { containerId: cid }, sid);
-      });
+      await inBatches(
+        Array.from({ length: n - created.length }, (_, k) => created.length + k),
+        8,
+        async (i) => {
+          const sid = `svc-bench-${i}`;
+          const cid = await docker.createContainer({
+            name: `ah-${tenant}-${sid}`,
+            image: IMAGE,
+            cmd: ['sleep', '86400'],
+            restartPolicy: 'unless-stopped',
+            network: 'none',
+            labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
+          });
+          created.push(cid);
+          await docker.startContainer(cid);
+          addService(db, tenant, { containerId: cid }, sid);
+        },
+      );
       process.stderr.write(`N=${n}: containers ready in ${Math.round((performance.now() - t0) / 1000)} s\n`);
       await schedule.pause('bench: measured ticks');
       await measureTick(host, statements); // the first look at the new containers
@@ -107,20 +117,26 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, windowMs));
       const cpu = process.cpuUsage(cpu0);
       const minutes = (performance.now() - w0) / 60_000;
-      rows.push(`| ${n} | ${median(costs.map((c) => c.dockerCalls))} | ${median(costs.map((c) => c.statements))} | `
-        + `${median(costs.map((c) => c.historyEvents))} | ${Math.round(median(costs.map((c) => c.wallMs)))} ms | `
-        + `${Math.round(process.memoryUsage().rss / 2 ** 20)} MB | ${((cpu.user + cpu.system) / 1e6 / minutes).toFixed(2)} | `
-        + `${2 + 3 * n} |`);
+      rows.push(
+        `| ${n} | ${median(costs.map((c) => c.dockerCalls))} | ${median(costs.map((c) => c.statements))} | ` +
+          `${median(costs.map((c) => c.historyEvents))} | ${Math.round(median(costs.map((c) => c.wallMs)))} ms | ` +
+          `${Math.round(process.memoryUsage().rss / 2 ** 20)} MB | ${((cpu.user + cpu.system) / 1e6 / minutes).toFixed(2)} | ` +
+          `${2 + 3 * n} |`,
+      );
       process.stderr.write(`${rows.at(-1)}\n`);
     }
   } finally {
     await host.stop();
-    await inBatches(created.map((_, i) => i), 8, (i) => docker.removeContainer(created[i], { force: true }).catch(() => undefined));
+    await inBatches(
+      created.map((_, i) => i),
+      8,
+      (i) => docker.removeContainer(created[i], { force: true }).catch(() => undefined),
+    );
     fs.rmSync(dir, { recursive: true, force: true });
   }
   const lines = [
-    `one reconcile tick with N running service containers (medians of ${ticks} ticks; RSS and CPU over ${arg('window', '60s')} `
-      + `at the ${host.settings.reconcileIntervalMs / 1000} s interval, watcher on; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`,
+    `one reconcile tick with N running service containers (medians of ${ticks} ticks; RSS and CPU over ${arg('window', '60s')} ` +
+      `at the ${host.settings.reconcileIntervalMs / 1000} s interval, watcher on; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`,
     '',
     '| N | Docker API calls | SQLite statements | history events | wall time | worker RSS | CPU s/min | ah per-service loop (W-1): 2 + 3·S + D + E |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -9,4 +9,6 @@ if (!fs.existsSync(cli)) {
   process.stderr.write('keeper: not built yet; run `npm run build` in the checkout\n');
   process.exit(1);
 }
-require(cli).main().then((code) => process.exit(code));
+require(cli)
+  .main()
+  .then((code) => process.exit(code));

@@ -76,8 +76,22 @@ async function main(): Promise<number> {
 
 /** The demo's worker: a child process on the embedded dev server, ticking every 5 s, its pretty lines in dir/worker.log. */
 function startWorker(dir: string, settings: Settings): ChildProcess {
-  const flags = ['--db', settings.db, '--host-id', settings.hostId, '--reconcile-interval', '5s', '--circuit-backoff', '1m,2m,4m',
-    '--metrics-port', '0', '--log-format', 'pretty', '--tenant-runtime', settings.tenantRuntime];
+  const flags = [
+    '--db',
+    settings.db,
+    '--host-id',
+    settings.hostId,
+    '--reconcile-interval',
+    '5s',
+    '--circuit-backoff',
+    '1m,2m,4m',
+    '--metrics-port',
+    '0',
+    '--log-format',
+    'pretty',
+    '--tenant-runtime',
+    settings.tenantRuntime,
+  ];
   const log = fs.openSync(path.join(dir, 'worker.log'), 'a');
   return spawn(process.execPath, [BIN, 'worker', ...flags], { stdio: ['ignore', log, log], env: environment({ TEMPORAL_ADDRESS: '' }) });
 }
@@ -110,7 +124,8 @@ async function narrate(db: StateDb, hostId: string, serviceId: string, hostFlags
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 500));
     const now = read();
-    if (now.crashCount !== last.crashCount && now.crashCount > 0) say(`flaky: ${now.crashCount} crash(es) counted in the window (threshold 5)`);
+    if (now.crashCount !== last.crashCount && now.crashCount > 0)
+      say(`flaky: ${now.crashCount} crash(es) counted in the window (threshold 5)`);
     if (now.open && !wasOpen) {
       wasOpen = true;
       const retry = isoSeconds(now.retryAt).slice(11, 19);

@@ -25,7 +25,8 @@ export const ids = {
   circuit: (hostId: string, serviceId: string) => `keeper-${hostId}-circuit-${serviceId}`,
   health: (hostId: string) => `keeper-${hostId}-health`,
   /** The alert of one circuit generation's event: one workflow (and one delivery per webhook) each. */
-  notify: (hostId: string, serviceId: string, generation: number, kind: string) => `keeper-${hostId}-notify-${serviceId}-g${generation}-${kind}`,
+  notify: (hostId: string, serviceId: string, generation: number, kind: string) =>
+    `keeper-${hostId}-notify-${serviceId}-g${generation}-${kind}`,
   /** A one-shot run; every `reconcile --once` is a tick of its own. */
   once: (hostId: string, run: OneShot, nowMs: number) =>
     run === 'reconcile' ? `keeper-${hostId}-reconcile-once-${nowMs}` : `keeper-${hostId}-${SHARED_ONE_SHOT[run]}`,

@@ -22,15 +22,30 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
     gcRemovals: meter.createCounter('keeper_gc_removals', 'resources', 'resources removed by GC, by class'),
     poolReady: meter.createGauge('keeper_pool_ready', 'int', 'containers', 'ready warm-pool containers, by template'),
     dockerCalls: meter.createCounter('keeper_docker_api_calls', 'calls', 'Docker Engine API calls, by operation'),
-    eventWatcherState: meter.createGauge('keeper_event_watcher_state', 'int', '',
-      "the Docker event watcher's state: 1 for the current one (following, reconnecting, unavailable, stopped), 0 for the others"),
-    diskUsedRatio: meter.createGauge('keeper_disk_used_ratio', 'float', '',
-      'used fraction (0-1) of a guarded path at the disk guard\'s last check, by path and role'),
+    eventWatcherState: meter.createGauge(
+      'keeper_event_watcher_state',
+      'int',
+      '',
+      "the Docker event watcher's state: 1 for the current one (following, reconnecting, unavailable, stopped), 0 for the others",
+    ),
+    diskUsedRatio: meter.createGauge(
+      'keeper_disk_used_ratio',
+      'float',
+      '',
+      "used fraction (0-1) of a guarded path at the disk guard's last check, by path and role",
+    ),
     diskWarnRatio: meter.createGauge('keeper_disk_warn_ratio', 'float', '', '--disk-warn as a fraction (0-1)'),
-    diskBlockRatio: meter.createGauge('keeper_disk_block_ratio', 'float', '',
-      '--disk-block as a fraction (0-1): at or above it the guard blocks pool refills and deploys'),
-    notifications: meter.createCounter('keeper_notifications', 'deliveries',
-      'alert deliveries to webhooks that ended, by kind and outcome (delivered, failed: refused or given up)'),
+    diskBlockRatio: meter.createGauge(
+      'keeper_disk_block_ratio',
+      'float',
+      '',
+      '--disk-block as a fraction (0-1): at or above it the guard blocks pool refills and deploys',
+    ),
+    notifications: meter.createCounter(
+      'keeper_notifications',
+      'deliveries',
+      'alert deliveries to webhooks that ended, by kind and outcome (delivered, failed: refused or given up)',
+    ),
   };
 }
 

@@ -18,7 +18,10 @@ export function hostAttributes(hostId: string): SearchAttributePair[] {
 
 /** A run about one service of this host (its circuit). */
 export function serviceAttributes(hostId: string, serviceId: string): SearchAttributePair[] {
-  return [{ key: KeeperHost, value: hostId }, { key: ServiceId, value: serviceId }];
+  return [
+    { key: KeeperHost, value: hostId },
+    { key: ServiceId, value: serviceId },
+  ];
 }
 
 /** The CLI's and the dev server's spelling of a type: KEYWORD → Keyword. */

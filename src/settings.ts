@@ -137,7 +137,9 @@ const runtimeName: Parser<string> = (raw) =>
 
 const percent: Parser<number> = (raw) => {
   const n = Number(raw);
-  return raw.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100 ? n : invalid(`must be a percentage between 0 and 100, got "${raw}"`);
+  return raw.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100
+    ? n
+    : invalid(`must be a percentage between 0 and 100, got "${raw}"`);
 };
 
 /**
@@ -158,7 +160,9 @@ const webhookList: Parser<string[]> = (raw) => {
     }
     if (!parsed || !/^https?:$/.test(parsed.protocol) || !parsed.hostname) {
       const shown = parsed ? parsed.origin : `${text.slice(0, 8)}…`;
-      throw new SettingsError(`invalid --notify-webhook (KEEPER_NOTIFY_WEBHOOK): must be an http:// or https:// URL, optionally prefixed with slack: (got "${shown}")`);
+      throw new SettingsError(
+        `invalid --notify-webhook (KEEPER_NOTIFY_WEBHOOK): must be an http:// or https:// URL, optionally prefixed with slack: (got "${shown}")`,
+      );
     }
     return text;
   });
@@ -168,7 +172,9 @@ const webhookList: Parser<string[]> = (raw) => {
 const secret: Parser<string | undefined> = (raw) => {
   if (raw === '') return undefined;
   if (raw.trim() !== raw || raw.length < 16) {
-    throw new SettingsError('invalid --notify-secret (KEEPER_NOTIFY_SECRET): must be at least 16 characters, without surrounding spaces (the value is not shown)');
+    throw new SettingsError(
+      'invalid --notify-secret (KEEPER_NOTIFY_SECRET): must be at least 16 characters, without surrounding spaces (the value is not shown)',
+    );
   }
   return raw;
 };
@@ -192,7 +198,11 @@ export interface SettingSpec<K extends keyof Settings = keyof Settings> {
 }
 
 function spec<K extends keyof Settings>(
-  key: K, flag: string, defaultValue: SettingSpec<K>['default'], parse: Parser<Settings[K]>, help: string,
+  key: K,
+  flag: string,
+  defaultValue: SettingSpec<K>['default'],
+  parse: Parser<Settings[K]>,
+  help: string,
   extra: Partial<Pick<SettingSpec<K>, 'env' | 'defaultText' | 'repeatable'>> = {},
 ): SettingSpec<K> {
   return { key, flag, env: 'KEEPER_' + flag.toUpperCase().replace(/-/g, '_'), default: defaultValue, parse, help, ...extra };
@@ -200,76 +210,190 @@ function spec<K extends keyof Settings>(
 
 /** Every setting, in the order of the README's table. */
 export const SETTINGS: SettingSpec[] = [
-  spec('db', 'db', 'data/state.db', nonEmpty, 'SQLite state DB (the ah schema); the worker creates it if absent, other commands refuse a missing one'),
+  spec(
+    'db',
+    'db',
+    'data/state.db',
+    nonEmpty,
+    'SQLite state DB (the ah schema); the worker creates it if absent, other commands refuse a missing one',
+  ),
   spec('hostId', 'host-id', () => os.hostname(), hostId, 'this Docker host; task queue keeper-<host-id>', { defaultText: 'hostname' }),
-  spec('temporalAddress', 'temporal-address', undefined, optional,
+  spec(
+    'temporalAddress',
+    'temporal-address',
+    undefined,
+    optional,
     "Temporal frontend host:port; wins over the profile's; unset with no profile address: an embedded dev server",
-    { env: 'TEMPORAL_ADDRESS' }),
-  spec('namespace', 'namespace', undefined, optional, 'Temporal namespace; wins over TEMPORAL_NAMESPACE and the profile',
-    { defaultText: 'default' }),
-  spec('temporalProfile', 'temporal-profile', undefined, optional,
+    { env: 'TEMPORAL_ADDRESS' },
+  ),
+  spec('namespace', 'namespace', undefined, optional, 'Temporal namespace; wins over TEMPORAL_NAMESPACE and the profile', {
+    defaultText: 'default',
+  }),
+  spec(
+    'temporalProfile',
+    'temporal-profile',
+    undefined,
+    optional,
     'profile of temporal.toml (TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml) to connect with',
-    { env: 'TEMPORAL_PROFILE', defaultText: 'default, if the file has one' }),
-  spec('temporalApiKeyFile', 'temporal-api-key-file', undefined, optional,
-    "file holding the Temporal API key (trailing newline stripped), so it never shows in `ps`; instead of TEMPORAL_API_KEY; wins over the profile's api_key"),
-  spec('temporalCli', 'temporal-cli', undefined, optional,
-    "the Temporal CLI that runs the embedded dev server", { defaultText: "(unset: a checkout's provisioned one, else temporal on PATH)" }),
-  spec('reconcileIntervalMs', 'reconcile-interval', '10m', positiveDuration,
-    "the reconcile schedule's backstop: a tick this often, besides the one the event watcher starts on each container event"),
-  spec('eventDebounceMs', 'event-debounce', '250ms', positiveDuration,
-    'Docker events within this long of a requested tick make one more tick, not one each'),
+    { env: 'TEMPORAL_PROFILE', defaultText: 'default, if the file has one' },
+  ),
+  spec(
+    'temporalApiKeyFile',
+    'temporal-api-key-file',
+    undefined,
+    optional,
+    "file holding the Temporal API key (trailing newline stripped), so it never shows in `ps`; instead of TEMPORAL_API_KEY; wins over the profile's api_key",
+  ),
+  spec('temporalCli', 'temporal-cli', undefined, optional, 'the Temporal CLI that runs the embedded dev server', {
+    defaultText: "(unset: a checkout's provisioned one, else temporal on PATH)",
+  }),
+  spec(
+    'reconcileIntervalMs',
+    'reconcile-interval',
+    '10m',
+    positiveDuration,
+    "the reconcile schedule's backstop: a tick this often, besides the one the event watcher starts on each container event",
+  ),
+  spec(
+    'eventDebounceMs',
+    'event-debounce',
+    '250ms',
+    positiveDuration,
+    'Docker events within this long of a requested tick make one more tick, not one each',
+  ),
   spec('crashWindowMs', 'crash-window', '600s', crashSettingParsers.crashWindowMs, 'crashes are counted inside this window'),
   spec('crashThreshold', 'crash-threshold', '5', crashSettingParsers.crashThreshold, 'crashes in the window that open the circuit'),
-  spec('circuitBackoffMs', 'circuit-backoff', '30m,1h,4h', crashSettingParsers.circuitBackoffMs, 'circuit retry delay by opening: 1st, 2nd, 3rd and later'),
-  spec('recovery', 'recovery', 'restart', oneOf<RecoveryMode>('restart', 'stop'),
-    'at retry time: restart the kept container, or leave the service stopped'),
-  spec('escalationDecayMs', 'escalation-decay', '24h', positiveDuration,
-    'circuit_open_count returns to 0 after this long without an opening'),
-  spec('engineStopGraceMs', 'engine-stop-grace', '2m', positiveDuration,
-    "a container the engine itself stopped (dockerd's shutdown, a stop outside ah) counts as a crash only if still down this long after"),
+  spec(
+    'circuitBackoffMs',
+    'circuit-backoff',
+    '30m,1h,4h',
+    crashSettingParsers.circuitBackoffMs,
+    'circuit retry delay by opening: 1st, 2nd, 3rd and later',
+  ),
+  spec(
+    'recovery',
+    'recovery',
+    'restart',
+    oneOf<RecoveryMode>('restart', 'stop'),
+    'at retry time: restart the kept container, or leave the service stopped',
+  ),
+  spec(
+    'escalationDecayMs',
+    'escalation-decay',
+    '24h',
+    positiveDuration,
+    'circuit_open_count returns to 0 after this long without an opening',
+  ),
+  spec(
+    'engineStopGraceMs',
+    'engine-stop-grace',
+    '2m',
+    positiveDuration,
+    "a container the engine itself stopped (dockerd's shutdown, a stop outside ah) counts as a crash only if still down this long after",
+  ),
   spec('staleDeployAfterMs', 'stale-deploy-after', '10m', positiveDuration, '`deploying` longer than this becomes `failed`'),
-  spec('staleEnvCreateAfterMs', 'stale-env-create-after', '5m', positiveDuration,
-    'environment `creating` longer than this becomes `failed`'),
+  spec(
+    'staleEnvCreateAfterMs',
+    'stale-env-create-after',
+    '5m',
+    positiveDuration,
+    'environment `creating` longer than this becomes `failed`',
+  ),
   spec('gcIntervalMs', 'gc-interval', '1h', positiveDuration, 'how often the gc schedule sweeps'),
   spec('gcFirstDelayMs', 'gc-first-delay', '2m', positiveDuration, 'no sweep before this long after the worker starts'),
-  spec('gcMinAgeMs', 'gc-min-age', '10m', parseDuration,
-    'containers and volumes younger than this are never collected (0s turns the guard off)'),
+  spec(
+    'gcMinAgeMs',
+    'gc-min-age',
+    '10m',
+    parseDuration,
+    'containers and volumes younger than this are never collected (0s turns the guard off)',
+  ),
   spec('buildDir', 'build-dir', 'data/builds', nonEmpty, 'build directories older than --build-dir-max-age are removed'),
   spec('buildDirMaxAgeMs', 'build-dir-max-age', '1h', positiveDuration, 'age after which a build directory is removed'),
-  spec('buildImagesPerService', 'build-images-per-service', '3', integer(0, 1000),
-    "tagged build images (ah's 127.0.0.1:5000/ah/<tenant>-<service>:<build>) kept per service, newest first, by GC; one a container uses is always kept (0 turns the count rule off)"),
-  spec('snapshotMaxPerService', 'snapshot-max-per-service', '10', integer(0),
-    'snapshots kept per service, newest first (0 turns the count rule off)'),
+  spec(
+    'buildImagesPerService',
+    'build-images-per-service',
+    '3',
+    integer(0, 1000),
+    "tagged build images (ah's 127.0.0.1:5000/ah/<tenant>-<service>:<build>) kept per service, newest first, by GC; one a container uses is always kept (0 turns the count rule off)",
+  ),
+  spec(
+    'snapshotMaxPerService',
+    'snapshot-max-per-service',
+    '10',
+    integer(0),
+    'snapshots kept per service, newest first (0 turns the count rule off)',
+  ),
   spec('snapshotMaxAgeMs', 'snapshot-max-age', '30d', positiveDuration, 'snapshots older than this are removed'),
-  spec('crashRecordMaxPerService', 'crash-record-max-per-service', '50', integer(0, 100_000),
-    'crash records (keeper crashes) kept per service, newest first, by GC (0 turns the count rule off)'),
+  spec(
+    'crashRecordMaxPerService',
+    'crash-record-max-per-service',
+    '50',
+    integer(0, 100_000),
+    'crash records (keeper crashes) kept per service, newest first, by GC (0 turns the count rule off)',
+  ),
   spec('crashRecordMaxAgeMs', 'crash-record-max-age', '30d', positiveDuration, 'crash records older than this are removed by GC'),
-  spec('poolIntervalMs', 'pool-interval', '1h', positiveDuration,
-    "the pool schedule's backstop: a refill this often, besides the one each claim asks for"),
+  spec(
+    'poolIntervalMs',
+    'pool-interval',
+    '1h',
+    positiveDuration,
+    "the pool schedule's backstop: a refill this often, besides the one each claim asks for",
+  ),
   spec('poolSize', 'pool-size', '2', integer(0, 100), 'ready containers per pooled template'),
   spec('poolMaxTotal', 'pool-max-total', '6', integer(0, 1000), 'ready containers over all templates'),
   spec('pooledTemplates', 'pooled-templates', 'default,node,python', list(nonEmpty), 'templates (id or name) kept warm, in priority order'),
-  spec('tenantRuntime', 'tenant-runtime', 'runsc', runtimeName,
-    "runtime of every tenant container keeper creates (pool, cold environments, services); the engine must list it; runc is weaker isolation than ah's gVisor"),
+  spec(
+    'tenantRuntime',
+    'tenant-runtime',
+    'runsc',
+    runtimeName,
+    "runtime of every tenant container keeper creates (pool, cold environments, services); the engine must list it; runc is weaker isolation than ah's gVisor",
+  ),
   spec('diskWarnPercent', 'disk-warn', '80', percent, 'disk usage percent that logs a warning'),
   spec('diskBlockPercent', 'disk-block', '90', percent, 'disk usage percent that blocks pool refill and deploys'),
-  spec('diskPaths', 'disk-paths', '', list(nonEmpty), "extra paths to guard, besides the DB's directory and Docker's root",
-    { defaultText: '(none)' }),
-  spec('notifyWebhooks', 'notify-webhook', '', webhookList,
+  spec('diskPaths', 'disk-paths', '', list(nonEmpty), "extra paths to guard, besides the DB's directory and Docker's root", {
+    defaultText: '(none)',
+  }),
+  spec(
+    'notifyWebhooks',
+    'notify-webhook',
+    '',
+    webhookList,
     'webhook for circuit alerts (repeatable, or comma-separated); `slack:URL` for a Slack-compatible body',
-    { defaultText: '(none)', repeatable: true }),
-  spec('notifySecret', 'notify-secret', undefined, secret,
-    'at least 16 characters: signs each webhook body with HMAC-SHA256 (X-Keeper-Signature); never logged', { defaultText: '(unset: unsigned)' }),
-  spec('notifySecretFile', 'notify-secret-file', undefined, optional,
-    'file holding --notify-secret (trailing newline stripped), so it never shows in `ps`; not with --notify-secret'),
-  spec('notifyRetryForMs', 'notify-retry-for', '24h', positiveDuration,
-    'a webhook that does not answer 2xx is retried (backoff 1 s doubling to 1 min) for this long, then given up'),
+    { defaultText: '(none)', repeatable: true },
+  ),
+  spec(
+    'notifySecret',
+    'notify-secret',
+    undefined,
+    secret,
+    'at least 16 characters: signs each webhook body with HMAC-SHA256 (X-Keeper-Signature); never logged',
+    { defaultText: '(unset: unsigned)' },
+  ),
+  spec(
+    'notifySecretFile',
+    'notify-secret-file',
+    undefined,
+    optional,
+    'file holding --notify-secret (trailing newline stripped), so it never shows in `ps`; not with --notify-secret',
+  ),
+  spec(
+    'notifyRetryForMs',
+    'notify-retry-for',
+    '24h',
+    positiveDuration,
+    'a webhook that does not answer 2xx is retried (backoff 1 s doubling to 1 min) for this long, then given up',
+  ),
   spec('metricsPort', 'metrics-port', '9464', integer(0, 65535), 'Prometheus metrics port (0 turns metrics off)'),
-  spec('logFormat', 'log-format', logFormatDefault, oneOf<LogFormat>('json', 'pretty'), 'log lines as JSON or for people',
-    { defaultText: 'pretty on a terminal, else json' }),
+  spec('logFormat', 'log-format', logFormatDefault, oneOf<LogFormat>('json', 'pretty'), 'log lines as JSON or for people', {
+    defaultText: 'pretty on a terminal, else json',
+  }),
   spec('logLevel', 'log-level', 'info', oneOf<LogLevel>('debug', 'info', 'warn', 'error'), 'the least severe log lines written'),
-  spec('dockerHost', 'docker-host', undefined, optional, 'the Docker engine (Docker\'s own variable)',
-    { env: 'DOCKER_HOST', defaultText: '(unset: the local socket)' }),
+  spec('dockerHost', 'docker-host', undefined, optional, "the Docker engine (Docker's own variable)", {
+    env: 'DOCKER_HOST',
+    defaultText: '(unset: the local socket)',
+  }),
 ];
 
 /** The name commander gives a flag's value: `--crash-window` → `crashWindow`. */
@@ -296,8 +420,11 @@ export const SETTINGS_HELP_GROUP = 'Settings (flag, else variable, else default)
  */
 export function withSettings(cmd: Command): Command {
   for (const s of SETTINGS) {
-    const option = new Option(`--${s.flag} <value>`, `${s.help} (default: ${defaultText(s)})`).env(s.env).argParser((raw: string, previous: unknown) =>
-      s.repeatable && Array.isArray(previous) ? [...previous, ...(s.parse(raw) as unknown[])] : s.parse(raw));
+    const option = new Option(`--${s.flag} <value>`, `${s.help} (default: ${defaultText(s)})`)
+      .env(s.env)
+      .argParser((raw: string, previous: unknown) =>
+        s.repeatable && Array.isArray(previous) ? [...previous, ...(s.parse(raw) as unknown[])] : s.parse(raw),
+      );
     cmd.addOption(option.helpGroup(SETTINGS_HELP_GROUP));
   }
   return cmd;
@@ -344,7 +471,12 @@ export function readSecretFile(flag: string, env: string, file: string): string 
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? (err as Error).message})`;
+    const why =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'cannot be read (permission denied)'
+          : `cannot be read (${code ?? (err as Error).message})`;
     throw new SettingsError(`invalid --${flag} (${env}): ${file} ${why}`);
   }
   const secretText = text.replace(/\r?\n$/, '');
@@ -362,7 +494,9 @@ function withSecretFromFile(settings: Settings): Settings {
   try {
     return { ...settings, notifySecret: secret(text) };
   } catch (err) {
-    throw new SettingsError(`${(err as Error).message.replace('--notify-secret (KEEPER_NOTIFY_SECRET)', `--notify-secret-file (${settings.notifySecretFile})`)}`);
+    throw new SettingsError(
+      `${(err as Error).message.replace('--notify-secret (KEEPER_NOTIFY_SECRET)', `--notify-secret-file (${settings.notifySecretFile})`)}`,
+    );
   }
 }
 
@@ -383,7 +517,9 @@ export function loadSettings(given: RawSettings = {}, env: NodeJS.ProcessEnv = p
     if (!s) throw new SettingsError(`unknown setting ${name}`);
     return value === undefined ? [] : [`--${s.flag}=${value}`];
   });
-  const cmd = withSettings(new Command('keeper')).exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  const cmd = withSettings(new Command('keeper'))
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
   const saved = process.env;
   process.env = env; // commander reads the options' variables from process.env
   try {

@@ -23,6 +23,13 @@ export function isoSeconds(unixSec: number | null | undefined): string {
 export function agoWords(unixSec: number, nowSec: number): string {
   const s = Math.round(nowSec - unixSec);
   const a = Math.abs(s);
-  const span = a < 120 ? `${a} s` : a < 7200 ? `${Math.floor(a / 60)} min` : a < 2 * 86400 ? `${Math.floor(a / 3600)} h` : `${Math.floor(a / 86400)} d`;
+  const span =
+    a < 120
+      ? `${a} s`
+      : a < 7200
+        ? `${Math.floor(a / 60)} min`
+        : a < 2 * 86400
+          ? `${Math.floor(a / 3600)} h`
+          : `${Math.floor(a / 86400)} d`;
   return s < 0 ? `in ${span}` : `${span} ago`;
 }

@@ -37,7 +37,11 @@ export async function runWorker(configured: Settings): Promise<void> {
     diskWatcher.start();
     stopOnSignals(log, () => worker.shutdown());
     process.stdout.write(await banner(client, opened));
-    log.info('keeper worker started', { taskQueue: taskQueueFor(settings.hostId), temporal: describeTarget(temporal.target), ui: temporal.uiUrl });
+    log.info('keeper worker started', {
+      taskQueue: taskQueueFor(settings.hostId),
+      temporal: describeTarget(temporal.target),
+      ui: temporal.uiUrl,
+    });
     await worker.run();
   } finally {
     await watcher?.stop();
@@ -65,7 +69,10 @@ async function banner(client: Client, { settings, temporal, tenants }: WorkerPro
     `  tenants     runtime ${tenants.runtime}: ${tenants.isolation}`,
     ...(tenants.fallbackReason ? [`              why: ${tenants.fallbackReason}`] : []),
     `  temporal    ${describeTarget(temporal.target)}${temporal.embedded ? ' (embedded dev server)' : ''}`,
-    `  alerts      ${webhooksWords(planNotification({ settings }).targets.map((t) => t.shown), settings.notifySecret !== undefined)}`,
+    `  alerts      ${webhooksWords(
+      planNotification({ settings }).targets.map((t) => t.shown),
+      settings.notifySecret !== undefined,
+    )}`,
     `  UI          ${temporal.uiUrl ? `${temporal.uiUrl}/namespaces/${temporal.target.namespace}/workflows?query=${query}` : 'your Temporal UI'}`,
     '  schedules',
   ];

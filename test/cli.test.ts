@@ -20,7 +20,9 @@ describe('keeper', () => {
     expect(flag.stderr).toBe(`keeper: option '--crash-threshold <value>' argument 'lots' is invalid. must be an integer, got "lots"\n`);
     const env = await keeper(['health'], { KEEPER_GC_MIN_AGE: 'ten' });
     expect(env.code).toBe(2);
-    expect(env.stderr).toBe(`keeper: option '--gc-min-age <value>' value 'ten' from env 'KEEPER_GC_MIN_AGE' is invalid. "ten" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)\n`);
+    expect(env.stderr).toBe(
+      `keeper: option '--gc-min-age <value>' value 'ten' from env 'KEEPER_GC_MIN_AGE' is invalid. "ten" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)\n`,
+    );
   });
 
   it('exits 2 on an unknown command or option', async () => {
@@ -43,6 +45,10 @@ describe('keeper', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const health = JSON.parse(r.stdout);
-    expect(health).toMatchObject({ taskQueue: 'keeper-cli-test', engine: { reachable: true }, schema: { ah: 'state_019_env_previews.sql' } });
+    expect(health).toMatchObject({
+      taskQueue: 'keeper-cli-test',
+      engine: { reachable: true },
+      schema: { ah: 'state_019_env_previews.sql' },
+    });
   });
 });

@@ -9,8 +9,18 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { serverTlsFilesIn } from './helpers/cluster/certs';
 import {
-  DATABASES, DYNAMIC_CONFIG, globalTls, NAMESPACE, NAMESPACE_RETENTION, persistence, POSTGRES_MAJOR, SCHEMA_DIRS, SEARCH_ATTRIBUTES,
-  SQL_PLUGIN, TEMPORAL_SERVER_VERSION, TLS_SERVER_NAME,
+  DATABASES,
+  DYNAMIC_CONFIG,
+  globalTls,
+  NAMESPACE,
+  NAMESPACE_RETENTION,
+  persistence,
+  POSTGRES_MAJOR,
+  SCHEMA_DIRS,
+  SEARCH_ATTRIBUTES,
+  SQL_PLUGIN,
+  TEMPORAL_SERVER_VERSION,
+  TLS_SERVER_NAME,
 } from './helpers/cluster/facts';
 
 type Service = {
@@ -66,7 +76,12 @@ describe('docker-compose.temporal.yml', () => {
  * helper's own constants and builders, not from a copy.
  */
 const mtlsFile = fs.readFileSync(path.join(__dirname, '..', 'docker-compose.temporal.mtls.yml'), 'utf8');
-type MtlsService = { entrypoint?: string[]; environment?: Record<string, string>; volumes?: string[]; configs?: { source: string; target: string }[] };
+type MtlsService = {
+  entrypoint?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  configs?: { source: string; target: string }[];
+};
 const mtls = parse(mtlsFile, { merge: true }) as { services: Record<string, MtlsService>; configs: Record<string, { content: string }> };
 const mtlsServerConfig = parse(mtls.configs['server-mtls'].content) as {
   persistence: unknown;
@@ -80,7 +95,7 @@ const shellOf = (svc: Service) => (svc.command ?? []).join('\n').replace(/\$\$/g
 const schemaSetup = shellOf(s['temporal-schema-setup']);
 const adminSetup = shellOf(s['temporal-admin-tools']);
 
-describe('the compose files run what the tests\' cluster runs', () => {
+describe("the compose files run what the tests' cluster runs", () => {
   it(`runs server ${TEMPORAL_SERVER_VERSION} (the version provisioned for the tests) and PostgreSQL ${POSTGRES_MAJOR}`, () => {
     expect(s.temporal.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
     expect(s['temporal-admin-tools'].image.split(':')[1]).toMatch(new RegExp(`^${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}(-|$)`));
@@ -98,7 +113,9 @@ describe('the compose files run what the tests\' cluster runs', () => {
     expect(schemaSetup).toContain(`for db in ${DATABASES.persistence} ${DATABASES.visibility}; do`);
     for (const store of ['persistence', 'visibility'] as const) {
       expect(schemaSetup).toContain(`--db ${DATABASES[store]} setup-schema -v 0.0`);
-      expect(schemaSetup).toContain(`--db ${DATABASES[store]} update-schema -d /etc/temporal/schema/postgresql/v12/${SCHEMA_DIRS[store]}/versioned`);
+      expect(schemaSetup).toContain(
+        `--db ${DATABASES[store]} update-schema -d /etc/temporal/schema/postgresql/v12/${SCHEMA_DIRS[store]}/versioned`,
+      );
     }
     expect(mtlsServerConfig.persistence).toEqual(persistence({ host: 'postgresql', port: 5432, user: 'temporal', password: 'temporal' }));
   });
@@ -129,11 +146,22 @@ describe('the compose files run what the tests\' cluster runs', () => {
 
   it('gives the admin tools and the UI a client certificate and the server name the certificate carries', () => {
     const flags = mtls.services['temporal-admin-tools'].environment?.TEMPORAL_CLI_TLS_FLAGS ?? '';
-    expect(flags.split(/\s+/)).toEqual(['--tls', '--tls-cert-path', `${CERTS_DIR}/admin.pem`, '--tls-key-path', `${CERTS_DIR}/admin.key`,
-      '--tls-ca-path', `${CERTS_DIR}/ca.pem`, '--tls-server-name', TLS_SERVER_NAME]);
+    expect(flags.split(/\s+/)).toEqual([
+      '--tls',
+      '--tls-cert-path',
+      `${CERTS_DIR}/admin.pem`,
+      '--tls-key-path',
+      `${CERTS_DIR}/admin.key`,
+      '--tls-ca-path',
+      `${CERTS_DIR}/ca.pem`,
+      '--tls-server-name',
+      TLS_SERVER_NAME,
+    ]);
     expect(adminSetup.match(/\$tls/g)?.length).toBe(3); // every temporal command of the setup gets the flags
     expect(mtls.services['temporal-ui'].environment).toMatchObject({
-      TEMPORAL_TLS_CA: `${CERTS_DIR}/ca.pem`, TEMPORAL_TLS_CERT: `${CERTS_DIR}/admin.pem`, TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME,
+      TEMPORAL_TLS_CA: `${CERTS_DIR}/ca.pem`,
+      TEMPORAL_TLS_CERT: `${CERTS_DIR}/admin.pem`,
+      TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME,
     });
   });
 });

@@ -50,12 +50,52 @@ describe('a new state DB', () => {
 
   it('seeds the four environment templates in rowid order default, node, python, go', () => {
     const db = open(path.join(tempDir(), 'state.db'));
-    const rows = db.prepare('SELECT id, name, base_image, memory_mb, cpu_millicores, disk_mb, egress_policy, typeof(created_at) t FROM environment_templates ORDER BY rowid').all();
+    const rows = db
+      .prepare(
+        'SELECT id, name, base_image, memory_mb, cpu_millicores, disk_mb, egress_policy, typeof(created_at) t FROM environment_templates ORDER BY rowid',
+      )
+      .all();
     expect(rows).toEqual([
-      { id: 'tmpl_default', name: 'default', base_image: 'ubuntu:24.04', memory_mb: 512, cpu_millicores: 1000, disk_mb: 1024, egress_policy: 'allow', t: 'integer' },
-      { id: 'tmpl_node', name: 'node', base_image: 'node:22-bookworm', memory_mb: 1024, cpu_millicores: 1000, disk_mb: 2048, egress_policy: 'allow', t: 'integer' },
-      { id: 'tmpl_python', name: 'python', base_image: 'python:3.12-bookworm', memory_mb: 1024, cpu_millicores: 1000, disk_mb: 2048, egress_policy: 'allow', t: 'integer' },
-      { id: 'tmpl_go', name: 'go', base_image: 'golang:1.23-bookworm', memory_mb: 1024, cpu_millicores: 2000, disk_mb: 2048, egress_policy: 'allow', t: 'integer' },
+      {
+        id: 'tmpl_default',
+        name: 'default',
+        base_image: 'ubuntu:24.04',
+        memory_mb: 512,
+        cpu_millicores: 1000,
+        disk_mb: 1024,
+        egress_policy: 'allow',
+        t: 'integer',
+      },
+      {
+        id: 'tmpl_node',
+        name: 'node',
+        base_image: 'node:22-bookworm',
+        memory_mb: 1024,
+        cpu_millicores: 1000,
+        disk_mb: 2048,
+        egress_policy: 'allow',
+        t: 'integer',
+      },
+      {
+        id: 'tmpl_python',
+        name: 'python',
+        base_image: 'python:3.12-bookworm',
+        memory_mb: 1024,
+        cpu_millicores: 1000,
+        disk_mb: 2048,
+        egress_policy: 'allow',
+        t: 'integer',
+      },
+      {
+        id: 'tmpl_go',
+        name: 'go',
+        base_image: 'golang:1.23-bookworm',
+        memory_mb: 1024,
+        cpu_millicores: 2000,
+        disk_mb: 2048,
+        egress_policy: 'allow',
+        t: 'integer',
+      },
     ]);
   });
 
@@ -64,8 +104,9 @@ describe('a new state DB', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(() => db.prepare(`INSERT INTO services (id, tenant_id, name, created_at, updated_at) VALUES ('s', 'no-such-tenant', 'n', 1, 1)`).run())
-      .toThrow(/FOREIGN KEY/);
+    expect(() =>
+      db.prepare(`INSERT INTO services (id, tenant_id, name, created_at, updated_at) VALUES ('s', 'no-such-tenant', 'n', 1, 1)`).run(),
+    ).toThrow(/FOREIGN KEY/);
   });
 
   it('creates its directory 0700 and the DB file 0600', () => {

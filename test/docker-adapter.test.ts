@@ -84,7 +84,9 @@ describe('runtimes', () => {
 
   it('a runtime the engine does not list fails the create (HTTP 400): nothing falls back to the default', async () => {
     const name = uniqueId('ah-c-');
-    const err = await failure(docker.createContainer({ name, image: TEST_IMAGE, confined: { readonlyRootfs: false, runtime: 'no-such-runtime' } }));
+    const err = await failure(
+      docker.createContainer({ name, image: TEST_IMAGE, confined: { readonlyRootfs: false, runtime: 'no-such-runtime' } }),
+    );
     expect(err).toMatchObject({ status: 400 });
     expect(err.message).toContain('Unknown runtime specified no-such-runtime');
     expect((await failure(docker.inspectContainer(name))).isNotFound).toBe(true);

@@ -34,7 +34,11 @@ describe.each([
       env.client.workflow.execute(hostHealth, { taskQueue: taskQueueFor(settings.hostId), workflowId: ids.health(settings.hostId) }),
     );
     expect(result.taskQueue).toBe(`keeper-${settings.hostId}`);
-    expect(result.engine).toMatchObject({ reachable: true, serverVersion: expect.stringMatching(/^\d+\./), dockerRootDir: expect.any(String) });
+    expect(result.engine).toMatchObject({
+      reachable: true,
+      serverVersion: expect.stringMatching(/^\d+\./),
+      dockerRootDir: expect.any(String),
+    });
     expect(result.schema).toEqual({ ah: 'state_019_env_previews.sql', keeper: expect.any(Number) });
   });
 

@@ -47,11 +47,12 @@ describe('the host-safety check', () => {
     expect(changes.some((c) => c.startsWith('routes: gone') && c.includes('10.99.0.0/24 dev br-probe'))).toBe(true);
   });
 
-  it("finds a process of this run by its tag, and not one started without it", async () => {
+  it('finds a process of this run by its tag, and not one started without it', async () => {
     const tag = process.env[RUN_TAG_VARIABLE]!;
     const tagged = execFileSync('sh', ['-c', 'sleep 30 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' }).trim();
     const untagged = execFileSync('sh', ['-c', 'sleep 30 >/dev/null 2>&1 & echo $!'], {
-      encoding: 'utf8', env: { PATH: process.env.PATH },
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH },
     }).trim();
     try {
       const pids = processesOfRun(tag).map((p) => String(p.pid));

@@ -35,20 +35,26 @@ interface Violation {
   cycle?: { name: string }[];
 }
 
-const describeViolation = (v: Violation) =>
-  `${v.rule.name}: ${v.from} → ${v.cycle ? v.cycle.map((c) => c.name).join(' → ') : v.to}`;
+const describeViolation = (v: Violation) => `${v.rule.name}: ${v.from} → ${v.cycle ? v.cycle.map((c) => c.name).join(' → ') : v.to}`;
 
 describe('the rooms', () => {
   it('SQL lives only in src/db/', () => {
-    const offenders = files('src').filter((f) => !f.startsWith('src/db/')).filter((f) =>
-      /\.(prepare|pragma|transaction)\(|\b(SELECT\s+[\w*(,\s]+\s+FROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b/.test(read(f)));
+    const offenders = files('src')
+      .filter((f) => !f.startsWith('src/db/'))
+      .filter((f) =>
+        /\.(prepare|pragma|transaction)\(|\b(SELECT\s+[\w*(,\s]+\s+FROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b/.test(
+          read(f),
+        ),
+      );
     expect(offenders).toEqual([]);
   });
 
   it('every import follows an allowed arrow, and none closes a circle, type-only ones included (dependency-cruiser)', () => {
     // It exits non-zero when a rule is broken; the JSON on stdout names each violation either way.
     const run = spawnSync(process.execPath, [DEPCRUISE, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], {
-      cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+      cwd: ROOT,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
     });
     expect(run.stdout, run.stderr).toMatch(/^\{/);
     const { summary } = JSON.parse(run.stdout) as { summary: { violations: Violation[]; totalCruised: number } };
@@ -64,9 +70,11 @@ describe('the rooms', () => {
       [/\bopenStateDb(AsIs)?\(/, 'src/db/open.ts'],
       [/\bstartDevServer\(/, 'src/temporal/dev-server.ts'],
     ];
-    const outside = files('src').filter((f) => !f.startsWith('src/app/')).flatMap((f) => makers
-      .filter(([pattern, home]) => f !== home && pattern.test(read(f)))
-      .map(([pattern]) => `${f}: ${pattern.source}`));
+    const outside = files('src')
+      .filter((f) => !f.startsWith('src/app/'))
+      .flatMap((f) =>
+        makers.filter(([pattern, home]) => f !== home && pattern.test(read(f))).map(([pattern]) => `${f}: ${pattern.source}`),
+      );
     expect(outside).toEqual([]);
   });
 
@@ -75,12 +83,16 @@ describe('the rooms', () => {
   });
 
   it('docs/architecture.md shows the arrows .dependency-cruiser.cjs checks', () => {
-    const shown = Object.fromEntries([...read('docs/architecture.md').matchAll(/^\| `([^`]+)` \| (.*) \|$/gm)]
-      .map((m) => [m[1], [...m[2].matchAll(/`([^`]+)`/g)].map((x) => x[1])]));
+    const shown = Object.fromEntries(
+      [...read('docs/architecture.md').matchAll(/^\| `([^`]+)` \| (.*) \|$/gm)].map((m) => [
+        m[1],
+        [...m[2].matchAll(/`([^`]+)`/g)].map((x) => x[1]),
+      ]),
+    );
     expect(shown).toEqual(ARROWS);
   });
 
-  it("every ah defect a comment cites (W-…) is defined in docs/ah-differences.md", () => {
+  it('every ah defect a comment cites (W-…) is defined in docs/ah-differences.md', () => {
     const defined = new Set([...read('docs/ah-differences.md').matchAll(/^\| (W-[A-Z]?\d+) \|/gm)].map((m) => m[1]));
     const cited = new Set([...files('src'), ...files('test')].flatMap((f) => [...read(f).matchAll(/\bW-[A-Z]?\d+\b/g)].map((m) => m[0])));
     expect([...cited].filter((c) => !defined.has(c))).toEqual([]);
@@ -102,10 +114,12 @@ describe('the rooms', () => {
   });
 
   it('every src/ path a comment in src/ names is a file of the repository', () => {
-    const missing = files('src').flatMap((f) => [...read(f).matchAll(/\b(?:src\/)?(?:[\w-]+\/)+[\w.-]+\.ts\b/g)]
-      .map((m) => m[0])
-      .filter((p) => ![p, path.join('src', p), path.join(path.dirname(f), p)].some((c) => fs.existsSync(path.join(ROOT, c))))
-      .map((p) => `${f}: ${p}`));
+    const missing = files('src').flatMap((f) =>
+      [...read(f).matchAll(/\b(?:src\/)?(?:[\w-]+\/)+[\w.-]+\.ts\b/g)]
+        .map((m) => m[0])
+        .filter((p) => ![p, path.join('src', p), path.join(path.dirname(f), p)].some((c) => fs.existsSync(path.join(ROOT, c))))
+        .map((p) => `${f}: ${p}`),
+    );
     expect(missing).toEqual([]);
   });
 

@@ -23,14 +23,26 @@ afterAll(async () => {
 describe('log lines', () => {
   it('outside an activity: JSON with time, level, message, the host and the fields; no run ids', () => {
     const lines: string[] = [];
-    createLogger({ format: 'json', fields: { host: 'h1' }, write: (l) => void lines.push(l) }).child({ loop: 'gc' }).warn('gc: class skipped', { class: 'volumes' });
+    createLogger({ format: 'json', fields: { host: 'h1' }, write: (l) => void lines.push(l) })
+      .child({ loop: 'gc' })
+      .warn('gc: class skipped', { class: 'volumes' });
     const line = JSON.parse(lines[0]);
-    expect(line).toEqual({ time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: 'warn', msg: 'gc: class skipped', host: 'h1', loop: 'gc', class: 'volumes' });
+    expect(line).toEqual({
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      level: 'warn',
+      msg: 'gc: class skipped',
+      host: 'h1',
+      loop: 'gc',
+      class: 'volumes',
+    });
   });
 
   it('pretty: one readable line with the fields as key=value', () => {
     const lines: string[] = [];
-    createLogger({ format: 'pretty', fields: { host: 'h1' }, write: (l) => void lines.push(l) }).info('service crashed', { serviceId: 'svc1', deaths: 2 });
+    createLogger({ format: 'pretty', fields: { host: 'h1' }, write: (l) => void lines.push(l) }).info('service crashed', {
+      serviceId: 'svc1',
+      deaths: 2,
+    });
     expect(lines).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d INFO {2}service crashed host=h1 serviceId=svc1 deaths=2$/)]);
   });
 
@@ -45,9 +57,16 @@ describe('log lines', () => {
       const reported = captured.records().filter((l) => l.msg === 'bad input skipped');
       expect(reported).toEqual([
         expect.objectContaining({
-          level: 'warn', host: settings.hostId, loop: 'reconcile', subject: `service:${service}`,
-          workflowId, workflowRunId: expect.stringMatching(/^[0-9a-f-]{36}$/), workflowType: 'reconcileTick',
-          activityId: expect.any(String), activityType: 'applyObservation', attempt: 1,
+          level: 'warn',
+          host: settings.hostId,
+          loop: 'reconcile',
+          subject: `service:${service}`,
+          workflowId,
+          workflowRunId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          workflowType: 'reconcileTick',
+          activityId: expect.any(String),
+          activityType: 'applyObservation',
+          attempt: 1,
         }),
       ]);
       expect(reported[0]).not.toHaveProperty('taskToken');

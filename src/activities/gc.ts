@@ -3,8 +3,14 @@ import { activityInfo } from '@temporalio/activity';
 import { recordLoopResult } from '../db/loop-results';
 import type { HostDeps } from '../host/deps';
 import {
-  removeBuildImages, removeDanglingImages, removeEmptyTenantNetworks, removeExpiredSnapshots, removeOldBuildDirs, removeOldCrashRecords,
-  removeOrphanContainers, removeOrphanVolumes,
+  removeBuildImages,
+  removeDanglingImages,
+  removeEmptyTenantNetworks,
+  removeExpiredSnapshots,
+  removeOldBuildDirs,
+  removeOldCrashRecords,
+  removeOrphanContainers,
+  removeOrphanVolumes,
 } from '../host/gc/classes';
 import type { GcClassInput, GcClassResult } from '../contracts/gc';
 import { unixSeconds } from '../time';
@@ -24,7 +30,13 @@ export function createGcActivities(deps: HostDeps) {
     /** Stores the sweep's summary as the gc loop's last result, for `keeper status`. */
     async recordGcSweep(summary: unknown): Promise<void> {
       const workflowId = activityInfo().workflowExecution?.workflowId ?? '';
-      recordLoopResult(deps.db, { loop: 'gc', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result: summary });
+      recordLoopResult(deps.db, {
+        loop: 'gc',
+        hostId: deps.settings.hostId,
+        workflowId,
+        finishedAt: unixSeconds(deps.clock),
+        result: summary,
+      });
     },
   };
 }

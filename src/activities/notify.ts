@@ -20,10 +20,16 @@ export function createNotifyActivities(deps: HostDeps) {
         return { status: await deliverNotification(deps, targetId, event), attempt: activityInfo().attempt };
       } catch (err) {
         if (!(err instanceof WebhookRefused || err instanceof NotificationTargetGone)) throw err;
-        throw ApplicationFailure.create({ message: err.message, type: err.name, nonRetryable: true, details: [{ attempt: activityInfo().attempt }] });
+        throw ApplicationFailure.create({
+          message: err.message,
+          type: err.name,
+          nonRetryable: true,
+          details: [{ attempt: activityInfo().attempt }],
+        });
       }
     },
 
-    recordNotifications: async (event: NotificationEvent, ends: DeliveryEnd[]): Promise<void> => recordNotifications({ ...deps, log }, event, ends),
+    recordNotifications: async (event: NotificationEvent, ends: DeliveryEnd[]): Promise<void> =>
+      recordNotifications({ ...deps, log }, event, ends),
   };
 }

@@ -70,7 +70,8 @@ export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillR
       const workflowId = activityInfo().workflowExecution?.workflowId ?? '';
       recordLoopResult(deps.db, { loop: 'pool', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result });
       reportConditions(deps, 'pool', refillConditions(result), refillUnchecked(result));
-      if (deps.metrics) for (const t of poolStats(deps.db, deps.settings).templates) deps.metrics.poolReady.set(t.ready, { template: t.id });
+      if (deps.metrics)
+        for (const t of poolStats(deps.db, deps.settings).templates) deps.metrics.poolReady.set(t.ready, { template: t.id });
     },
   };
 }

@@ -19,16 +19,23 @@ export function createReconcileActivities(deps: HostDeps) {
   const log = deps.log.child({ loop: 'reconcile' });
   const policy = crashPolicy(deps.settings);
   const observe = async (): Promise<TickObservation> => {
-      const obs = await observeHost(deps, policy, unixSeconds(deps.clock));
-      if (obs.dockerError) log.warn('docker unreachable: only DB steps ran, nothing counted', { error: obs.dockerError });
-      if (obs.transientErrors) log.warn('transient docker errors: those containers were skipped', { count: obs.transientErrors, first: obs.transientSamples });
-      // Bad crash policy labels: logged once per change, kept for keeper status.
-      const labels = labelConditions(obs.labelProblems ?? [], obs.labelsChecked ?? []);
-      reportConditions({ ...deps, log }, 'reconcile', labels.found, labels.unchecked);
-      return obs;
+    const obs = await observeHost(deps, policy, unixSeconds(deps.clock));
+    if (obs.dockerError) log.warn('docker unreachable: only DB steps ran, nothing counted', { error: obs.dockerError });
+    if (obs.transientErrors)
+      log.warn('transient docker errors: those containers were skipped', { count: obs.transientErrors, first: obs.transientSamples });
+    // Bad crash policy labels: logged once per change, kept for keeper status.
+    const labels = labelConditions(obs.labelProblems ?? [], obs.labelsChecked ?? []);
+    reportConditions({ ...deps, log }, 'reconcile', labels.found, labels.unchecked);
+    return obs;
   };
   const record = (summary: TickSummary, workflowId: string): void => {
-    recordLoopResult(deps.db, { loop: 'reconcile', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result: summary });
+    recordLoopResult(deps.db, {
+      loop: 'reconcile',
+      hostId: deps.settings.hostId,
+      workflowId,
+      finishedAt: unixSeconds(deps.clock),
+      result: summary,
+    });
   };
   return {
     async housekeep(): Promise<Housekeeping> {

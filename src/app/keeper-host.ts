@@ -74,13 +74,23 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
     },
     eventWatcher(client, opts = {}) {
       return new EventWatcher({
-        db: deps.db, docker: deps.docker, hostId: settings.hostId, log: deps.log.child({ loop: 'events' }),
-        debounceMs: settings.eventDebounceMs, requestTick: (serviceId) => triggerReconcile(client, settings.hostId, serviceId), clock: deps.clock,
-        metrics: deps.metrics, ...opts,
+        db: deps.db,
+        docker: deps.docker,
+        hostId: settings.hostId,
+        log: deps.log.child({ loop: 'events' }),
+        debounceMs: settings.eventDebounceMs,
+        requestTick: (serviceId) => triggerReconcile(client, settings.hostId, serviceId),
+        clock: deps.clock,
+        metrics: deps.metrics,
+        ...opts,
       });
     },
     diskWatcher(client, opts = {}) {
-      return new DiskWatcher({ deps: { ...deps, log: deps.log.child({ loop: 'disk' }) }, requestSweep: () => triggerGcSweep(client, settings.hostId), ...opts });
+      return new DiskWatcher({
+        deps: { ...deps, log: deps.log.child({ loop: 'disk' }) },
+        requestSweep: () => triggerGcSweep(client, settings.hostId),
+        ...opts,
+      });
     },
     close: opened.close,
   };

@@ -40,7 +40,9 @@ export interface HostParts {
  */
 export function hostLogger(settings: Pick<Settings, 'logFormat' | 'logLevel' | 'hostId'>, opts: { inWorker?: boolean } = {}): Logger {
   return createLogger({
-    format: settings.logFormat, level: settings.logLevel, fields: { host: settings.hostId },
+    format: settings.logFormat,
+    level: settings.logLevel,
+    fields: { host: settings.hostId },
     ...(opts.inWorker ? { context: activityLogContext } : {}),
   });
 }

@@ -21,9 +21,11 @@ export async function warnOfOtherHostIds(client: Client, db: StateDb, hostId: st
       const left = footprintWords(await hostFootprint(client, other.hostId));
       if (!left) continue;
       warned.push(other.hostId);
-      log.warn(`this state DB was used by keeper host id ${other.hostId} (last started ${isoSeconds(other.lastSeen)}), whose ${left} ` +
-        `are still on Temporal and polled by no one under this id; remove them with: keeper uninstall --host-id ${other.hostId} --db ${dbPath}`,
-      { oldHostId: other.hostId });
+      log.warn(
+        `this state DB was used by keeper host id ${other.hostId} (last started ${isoSeconds(other.lastSeen)}), whose ${left} ` +
+          `are still on Temporal and polled by no one under this id; remove them with: keeper uninstall --host-id ${other.hostId} --db ${dbPath}`,
+        { oldHostId: other.hostId },
+      );
     }
   } catch (err) {
     log.warn('could not check for other host ids recorded against this state DB', { error: (err as Error).message.split('\n')[0] });

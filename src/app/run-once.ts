@@ -74,7 +74,12 @@ export async function hasPoller(client: Client, taskQueue: string, withinMs = PO
 
 type OwnRun<T> = Pick<OneShot<T>, 'result' | 'ranBy' | 'drained'>;
 
-async function runWithOwnWorker<T>(settings: Settings, target: Target, client: Client, fn: (client: Client) => Promise<T>): Promise<OwnRun<T>> {
+async function runWithOwnWorker<T>(
+  settings: Settings,
+  target: Target,
+  client: Client,
+  fn: (client: Client) => Promise<T>,
+): Promise<OwnRun<T>> {
   // The DB first: a bad path must fail before any worker is started.
   const db = openHostDb(settings, 'command');
   installRuntime(undefined);
@@ -97,11 +102,23 @@ async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (cli
   installRuntime(undefined);
   const server = await startDevServer({ binary: resolveTemporalCli(settings.temporalCli), namespace });
   try {
-    const target: Target = { address: server.address, namespace, tls: undefined, apiKey: undefined, metadata: undefined, auth: 'none', profile: undefined };
+    const target: Target = {
+      address: server.address,
+      namespace,
+      tls: undefined,
+      apiKey: undefined,
+      metadata: undefined,
+      auth: 'none',
+      profile: undefined,
+    };
     const connection = await connectClient(target);
     try {
       const run = await runWithOwnWorker(settings, target, new Client({ connection, namespace }), fn);
-      return { ...run, why: 'no Temporal server is configured or running here', server: 'an in-memory dev server, gone when the command exits' };
+      return {
+        ...run,
+        why: 'no Temporal server is configured or running here',
+        server: 'an in-memory dev server, gone when the command exits',
+      };
     } finally {
       await connection.close();
     }
@@ -111,7 +128,12 @@ async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (cli
 }
 
 /** Starts `workflow` as this host's one-shot run `workflowId` and waits for its result (see runOnHost). */
-export async function runWorkflowOnce<W extends Workflow>(settings: Settings, workflow: W, workflowId: string, args: Parameters<W>): Promise<OneShot<WorkflowResultType<W>>> {
+export async function runWorkflowOnce<W extends Workflow>(
+  settings: Settings,
+  workflow: W,
+  workflowId: string,
+  args: Parameters<W>,
+): Promise<OneShot<WorkflowResultType<W>>> {
   return runOnHost(settings, (client) =>
     client.workflow.execute(workflow, {
       taskQueue: taskQueueFor(settings.hostId),
@@ -122,4 +144,3 @@ export async function runWorkflowOnce<W extends Workflow>(settings: Settings, wo
     } as unknown as WorkflowStartOptions<W>),
   );
 }
-

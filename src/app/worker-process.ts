@@ -61,10 +61,15 @@ export async function openWorkerProcess(configured: Settings): Promise<WorkerPro
 /** The configured Temporal, or the embedded dev server when no address is configured anywhere. */
 async function openTemporal(settings: Settings): Promise<TemporalSession> {
   const configured = resolveTemporalTarget(settings);
-  const embedded = configured.address ? undefined : await startDevServer({
-    binary: resolveTemporalCli(settings.temporalCli), dbFile: embeddedTemporalDbFile(settings.db),
-    namespace: configured.namespace, port: EMBEDDED_TEMPORAL_PORT, uiPort: EMBEDDED_UI_PORT,
-  });
+  const embedded = configured.address
+    ? undefined
+    : await startDevServer({
+        binary: resolveTemporalCli(settings.temporalCli),
+        dbFile: embeddedTemporalDbFile(settings.db),
+        namespace: configured.namespace,
+        port: EMBEDDED_TEMPORAL_PORT,
+        uiPort: EMBEDDED_UI_PORT,
+      });
   const target = { ...configured, address: configured.address ?? embedded!.address };
   try {
     const connection = await connectClient(target);

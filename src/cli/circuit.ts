@@ -24,8 +24,16 @@ export function registerCircuitCommand(program: Command): void {
           ? 'no circuits open or escalated'
           : table(
               ['SERVICE', 'TENANT', 'STATE', 'STATUS', 'OPENINGS', 'RETRY AT', 'LAST OPENED', 'WORKFLOW'],
-              rows.map((c) => [c.serviceId, c.tenantId, c.open ? 'open' : 'closed', c.status, c.generation, isoSeconds(c.retryAt),
-                c.openedAt ? isoSeconds(c.openedAt) : 'by ah', ids.circuit(settings.hostId, c.serviceId)]),
+              rows.map((c) => [
+                c.serviceId,
+                c.tenantId,
+                c.open ? 'open' : 'closed',
+                c.status,
+                c.generation,
+                isoSeconds(c.retryAt),
+                c.openedAt ? isoSeconds(c.openedAt) : 'by ah',
+                ids.circuit(settings.hostId, c.serviceId),
+              ]),
             ),
       );
     });

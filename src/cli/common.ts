@@ -40,7 +40,14 @@ export function print<T>(data: T, asJson: boolean, human: (d: T) => string): voi
 export function table(headers: string[], rows: (string | number)[][]): string {
   const cells = [headers, ...rows.map((r) => r.map(String))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** A one-shot run's result as JSON: the result's own fields, and how it ran under `run`. */
@@ -51,10 +58,14 @@ export function printOneShot<T extends object>(run: OneShot<T>, asJson: boolean,
 
 /** How a one-shot run went beyond its result: who ran it, what it finished, what it handed on. */
 export function describeOneShot(run: OneShot<unknown>): string[] {
-  const lines = [`ran by      ${run.ranBy === 'host worker' ? "this host's worker" : `this command's own worker (${run.why})`} on ${run.server}`];
+  const lines = [
+    `ran by      ${run.ranBy === 'host worker' ? "this host's worker" : `this command's own worker (${run.why})`} on ${run.server}`,
+  ];
   for (const f of run.drained?.finished ?? []) lines.push(`finished    ${f.type} ${f.workflowId} (${f.status.toLowerCase()})`);
   for (const h of run.drained?.handedOn ?? []) {
-    lines.push(`handed on   ${h.type} ${h.workflowId}: waits on its timer; its row keeps the time and the next worker of this host takes it over`);
+    lines.push(
+      `handed on   ${h.type} ${h.workflowId}: waits on its timer; its row keeps the time and the next worker of this host takes it over`,
+    );
   }
   return lines;
 }

@@ -12,7 +12,10 @@ function when(d: CrashRecordRow): string {
 
 function renderDeath(d: CrashRecordRow): string[] {
   const dated = d.datedBy ? `, dated by ${d.datedBy}${d.datedBy === 'spread' ? ' (estimated)' : ''}` : '';
-  const lines = [`${when(d)}  ${d.reason}${d.expected ? '  (expected exit: not counted)' : ''}`, `  seen by ${d.seenBy}${dated}, container ${d.containerId.slice(0, 12)}`];
+  const lines = [
+    `${when(d)}  ${d.reason}${d.expected ? '  (expected exit: not counted)' : ''}`,
+    `  seen by ${d.seenBy}${dated}, container ${d.containerId.slice(0, 12)}`,
+  ];
   if (d.logTail) lines.push(...d.logTail.split('\n').map((l) => `  | ${l}`));
   if (d.logNote) lines.push(`  (log: ${d.logNote})`);
   return lines;

@@ -13,7 +13,9 @@ import { jsonOption, printOneShot, settingsFrom, table, UsageError, withSettings
 
 export function registerGcCommand(program: Command): void {
   withSettings(program.command('gc'))
-    .description('sweep this host once: orphan containers and volumes, empty tenant networks, dangling ah images, ah build images (untagged, and tags beyond --build-images-per-service), old build dirs, expired snapshots, old crash records')
+    .description(
+      'sweep this host once: orphan containers and volumes, empty tenant networks, dangling ah images, ah build images (untagged, and tags beyond --build-images-per-service), old build dirs, expired snapshots, old crash records',
+    )
     .option('--once', 'run one sweep now, as a workflow (the worker also sweeps on its gc schedule)')
     .option('--dry-run', 'remove nothing: print what a sweep would remove now')
     .addOption(jsonOption())
@@ -49,7 +51,9 @@ export function formatSweep(r: GcSweepResult): string {
     ...c.failed.map((f) => [c.class, 'failed', f.name, '', f.error]),
     ...c.skipped.map((f) => [c.class, 'skipped', f.name, '', f.error]),
   ]);
-  return items.length === 0 ? `${head}\n\n${summary}` : `${head}\n\n${summary}\n\n${table(['class', 'action', 'name', 'age', 'reason'], items)}`;
+  return items.length === 0
+    ? `${head}\n\n${summary}`
+    : `${head}\n\n${summary}\n\n${table(['class', 'action', 'name', 'age', 'reason'], items)}`;
 }
 
 function keptText(c: GcClassResult): string {

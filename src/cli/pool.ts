@@ -21,11 +21,17 @@ import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withH
 
 function renderStatus(s: PoolStatusReport): string {
   return [
-    table(['TEMPLATE', 'ID', 'POOLED', 'READY'], s.templates.map((t) => [t.name, t.id, t.pooled ? 'yes' : 'no', t.ready])),
+    table(
+      ['TEMPLATE', 'ID', 'POOLED', 'READY'],
+      s.templates.map((t) => [t.name, t.id, t.pooled ? 'yes' : 'no', t.ready]),
+    ),
     `total ready ${s.total} (size ${s.size} per template, max ${s.maxTotal})${s.claimedRows ? `, ${s.claimedRows} claimed row(s)` : ''}`,
     ...(s.unknownTemplates.length ? [`unknown pooled templates: ${s.unknownTemplates.join(', ')}`] : []),
-    ...s.pulls.map((p) => `pull ${p.image} (${p.templates.join(', ') || 'no template'}): ${pullStateWords(p, isoSeconds)}` +
-      (p.ownerGone ? '; its process has ended, the next refill starts it again' : '')),
+    ...s.pulls.map(
+      (p) =>
+        `pull ${p.image} (${p.templates.join(', ') || 'no template'}): ${pullStateWords(p, isoSeconds)}` +
+        (p.ownerGone ? '; its process has ended, the next refill starts it again' : ''),
+    ),
     s.lastRefill ? `last refill ${isoSeconds(s.lastRefill.finishedAt)}, ${refillWords(s.lastRefill.result)}` : 'last refill: none yet',
   ].join('\n');
 }
@@ -55,7 +61,14 @@ export function registerPoolCommand(program: Command): void {
       await assertTenantRuntime({ docker: hostEngine(settings), settings });
       const run = await runWorkflowOnce(settings, poolRefill, ids.once(settings.hostId, 'pool', Date.now()), []);
       printOneShot(run, !!opts.json, (r) =>
-        [`refill: ${refillWords(r)}`, `ready:  ${Object.entries(r.ready).map(([t, n]) => `${t}=${n}`).join(' ') || 'none'}`].join('\n'),
+        [
+          `refill: ${refillWords(r)}`,
+          `ready:  ${
+            Object.entries(r.ready)
+              .map(([t, n]) => `${t}=${n}`)
+              .join(' ') || 'none'
+          }`,
+        ].join('\n'),
       );
       if (run.result.error) throw new Error(run.result.error);
     });
@@ -74,9 +87,12 @@ export function registerPoolCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const report = await withHost(settingsFrom(cmd), drainPool);
-      print(report, !!opts.json, (r) =>
-        `drained: ${r.rowsDeleted} row(s), ${r.containersRemoved.length} container(s), ${r.volumesRemoved.length} volume(s)` +
-        (r.errors.length ? `\nerrors: ${r.errors.join('; ')}` : ''),
+      print(
+        report,
+        !!opts.json,
+        (r) =>
+          `drained: ${r.rowsDeleted} row(s), ${r.containersRemoved.length} container(s), ${r.volumesRemoved.length} volume(s)` +
+          (r.errors.length ? `\nerrors: ${r.errors.join('; ')}` : ''),
       );
       if (report.errors.length) throw new Error(`drain incomplete: ${report.errors[0]}`);
     });
@@ -96,7 +112,10 @@ function registerClaimCommand(pool: Command): void {
       if (!/^\d+$/.test(opts.lease)) throw new UsageError(`--lease must be a number of seconds, got "${opts.lease}"`);
       const request = { tenant: opts.tenant, name: opts.name, template: opts.template, leaseSeconds: Number(opts.lease) };
       // The runtime is checked before the environment row is written; the claim itself stays one SQL update.
-      const claim = async (deps: HostDeps) => (await assertTenantRuntime(deps), claimEnvironment({ ...deps, tenantRuntime: settings.tenantRuntime }, request));
+      const claim = async (deps: HostDeps) => (
+        await assertTenantRuntime(deps),
+        claimEnvironment({ ...deps, tenantRuntime: settings.tenantRuntime }, request)
+      );
       const result = await withHost(settings, claim).catch((err: unknown) => {
         throw err instanceof ClaimRequestError ? new UsageError(err.message) : err;
       });

@@ -28,7 +28,8 @@ export function formatSummary(s: TickSummary): string {
     `databases   unavailable ${s.databasesUnavailable}, ready again ${s.databasesReady}`,
     `envs        stopped ${s.environmentsStopped}, leases expired ${s.expiredLeases}, containers stopped ${s.containersStopped}, stale creates failed ${s.failedEnvCreates}`,
   ];
-  for (const b of s.splitBrain) lines.push(`split-brain container ${b.containerId} claims service ${b.serviceId} (DB has "${b.dbContainerId}")`);
+  for (const b of s.splitBrain)
+    lines.push(`split-brain container ${b.containerId} claims service ${b.serviceId} (DB has "${b.dbContainerId}")`);
   for (const p of s.badInput) lines.push(`bad input   ${p.subject}: ${p.problem}`);
   return lines.join('\n');
 }

@@ -42,8 +42,10 @@ export function registerScheduleCommands(program: Command): void {
         return out;
       });
       print(rows, !!opts.json, (r: ScheduleRow[]) =>
-        table(['loop', 'schedule', 'state', 'every', 'next run', 'last run'],
-          r.map((s) => [s.loop, s.scheduleId, s.paused ? 'paused' : 'active', s.every, s.nextRun ?? '-', s.lastRun ?? '-'])),
+        table(
+          ['loop', 'schedule', 'state', 'every', 'next run', 'last run'],
+          r.map((s) => [s.loop, s.scheduleId, s.paused ? 'paused' : 'active', s.every, s.nextRun ?? '-', s.lastRun ?? '-']),
+        ),
       );
     });
 

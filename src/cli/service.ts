@@ -17,14 +17,18 @@ function parseEnv(pairs: string[], flag = '--env'): Record<string, string> {
 function parseLabels(pairs: string[]): Record<string, string> {
   const labels = parseEnv(pairs, '--label');
   const other = Object.keys(labels).find((k) => !k.startsWith('keeper.'));
-  if (other !== undefined) throw new UsageError(`invalid --label "${other}": only keeper.* labels can be set (e.g. keeper.crash-threshold=2)`);
+  if (other !== undefined)
+    throw new UsageError(`invalid --label "${other}": only keeper.* labels can be set (e.g. keeper.crash-threshold=2)`);
   return labels;
 }
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 function render(s: ServiceRecord): string {
-  return table(['service', 'tenant', 'name', 'status', 'image', 'container'], [[s.id, s.tenantId, s.name, s.status, s.image ?? '', (s.containerId ?? '').slice(0, 12)]]);
+  return table(
+    ['service', 'tenant', 'name', 'status', 'image', 'container'],
+    [[s.id, s.tenantId, s.name, s.status, s.image ?? '', (s.containerId ?? '').slice(0, 12)]],
+  );
 }
 
 export function registerServiceCommands(program: Command): void {
@@ -68,21 +72,41 @@ function registerCreateCommand(service: Command): void {
     .requiredOption('--name <name>', 'service name')
     .requiredOption('--image <image>', 'image to run (never pulled)')
     .option('--port <port>', 'port the service listens on (ah default 8000)')
-    .addOption(new Option('--env <KEY=VALUE>', 'environment variable (repeatable)').argParser((v: string, prev: string[] = []) => [...prev, v]))
+    .addOption(
+      new Option('--env <KEY=VALUE>', 'environment variable (repeatable)').argParser((v: string, prev: string[] = []) => [...prev, v]),
+    )
     .option('--health-cmd <cmd>', 'a shell command Docker runs as the health check')
-    .addOption(new Option('--label <keeper.KEY=VALUE>', 'container label, e.g. the crash policy keeper.crash-threshold=2 (repeatable)')
-      .argParser((v: string, prev: string[] = []) => [...prev, v]))
+    .addOption(
+      new Option('--label <keeper.KEY=VALUE>', 'container label, e.g. the crash policy keeper.crash-threshold=2 (repeatable)').argParser(
+        (v: string, prev: string[] = []) => [...prev, v],
+      ),
+    )
     .addOption(jsonOption())
-    .action(async (opts: { tenant: string; name: string; image: string; port?: string; env?: string[]; label?: string[]; healthCmd?: string; json?: boolean }, cmd: Command) => {
-      const settings = settingsFrom(cmd);
-      if (!NAME.test(opts.tenant)) throw new UsageError(`invalid --tenant "${opts.tenant}": use lowercase letters, digits and '-'`);
-      if (!NAME.test(opts.name)) throw new UsageError(`invalid --name "${opts.name}": use lowercase letters, digits and '-'`);
-      const port = opts.port === undefined ? undefined : Number(opts.port);
-      if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) throw new UsageError(`invalid --port "${opts.port}": use 1-65535`);
-      const env = parseEnv(opts.env ?? []);
-      const labels = parseLabels(opts.label ?? []);
-      const request = { tenant: opts.tenant, name: opts.name, image: opts.image, port, env, labels, healthCmd: opts.healthCmd };
-      const s = await withHost(settings, (deps) => createService(deps, request));
-      print(s, !!opts.json, render);
-    });
+    .action(
+      async (
+        opts: {
+          tenant: string;
+          name: string;
+          image: string;
+          port?: string;
+          env?: string[];
+          label?: string[];
+          healthCmd?: string;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const settings = settingsFrom(cmd);
+        if (!NAME.test(opts.tenant)) throw new UsageError(`invalid --tenant "${opts.tenant}": use lowercase letters, digits and '-'`);
+        if (!NAME.test(opts.name)) throw new UsageError(`invalid --name "${opts.name}": use lowercase letters, digits and '-'`);
+        const port = opts.port === undefined ? undefined : Number(opts.port);
+        if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535))
+          throw new UsageError(`invalid --port "${opts.port}": use 1-65535`);
+        const env = parseEnv(opts.env ?? []);
+        const labels = parseLabels(opts.label ?? []);
+        const request = { tenant: opts.tenant, name: opts.name, image: opts.image, port, env, labels, healthCmd: opts.healthCmd };
+        const s = await withHost(settings, (deps) => createService(deps, request));
+        print(s, !!opts.json, render);
+      },
+    );
 }

@@ -43,7 +43,10 @@ const header: Section = (s) => [`host ${s.host}`, `temporal ${s.temporal}`];
 
 /** Which worker recorded its configuration, its pace, and where this command's flags differ from it. */
 const worker: Section = ({ worker: w, now, host }) => {
-  if (!w) return [`worker   no worker of host ${host} has recorded its configuration: tenant runtime and alerts below are this command's own settings`];
+  if (!w)
+    return [
+      `worker   no worker of host ${host} has recorded its configuration: tenant runtime and alerts below are this command's own settings`,
+    ];
   return [
     `worker   keeper ${w.keeperVersion}, pid ${w.pid}, started ${when(w.startedAt, now)}`,
     `         ${workerPaceWords(w.config)}`,
@@ -54,17 +57,32 @@ const worker: Section = ({ worker: w, now, host }) => {
 const services: Section = (s) => {
   if (s.services.length === 0) return ['', 'services', '  none'];
   const rows = s.services.map((v) => [
-    v.id, v.tenantId, v.name, v.status, v.crashesInWindow, v.circuitOpen ? 'OPEN' : 'closed', v.circuitOpen ? when(v.circuitRetryAt, s.now) : '-',
-    v.circuitOpenCount, v.lastCrash ? lastCrashWords(v.lastCrash, s.now) : '-',
+    v.id,
+    v.tenantId,
+    v.name,
+    v.status,
+    v.crashesInWindow,
+    v.circuitOpen ? 'OPEN' : 'closed',
+    v.circuitOpen ? when(v.circuitRetryAt, s.now) : '-',
+    v.circuitOpenCount,
+    v.lastCrash ? lastCrashWords(v.lastCrash, s.now) : '-',
   ]);
-  return ['', 'services', indent(table(['service', 'tenant', 'name', 'status', 'crashes', 'circuit', 'retry at', 'opened', 'last crash'], rows))];
+  return [
+    '',
+    'services',
+    indent(table(['service', 'tenant', 'name', 'status', 'crashes', 'circuit', 'retry at', 'opened', 'last crash'], rows)),
+  ];
 };
 
 /** Crash policy labels that did not parse: the host's setting applies in their place. */
-const labelProblems: Section = (s) => (s.crashPolicyLabels.length === 0 ? [] : ['', 'crash policy labels', ...s.crashPolicyLabels.map((l) => `  ${l}`)]);
+const labelProblems: Section = (s) =>
+  s.crashPolicyLabels.length === 0 ? [] : ['', 'crash policy labels', ...s.crashPolicyLabels.map((l) => `  ${l}`)];
 
 const hosted: Section = (s) => {
-  const counts = (c: Record<string, number>) => Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  const counts = (c: Record<string, number>) =>
+    Object.entries(c)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
   return ['', `databases      ${counts(s.databases)}`, `environments   ${counts(s.environments)}`];
 };
 
@@ -73,11 +91,19 @@ const tenantRuntime: Section = ({ tenantRuntime: r }) => {
   return [`tenant runtime ${r.runtime} (${registered}): ${r.isolation}`];
 };
 
-const pool: Section = ({ pool: p }) => [`pool           ${p.templates.map((t) => `${t.name} ${t.ready}`).join(', ')} (total ${p.total}/${p.maxTotal})`];
+const pool: Section = ({ pool: p }) => [
+  `pool           ${p.templates.map((t) => `${t.name} ${t.ready}`).join(', ')} (total ${p.total}/${p.maxTotal})`,
+];
 
 const disk: Section = ({ disk: d }) => [
-  '', `disk (${d.level}; warn ${d.warnAt}%, block ${d.blockAt}%)`,
-  indent(table(['path', 'role', 'used'], d.paths.map((p) => [p.path, p.role, p.usedPercent === null ? p.message : `${p.usedPercent.toFixed(1)}%`]))),
+  '',
+  `disk (${d.level}; warn ${d.warnAt}%, block ${d.blockAt}%)`,
+  indent(
+    table(
+      ['path', 'role', 'used'],
+      d.paths.map((p) => [p.path, p.role, p.usedPercent === null ? p.message : `${p.usedPercent.toFixed(1)}%`]),
+    ),
+  ),
 ];
 
 const events: Section = (s) => ['', `events         ${s.events.state}: ${s.events.detail}`];
@@ -88,7 +114,9 @@ const alerts: Section = ({ notifications: n, now }) => {
   if (n.webhooks.length === 0) return [`alerts         ${webhooks}`];
   const base = `${webhooks}: ${n.delivered} delivered, ${n.failed} failed (30 days)`;
   const f = n.lastFailure;
-  return [`alerts         ${f ? `${base}; last failure ${agoWords(f.finishedAt, now)}: ${f.kind} of ${f.serviceId} to ${f.targetShown}: ${f.error}` : base}`];
+  return [
+    `alerts         ${f ? `${base}; last failure ${agoWords(f.finishedAt, now)}: ${f.kind} of ${f.serviceId} to ${f.targetShown}: ${f.error}` : base}`,
+  ];
 };
 
 /** Whether keeper alone counts crashes on this DB, or ah's reconciler still runs beside it. */
@@ -100,7 +128,16 @@ const writers: Section = (s) => {
 /** Each loop's last result in words (src/cli/words.ts), with how long ago it finished. */
 const lastRuns: Section = (s) => {
   if (s.loops.length === 0) return ['', 'last runs', '  none yet'];
-  return ['', 'last runs', indent(table(['loop', 'finished', 'result'], s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)])))];
+  return [
+    '',
+    'last runs',
+    indent(
+      table(
+        ['loop', 'finished', 'result'],
+        s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)]),
+      ),
+    ),
+  ];
 };
 
 const SECTIONS: Section[] = [header, worker, services, labelProblems, hosted, tenantRuntime, pool, disk, events, alerts, writers, lastRuns];

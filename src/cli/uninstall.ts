@@ -13,7 +13,14 @@ import { openHostDbAsIs } from '../app/open';
 import { openCircuits, purgeRefusal, removeState, workerStoppedCleanly, type StateRemoved } from '../host/uninstall';
 import { ids, taskQueueFor } from '../ids';
 import {
-  ALERT_CHOICES, CIRCUIT_CHOICES, inFlight, missingChoice, type AlertChoice, type CircuitChoice, type InFlight, type OpenCircuit,
+  ALERT_CHOICES,
+  CIRCUIT_CHOICES,
+  inFlight,
+  missingChoice,
+  type AlertChoice,
+  type CircuitChoice,
+  type InFlight,
+  type OpenCircuit,
 } from '../policy/uninstall';
 import type { Settings } from '../settings';
 import { hostTemporal } from '../app/host-temporal';
@@ -42,7 +49,12 @@ export interface UninstallReport {
 export function registerUninstallCommand(program: Command): void {
   withSettings(program.command('uninstall'))
     .description("remove this host id's schedules and runs; choose what happens to open circuits and pending alerts")
-    .addOption(new Option('--circuits <choice>', 'running circuit workflows: close them now, hand them over (terminate; the DB row keeps the retry time), or leave them running').choices(CIRCUIT_CHOICES))
+    .addOption(
+      new Option(
+        '--circuits <choice>',
+        'running circuit workflows: close them now, hand them over (terminate; the DB row keeps the retry time), or leave them running',
+      ).choices(CIRCUIT_CHOICES),
+    )
     .addOption(new Option('--alerts <choice>', 'pending alerts: drop them (terminate), or leave them running').choices(ALERT_CHOICES))
     .option('--purge-state', "also drop keeper's own keeper_* tables from the state DB (never ah's)")
     .addOption(jsonOption())
@@ -62,8 +74,8 @@ async function uninstall(given: Settings, opts: Choices): Promise<UninstallRepor
     const settings = temporal.settings;
     const { withOperatorClient } = await import('../temporal/client');
     const report = await withOperatorClient(settings, (client) =>
-      uninstallOnTemporal(client, settings, db ? openCircuits(db) : [], opts, !!db && workerStoppedCleanly(db, settings.hostId)))
-      .finally(() => temporal.stop());
+      uninstallOnTemporal(client, settings, db ? openCircuits(db) : [], opts, !!db && workerStoppedCleanly(db, settings.hostId)),
+    ).finally(() => temporal.stop());
     report.state = db ? removeState(db, settings.hostId, !!opts.purgeState) : null;
     report.nothingToRemove = isNothing(report);
     return report;
@@ -79,12 +91,18 @@ async function uninstall(given: Settings, opts: Choices): Promise<UninstallRepor
 async function refuseLiveWorker(client: Client, host: string, workerStopped: boolean): Promise<void> {
   const agoMs = await lastPollAgoMs(client, taskQueueFor(host));
   if (agoMs === undefined || agoMs > LIVE_POLL_WITHIN_MS || workerStopped) return;
-  throw new Error(`a worker polls ${taskQueueFor(host)} (last poll ${Math.round(agoMs / 1000)} s ago): stop it first ` +
-    '(it recreates the schedules uninstall removes); a worker killed without a clean stop is forgotten a minute after its last poll');
+  throw new Error(
+    `a worker polls ${taskQueueFor(host)} (last poll ${Math.round(agoMs / 1000)} s ago): stop it first ` +
+      '(it recreates the schedules uninstall removes); a worker killed without a clean stop is forgotten a minute after its last poll',
+  );
 }
 
 async function uninstallOnTemporal(
-  client: Client, settings: Settings, circuitRows: OpenCircuit[], opts: Choices, workerStopped: boolean,
+  client: Client,
+  settings: Settings,
+  circuitRows: OpenCircuit[],
+  opts: Choices,
+  workerStopped: boolean,
 ): Promise<UninstallReport> {
   const host = settings.hostId;
   await refuseLiveWorker(client, host, workerStopped);
@@ -92,7 +110,9 @@ async function uninstallOnTemporal(
   const flight = inFlight(footprint.running, circuitRows, (sid) => ids.circuit(host, sid));
   const refusal = missingChoice(flight, opts);
   if (refusal) {
-    process.stdout.write(opts.json ? JSON.stringify({ hostId: host, inFlight: flight }, null, 2) + '\n' : inFlightWords(flight, host) + '\n');
+    process.stdout.write(
+      opts.json ? JSON.stringify({ hostId: host, inFlight: flight }, null, 2) + '\n' : inFlightWords(flight, host) + '\n',
+    );
     throw new UsageError(refusal);
   }
   const report = emptyReport(host, flight);
@@ -112,18 +132,33 @@ async function uninstallOnTemporal(
 
 function emptyReport(hostId: string, flight: InFlight): UninstallReport {
   return {
-    hostId, inFlight: flight, schedulesDeleted: [], loopRunsStopped: [],
-    circuits: { closed: [], handedOver: [], left: [], rowsOnly: [] }, alerts: { dropped: [], left: [] }, state: null, nothingToRemove: false,
+    hostId,
+    inFlight: flight,
+    schedulesDeleted: [],
+    loopRunsStopped: [],
+    circuits: { closed: [], handedOver: [], left: [], rowsOnly: [] },
+    alerts: { dropped: [], left: [] },
+    state: null,
+    nothingToRemove: false,
   };
 }
 
 const circuitPrefix = (host: string) => ids.circuit(host, '');
 
 /** close: a reset through a worker (this host's is stopped, so the command's own); hand-over: terminate; leave. */
-async function settleCircuits(client: Client, settings: Settings, f: InFlight, choice: CircuitChoice | undefined, report: UninstallReport): Promise<void> {
+async function settleCircuits(
+  client: Client,
+  settings: Settings,
+  f: InFlight,
+  choice: CircuitChoice | undefined,
+  report: UninstallReport,
+): Promise<void> {
   const running = [...f.circuits.flatMap((c) => (c.workflowId ? [c.workflowId] : [])), ...f.strayCircuitWorkflows];
   if (choice === 'close') {
-    const serviceIds = [...f.circuits.map((c) => c.serviceId), ...f.strayCircuitWorkflows.map((id) => id.slice(circuitPrefix(settings.hostId).length))];
+    const serviceIds = [
+      ...f.circuits.map((c) => c.serviceId),
+      ...f.strayCircuitWorkflows.map((id) => id.slice(circuitPrefix(settings.hostId).length)),
+    ];
     if (serviceIds.length > 0) report.circuits.closed = await resetCircuits(settings, serviceIds);
     return;
   }
@@ -143,8 +178,12 @@ async function resetCircuits(settings: Settings, serviceIds: string[]): Promise<
     const out: { serviceId: string; status: string }[] = [];
     for (const serviceId of serviceIds) {
       const handle = await c.workflow.signalWithStart(circuitBreaker, {
-        workflowId: ids.circuit(settings.hostId, serviceId), taskQueue: taskQueueFor(settings.hostId), args: [{ serviceId }],
-        signal: circuitResetSignal, signalArgs: ['keeper uninstall --circuits close'], typedSearchAttributes: serviceAttributes(settings.hostId, serviceId),
+        workflowId: ids.circuit(settings.hostId, serviceId),
+        taskQueue: taskQueueFor(settings.hostId),
+        args: [{ serviceId }],
+        signal: circuitResetSignal,
+        signalArgs: ['keeper uninstall --circuits close'],
+        typedSearchAttributes: serviceAttributes(settings.hostId, serviceId),
       });
       const s = await handle.result();
       out.push({ serviceId, status: s.closedBy === 'reset' ? `closed, service ${s.status}` : 'was no longer open' });
@@ -155,8 +194,18 @@ async function resetCircuits(settings: Settings, serviceIds: string[]): Promise<
 }
 
 function isNothing(r: UninstallReport): boolean {
-  const touched = r.schedulesDeleted.length + r.loopRunsStopped.length + r.circuits.closed.length + r.circuits.handedOver.length + r.alerts.dropped.length;
-  return touched === 0 && !r.state?.hostForgotten && (r.state?.tablesDropped.length ?? 0) === 0 && r.circuits.left.length + r.alerts.left.length === 0;
+  const touched =
+    r.schedulesDeleted.length +
+    r.loopRunsStopped.length +
+    r.circuits.closed.length +
+    r.circuits.handedOver.length +
+    r.alerts.dropped.length;
+  return (
+    touched === 0 &&
+    !r.state?.hostForgotten &&
+    (r.state?.tablesDropped.length ?? 0) === 0 &&
+    r.circuits.left.length + r.alerts.left.length === 0
+  );
 }
 
 function retryWords(retryAt: number | null): string {
@@ -165,7 +214,10 @@ function retryWords(retryAt: number | null): string {
 
 function inFlightWords(f: InFlight, host: string): string {
   const lines = [`in flight for host ${host}:`];
-  for (const c of f.circuits) lines.push(`  circuit ${c.serviceId}  open, ${retryWords(c.retryAt)}, ${c.workflowId ? `workflow ${c.workflowId}` : 'no workflow (the row keeps the time)'}`);
+  for (const c of f.circuits)
+    lines.push(
+      `  circuit ${c.serviceId}  open, ${retryWords(c.retryAt)}, ${c.workflowId ? `workflow ${c.workflowId}` : 'no workflow (the row keeps the time)'}`,
+    );
   for (const id of f.strayCircuitWorkflows) lines.push(`  circuit workflow ${id}  running, its row no longer open`);
   for (const id of f.alerts) lines.push(`  alert ${id}  pending delivery`);
   for (const id of f.loopRuns) lines.push(`  loop run ${id}  running (stopped by uninstall: its steps are idempotent)`);
@@ -179,12 +231,15 @@ function reportWords(r: UninstallReport, settings: Settings): string {
   if (r.schedulesDeleted.length) lines.push(`schedules deleted  ${r.schedulesDeleted.join(', ')}`);
   if (r.loopRunsStopped.length) lines.push(`loop runs stopped  ${r.loopRunsStopped.join(', ')}`);
   for (const c of r.circuits.closed) lines.push(`circuit ${c.serviceId}  ${c.status}`);
-  for (const id of r.circuits.handedOver) lines.push(`circuit ${id}  handed over: workflow terminated; the state DB row keeps its retry time for whatever runs next`);
+  for (const id of r.circuits.handedOver)
+    lines.push(`circuit ${id}  handed over: workflow terminated; the state DB row keeps its retry time for whatever runs next`);
   for (const id of r.circuits.left) lines.push(`circuit ${id}  left running: it needs a worker polling ${queue}`);
-  for (const c of r.circuits.rowsOnly) lines.push(`circuit ${c.serviceId}  open in the state DB with no workflow: ${retryWords(c.retryAt)}; whatever runs next recovers it`);
+  for (const c of r.circuits.rowsOnly)
+    lines.push(`circuit ${c.serviceId}  open in the state DB with no workflow: ${retryWords(c.retryAt)}; whatever runs next recovers it`);
   for (const id of r.alerts.dropped) lines.push(`alert ${id}  dropped`);
   for (const id of r.alerts.left) lines.push(`alert ${id}  left running: it needs a worker polling ${queue}`);
   if (r.state?.hostForgotten) lines.push(`host id            forgotten in ${settings.db}`);
-  if (r.state?.tablesDropped.length) lines.push(`keeper state       dropped ${r.state.tablesDropped.length} keeper_* tables; ah's tables untouched`);
+  if (r.state?.tablesDropped.length)
+    lines.push(`keeper state       dropped ${r.state.tablesDropped.length} keeper_* tables; ah's tables untouched`);
   return lines.join('\n');
 }

@@ -288,8 +288,20 @@ CREATE UNIQUE INDEX idx_env_previews_env_name ON environment_previews(environmen
 /** The columns keeper's loops read or write; a DB lacking any of them is not an ah state DB keeper can keep. */
 export const AH_COLUMNS_KEEPER_NEEDS: Record<string, string[]> = {
   services: [
-    'id', 'tenant_id', 'name', 'status', 'image', 'container_id', 'updated_at', 'last_error', 'crash_count',
-    'circuit_open', 'last_crashed_at', 'crash_window_start', 'circuit_retry_at', 'circuit_open_count',
+    'id',
+    'tenant_id',
+    'name',
+    'status',
+    'image',
+    'container_id',
+    'updated_at',
+    'last_error',
+    'crash_count',
+    'circuit_open',
+    'last_crashed_at',
+    'crash_window_start',
+    'circuit_retry_at',
+    'circuit_open_count',
   ],
   deployments: ['id', 'service_id', 'tenant_id', 'image', 'status', 'trigger', 'error_message', 'started_at'],
   databases: ['id', 'status', 'container_id', 'volume_name', 'updated_at'],

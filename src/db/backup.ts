@@ -101,7 +101,9 @@ export function refuseLiveDb(dbPath: string): void {
   const file = path.resolve(dbPath);
   for (const f of [file, `${file}-wal`, `${file}-shm`]) {
     if (fs.existsSync(f)) {
-      throw new StateDbError(`${f} exists; restore never overwrites a state DB: stop the worker, move the old DB (and its -wal, -shm) aside, then restore`);
+      throw new StateDbError(
+        `${f} exists; restore never overwrites a state DB: stop the worker, move the old DB (and its -wal, -shm) aside, then restore`,
+      );
     }
   }
 }

@@ -7,8 +7,12 @@ export interface ReportedCondition extends ReportableCondition {
 }
 
 export function reportedConditions(db: StateDb, hostId: string, loop: string): ReportedCondition[] {
-  return db.prepare(`SELECT subject, state, message, cleared, since FROM keeper_reported_conditions
-                     WHERE host_id = ? AND loop = ? ORDER BY subject`).all(hostId, loop) as ReportedCondition[];
+  return db
+    .prepare(
+      `SELECT subject, state, message, cleared, since FROM keeper_reported_conditions
+                     WHERE host_id = ? AND loop = ? ORDER BY subject`,
+    )
+    .all(hostId, loop) as ReportedCondition[];
 }
 
 /**
@@ -16,16 +20,21 @@ export function reportedConditions(db: StateDb, hostId: string, loop: string): R
  * IMMEDIATE transaction: of two runs (or a retried activity) only one sees a change, so each is logged once.
  */
 export function replaceConditions(
-  db: StateDb, c: { hostId: string; loop: string; now: number }, found: ReportableCondition[], unchecked?: Unchecked,
+  db: StateDb,
+  c: { hostId: string; loop: string; now: number },
+  found: ReportableCondition[],
+  unchecked?: Unchecked,
 ): ConditionChanges<ReportedCondition> {
-  return db.transaction((): ConditionChanges<ReportedCondition> => {
-    const changes = conditionChanges(reportedConditions(db, c.hostId, c.loop), found, unchecked);
-    const remove = db.prepare('DELETE FROM keeper_reported_conditions WHERE host_id = ? AND loop = ? AND subject = ?');
-    for (const gone of changes.cleared) remove.run(c.hostId, c.loop, gone.subject);
-    const upsert = db.prepare(`INSERT INTO keeper_reported_conditions (host_id, loop, subject, state, message, cleared, since)
+  return db
+    .transaction((): ConditionChanges<ReportedCondition> => {
+      const changes = conditionChanges(reportedConditions(db, c.hostId, c.loop), found, unchecked);
+      const remove = db.prepare('DELETE FROM keeper_reported_conditions WHERE host_id = ? AND loop = ? AND subject = ?');
+      for (const gone of changes.cleared) remove.run(c.hostId, c.loop, gone.subject);
+      const upsert = db.prepare(`INSERT INTO keeper_reported_conditions (host_id, loop, subject, state, message, cleared, since)
                                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (host_id, loop, subject) DO UPDATE SET
                                state = excluded.state, message = excluded.message, cleared = excluded.cleared, since = excluded.since`);
-    for (const r of changes.raised) upsert.run(c.hostId, c.loop, r.subject, r.state, r.message, r.cleared, c.now);
-    return changes;
-  }).immediate();
+      for (const r of changes.raised) upsert.run(c.hostId, c.loop, r.subject, r.state, r.message, r.cleared, c.now);
+      return changes;
+    })
+    .immediate();
 }

@@ -36,19 +36,40 @@ const CRASH_RECORD_SELECT = `SELECT id, service_id AS serviceId, container_id AS
     log_note AS logNote, window_start AS windowStart, recorded_at AS recordedAt, expected
   FROM keeper_crash_records`;
 
-const toRow = (r: Omit<CrashRecordRow, 'oomKilled' | 'expected'> & { oomKilled: number | null; expected: number }): CrashRecordRow =>
-  ({ ...r, oomKilled: r.oomKilled === null ? null : r.oomKilled === 1, expected: r.expected === 1 });
+const toRow = (r: Omit<CrashRecordRow, 'oomKilled' | 'expected'> & { oomKilled: number | null; expected: number }): CrashRecordRow => ({
+  ...r,
+  oomKilled: r.oomKilled === null ? null : r.oomKilled === 1,
+  expected: r.expected === 1,
+});
 
 /** Inserts one row per death, with the crash window each was counted in; call it inside the transaction that counts them. */
 export function insertCrashRecords(
-  db: StateDb, c: { serviceId: string; containerId: string; windowStarts: number[]; recordedAt: number }, deaths: CountedDeath[], tails: LogTail[],
+  db: StateDb,
+  c: { serviceId: string; containerId: string; windowStarts: number[]; recordedAt: number },
+  deaths: CountedDeath[],
+  tails: LogTail[],
 ): void {
   const insert = db.prepare(`INSERT INTO keeper_crash_records (service_id, container_id, died_at_ms, exit_code, oom_killed, signal,
       seen_by, dated_by, engine_error, reason, log_tail, log_note, window_start, recorded_at, expected) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   deaths.forEach((d, i) => {
     const oom = d.oomKilled === null ? null : d.oomKilled ? 1 : 0;
-    insert.run(c.serviceId, c.containerId, d.diedAtMs, d.exitCode, oom, signalOf(d.exitCode), d.seenBy, d.datedBy ?? null, d.engineError,
-      deathReason(d), tails[i]?.tail ?? '', tails[i]?.note ?? '', c.windowStarts[i], c.recordedAt, d.expected ? 1 : 0);
+    insert.run(
+      c.serviceId,
+      c.containerId,
+      d.diedAtMs,
+      d.exitCode,
+      oom,
+      signalOf(d.exitCode),
+      d.seenBy,
+      d.datedBy ?? null,
+      d.engineError,
+      deathReason(d),
+      tails[i]?.tail ?? '',
+      tails[i]?.note ?? '',
+      c.windowStarts[i],
+      c.recordedAt,
+      d.expected ? 1 : 0,
+    );
   });
 }
 
@@ -60,23 +81,32 @@ export function listCrashRecords(db: StateDb, serviceId: string, limit: number):
 
 /** The deaths counted in one crash window (the ones that opened its circuit), oldest first, without their logs. */
 export function deathsOfWindow(db: StateDb, serviceId: string, windowStart: number, limit: number): CrashRecordRow[] {
-  const rows = db.prepare(`SELECT * FROM (${CRASH_RECORD_SELECT} WHERE service_id = ? AND window_start = ? AND expected = 0 ORDER BY id DESC LIMIT ?) ORDER BY id`)
+  const rows = db
+    .prepare(
+      `SELECT * FROM (${CRASH_RECORD_SELECT} WHERE service_id = ? AND window_start = ? AND expected = 0 ORDER BY id DESC LIMIT ?) ORDER BY id`,
+    )
     .all(serviceId, windowStart, limit);
   return (rows as Parameters<typeof toRow>[0][]).map((r) => ({ ...toRow(r), logTail: '' }));
 }
 
 /** Each service's last recorded death: its reason and time, for `keeper status`. */
 export function lastDeaths(db: StateDb): Map<string, { reason: string; diedAtMs: number | null; recordedAt: number }> {
-  const rows = db.prepare(`SELECT service_id AS serviceId, reason, died_at_ms AS diedAtMs, recorded_at AS recordedAt FROM keeper_crash_records
-                           WHERE id IN (SELECT MAX(id) FROM keeper_crash_records GROUP BY service_id)`).all() as
-    { serviceId: string; reason: string; diedAtMs: number | null; recordedAt: number }[];
+  const rows = db
+    .prepare(
+      `SELECT service_id AS serviceId, reason, died_at_ms AS diedAtMs, recorded_at AS recordedAt FROM keeper_crash_records
+                           WHERE id IN (SELECT MAX(id) FROM keeper_crash_records GROUP BY service_id)`,
+    )
+    .all() as { serviceId: string; reason: string; diedAtMs: number | null; recordedAt: number }[];
   return new Map(rows.map((r) => [r.serviceId, r]));
 }
 
 /** Every record as GC's retention sees it (id, service, recorded_at), without its facts or log. */
 export function listCrashRecordAges(db: StateDb): RetainedRow[] {
-  const rows = db.prepare('SELECT id, service_id AS serviceId, recorded_at AS recordedAt FROM keeper_crash_records').all() as
-    { id: number; serviceId: string; recordedAt: number }[];
+  const rows = db.prepare('SELECT id, service_id AS serviceId, recorded_at AS recordedAt FROM keeper_crash_records').all() as {
+    id: number;
+    serviceId: string;
+    recordedAt: number;
+  }[];
   return rows.map((r) => ({ id: String(r.id), serviceId: r.serviceId, createdAt: Number(r.recordedAt) }));
 }
 

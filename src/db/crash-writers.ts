@@ -20,11 +20,15 @@ export interface UncountedCrashes {
  * records GC removed, so such a service is not judged.
  */
 export function crashesCountedByOthers(db: StateDb, sinceSec: number, keptPerService: number): UncountedCrashes[] {
-  return db.prepare(`SELECT s.id AS serviceId, s.crash_count AS crashCount, s.crash_window_start AS windowStart,
+  return db
+    .prepare(
+      `SELECT s.id AS serviceId, s.crash_count AS crashCount, s.crash_window_start AS windowStart,
         (SELECT COUNT(*) FROM keeper_crash_records r WHERE r.service_id = s.id AND r.window_start = s.crash_window_start) AS keeperCounted
       FROM services s
       WHERE typeof(s.crash_count) = 'integer' AND typeof(s.crash_window_start) = 'integer' AND s.crash_window_start >= ?
         AND (? = 0 OR s.crash_count <= ?)
         AND s.crash_count > (SELECT COUNT(*) FROM keeper_crash_records r WHERE r.service_id = s.id AND r.window_start = s.crash_window_start)
-      ORDER BY s.id`).all(sinceSec, keptPerService, keptPerService) as UncountedCrashes[];
+      ORDER BY s.id`,
+    )
+    .all(sinceSec, keptPerService, keptPerService) as UncountedCrashes[];
 }

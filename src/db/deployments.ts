@@ -21,5 +21,16 @@ export function recordDeployment(db: StateDb, d: DeploymentRow): void {
     `INSERT INTO deployments (id, service_id, tenant_id, build_id, image, status, trigger, container_id, error_message,
        started_at, completed_at, cancelled_at, created_at)
      VALUES (?, ?, ?, NULL, ?, ?, ?, '', ?, ?, ?, NULL, ?)`,
-  ).run(crypto.randomBytes(16).toString('hex'), d.serviceId, d.tenantId, d.image ?? '', d.status, d.trigger, d.error ?? '', d.at, d.at, d.at);
+  ).run(
+    crypto.randomBytes(16).toString('hex'),
+    d.serviceId,
+    d.tenantId,
+    d.image ?? '',
+    d.status,
+    d.trigger,
+    d.error ?? '',
+    d.at,
+    d.at,
+    d.at,
+  );
 }

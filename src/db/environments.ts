@@ -87,7 +87,10 @@ export function claimPoolEntry(db: StateDb, envId: string, templateId: string, r
 /** Records where the environment's container and volume are while it is being created (cold path). */
 export function setEnvironmentResources(db: StateDb, envId: string, containerId: string, volumeName: string, now: number): void {
   db.prepare(`UPDATE environments SET container_id = ?, volume_name = ?, updated_at = ? WHERE id = ?`).run(
-    containerId, volumeName, now, envId,
+    containerId,
+    volumeName,
+    now,
+    envId,
   );
 }
 

@@ -37,20 +37,22 @@ export function readEventWatcherState(db: StateDb, hostId: string): EventWatcher
 
 /** Records a state change; state_since moves only when the state itself changes. The cursor is kept. */
 export function writeWatcherState(db: StateDb, hostId: string, state: WatcherState, lastError: string, now: number): void {
-  db.prepare(`INSERT INTO keeper_event_watcher (host_id, state, last_error, last_event_ns, state_since, updated_at)
+  db.prepare(
+    `INSERT INTO keeper_event_watcher (host_id, state, last_error, last_event_ns, state_since, updated_at)
               VALUES (?, ?, ?, NULL, ?, ?)
               ON CONFLICT(host_id) DO UPDATE SET
                 state_since = CASE WHEN state = excluded.state THEN state_since ELSE excluded.state_since END,
-                state = excluded.state, last_error = excluded.last_error, updated_at = excluded.updated_at`)
-    .run(hostId, state, lastError, now, now);
+                state = excluded.state, last_error = excluded.last_error, updated_at = excluded.updated_at`,
+  ).run(hostId, state, lastError, now, now);
 }
 
 /** Moves the resume cursor forward, never back (a replayed older event cannot rewind it). */
 export function advanceEventCursor(db: StateDb, hostId: string, eventNs: bigint, now: number): void {
   const text = eventNs.toString();
   // Decimal strings of equal length compare like the numbers; ns timestamps have 19 digits until 2286.
-  db.prepare(`UPDATE keeper_event_watcher SET last_event_ns = ?, updated_at = ?
+  db.prepare(
+    `UPDATE keeper_event_watcher SET last_event_ns = ?, updated_at = ?
               WHERE host_id = ? AND (last_event_ns IS NULL OR length(last_event_ns) < length(?)
-                OR (length(last_event_ns) = length(?) AND last_event_ns < ?))`)
-    .run(text, now, hostId, text, text, text);
+                OR (length(last_event_ns) = length(?) AND last_event_ns < ?))`,
+  ).run(text, now, hostId, text, text, text);
 }

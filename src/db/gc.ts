@@ -38,10 +38,20 @@ export function loadGcReferences(db: StateDb): References {
 
 export function listSnapshotRows(db: StateDb): SnapshotRow[] {
   return (
-    db
-      .prepare('SELECT id, tenant_id, service_id, image_ref, created_at FROM snapshots')
-      .all() as { id: string; tenant_id: string; service_id: string; image_ref: string; created_at: number }[]
-  ).map((r) => ({ id: r.id, tenantId: r.tenant_id, serviceId: r.service_id, imageRef: r.image_ref ?? '', createdAt: Number(r.created_at) }));
+    db.prepare('SELECT id, tenant_id, service_id, image_ref, created_at FROM snapshots').all() as {
+      id: string;
+      tenant_id: string;
+      service_id: string;
+      image_ref: string;
+      created_at: number;
+    }[]
+  ).map((r) => ({
+    id: r.id,
+    tenantId: r.tenant_id,
+    serviceId: r.service_id,
+    imageRef: r.image_ref ?? '',
+    createdAt: Number(r.created_at),
+  }));
 }
 
 /** Deleting an already deleted row is success: the activity may be retried. */
@@ -51,11 +61,16 @@ export function deleteSnapshotRow(db: StateDb, id: string, tenantId: string): vo
 
 /** What attributes ah's build images to services: every service row, and each builds row's image tag. */
 export function loadBuildAttribution(db: StateDb): BuildAttribution {
-  const services = (db.prepare('SELECT id, tenant_id FROM services').all() as { id: string; tenant_id: string }[])
-    .map((r) => ({ id: String(r.id), tenantId: String(r.tenant_id) }));
+  const services = (db.prepare('SELECT id, tenant_id FROM services').all() as { id: string; tenant_id: string }[]).map((r) => ({
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+  }));
   const builds = new Map<string, { serviceId: string; createdAt: number }>();
-  const rows = db.prepare(`SELECT image, service_id, created_at FROM builds WHERE image IS NOT NULL AND image != ''`).all() as
-    { image: string; service_id: string; created_at: number }[];
+  const rows = db.prepare(`SELECT image, service_id, created_at FROM builds WHERE image IS NOT NULL AND image != ''`).all() as {
+    image: string;
+    service_id: string;
+    created_at: number;
+  }[];
   for (const r of rows) builds.set(String(r.image), { serviceId: String(r.service_id), createdAt: Number(r.created_at) });
   return { services, builds };
 }

@@ -11,8 +11,10 @@ export interface HostedRow {
 
 export function readDatabases(db: StateDb): HostedRow[] {
   return db
-    .prepare(`SELECT id, tenant_id AS tenantId, status, container_id AS containerId, NULL AS leaseExpiresAt
-              FROM databases WHERE status IN ('ready', 'unavailable') ORDER BY id`)
+    .prepare(
+      `SELECT id, tenant_id AS tenantId, status, container_id AS containerId, NULL AS leaseExpiresAt
+              FROM databases WHERE status IN ('ready', 'unavailable') ORDER BY id`,
+    )
     .all() as HostedRow[];
 }
 
@@ -23,23 +25,27 @@ export function setDatabaseStatus(db: StateDb, id: string, from: string, to: str
 
 export function readEnvironments(db: StateDb): HostedRow[] {
   return db
-    .prepare(`SELECT id, tenant_id AS tenantId, status, container_id AS containerId, lease_expires_at AS leaseExpiresAt
-              FROM environments WHERE status IN ('running', 'stopped') ORDER BY id`)
+    .prepare(
+      `SELECT id, tenant_id AS tenantId, status, container_id AS containerId, lease_expires_at AS leaseExpiresAt
+              FROM environments WHERE status IN ('running', 'stopped') ORDER BY id`,
+    )
     .all() as HostedRow[];
 }
 
 /** A running environment whose container died, vanished or whose lease expired becomes `stopped`. */
 export function stopEnvironment(db: StateDb, id: string, now: number): boolean {
-  return db
-    .prepare(`UPDATE environments SET status = 'stopped', updated_at = ? WHERE id = ? AND status = 'running'`)
-    .run(now, id).changes === 1;
+  return (
+    db.prepare(`UPDATE environments SET status = 'stopped', updated_at = ? WHERE id = ? AND status = 'running'`).run(now, id).changes === 1
+  );
 }
 
 /** Running environments whose lease has expired: their DB status is set first; the container stop follows. */
 export function expireLeases(db: StateDb, now: number): number {
   return db
-    .prepare(`UPDATE environments SET status = 'stopped', updated_at = ?
-              WHERE status = 'running' AND lease_expires_at IS NOT NULL AND lease_expires_at < ?`)
+    .prepare(
+      `UPDATE environments SET status = 'stopped', updated_at = ?
+              WHERE status = 'running' AND lease_expires_at IS NOT NULL AND lease_expires_at < ?`,
+    )
     .run(now, now).changes;
 }
 
@@ -51,7 +57,9 @@ export function failStaleEnvironmentCreates(db: StateDb, now: number, afterSec: 
 
 /** Records a problem once; true the first time, so that the caller logs it once, not every tick. */
 export function reportProblemOnce(db: StateDb, subject: string, problem: string, now: number): boolean {
-  return db
-    .prepare('INSERT INTO keeper_reported_problems (subject, problem, first_seen) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
-    .run(subject, problem, now).changes === 1;
+  return (
+    db
+      .prepare('INSERT INTO keeper_reported_problems (subject, problem, first_seen) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
+      .run(subject, problem, now).changes === 1
+  );
 }

@@ -28,33 +28,62 @@ export function beginImagePull(db: StateDb, attempt: PullAttempt, seen: PullReco
   const attempts = seen && seen.state !== 'pulled' ? seen.attempts + 1 : 1;
   const { image, ownerPid, startedAt } = attempt;
   if (!seen) {
-    return db.prepare(`INSERT OR IGNORE INTO keeper_image_pulls (image, state, attempts, started_at, owner_pid, updated_at)
-                       VALUES (?, 'pulling', ?, ?, ?, ?)`).run(image, attempts, startedAt, ownerPid, startedAt).changes === 1;
+    return (
+      db
+        .prepare(
+          `INSERT OR IGNORE INTO keeper_image_pulls (image, state, attempts, started_at, owner_pid, updated_at)
+                       VALUES (?, 'pulling', ?, ?, ?, ?)`,
+        )
+        .run(image, attempts, startedAt, ownerPid, startedAt).changes === 1
+    );
   }
-  return db.prepare(
-    `UPDATE keeper_image_pulls SET state = 'pulling', attempts = ?, started_at = ?, finished_at = NULL, next_try_at = NULL,
+  return (
+    db
+      .prepare(
+        `UPDATE keeper_image_pulls SET state = 'pulling', attempts = ?, started_at = ?, finished_at = NULL, next_try_at = NULL,
        error = '', progress = '', owner_pid = ?, updated_at = ?
      WHERE image = ? AND state = ? AND attempts = ? AND started_at = ? AND owner_pid = ?`,
-  ).run(attempts, startedAt, ownerPid, startedAt, image, seen.state, seen.attempts, seen.startedAt, seen.ownerPid).changes === 1;
+      )
+      .run(attempts, startedAt, ownerPid, startedAt, image, seen.state, seen.attempts, seen.startedAt, seen.ownerPid).changes === 1
+  );
 }
 
 const THIS_ATTEMPT = `image = ? AND state = 'pulling' AND owner_pid = ? AND started_at = ?`;
 
 export function recordPullProgress(db: StateDb, attempt: PullAttempt, progress: string, now: number): void {
-  db.prepare(`UPDATE keeper_image_pulls SET progress = ?, updated_at = ? WHERE ${THIS_ATTEMPT}`)
-    .run(progress, now, attempt.image, attempt.ownerPid, attempt.startedAt);
+  db.prepare(`UPDATE keeper_image_pulls SET progress = ?, updated_at = ? WHERE ${THIS_ATTEMPT}`).run(
+    progress,
+    now,
+    attempt.image,
+    attempt.ownerPid,
+    attempt.startedAt,
+  );
 }
 
 /** Ends this attempt, unless another process has taken the row over since (then its outcome is the other's). */
 export function finishImagePull(
-  db: StateDb, attempt: PullAttempt, outcome: { state: 'pulled' } | { state: 'failed'; error: string; nextTryAt: number }, now: number,
+  db: StateDb,
+  attempt: PullAttempt,
+  outcome: { state: 'pulled' } | { state: 'failed'; error: string; nextTryAt: number },
+  now: number,
 ): boolean {
   const failed = outcome.state === 'failed';
-  return db.prepare(
-    `UPDATE keeper_image_pulls SET state = ?, attempts = CASE WHEN ? THEN attempts ELSE 0 END, finished_at = ?,
+  return (
+    db
+      .prepare(
+        `UPDATE keeper_image_pulls SET state = ?, attempts = CASE WHEN ? THEN attempts ELSE 0 END, finished_at = ?,
        next_try_at = ?, error = ?, progress = '', updated_at = ? WHERE ${THIS_ATTEMPT}`,
-  ).run(
-    outcome.state, failed ? 1 : 0, now, failed ? outcome.nextTryAt : null, failed ? outcome.error : '', now,
-    attempt.image, attempt.ownerPid, attempt.startedAt,
-  ).changes === 1;
+      )
+      .run(
+        outcome.state,
+        failed ? 1 : 0,
+        now,
+        failed ? outcome.nextTryAt : null,
+        failed ? outcome.error : '',
+        now,
+        attempt.image,
+        attempt.ownerPid,
+        attempt.startedAt,
+      ).changes === 1
+  );
 }

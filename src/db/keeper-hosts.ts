@@ -10,14 +10,17 @@ export interface RecordedHost {
 
 /** Records a worker start under `hostId` and returns the other ids recorded against this DB, oldest first. */
 export function recordHostStart(db: StateDb, hostId: string, now: number): RecordedHost[] {
-  db.prepare(`INSERT INTO keeper_hosts (host_id, first_seen, last_seen) VALUES (?, ?, ?)
-              ON CONFLICT(host_id) DO UPDATE SET last_seen = excluded.last_seen`).run(hostId, now, now);
+  db.prepare(
+    `INSERT INTO keeper_hosts (host_id, first_seen, last_seen) VALUES (?, ?, ?)
+              ON CONFLICT(host_id) DO UPDATE SET last_seen = excluded.last_seen`,
+  ).run(hostId, now, now);
   return recordedHosts(db).filter((h) => h.hostId !== hostId);
 }
 
 export function recordedHosts(db: StateDb): RecordedHost[] {
   if (!hasKeeperTable(db, 'keeper_hosts')) return [];
-  return db.prepare('SELECT host_id AS hostId, first_seen AS firstSeen, last_seen AS lastSeen FROM keeper_hosts ORDER BY first_seen, host_id')
+  return db
+    .prepare('SELECT host_id AS hostId, first_seen AS firstSeen, last_seen AS lastSeen FROM keeper_hosts ORDER BY first_seen, host_id')
     .all() as RecordedHost[];
 }
 
@@ -34,8 +37,10 @@ export function keeperArrivedAt(db: StateDb): number | null {
 
 /** keeper's own tables (`keeper_` and nothing else: `_` is escaped, as LIKE reads it as any character). */
 export function keeperTableNames(db: StateDb): string[] {
-  return db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'keeper\\_%' ESCAPE '\\' ORDER BY name`)
-    .pluck().all() as string[];
+  return db
+    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'keeper\\_%' ESCAPE '\\' ORDER BY name`)
+    .pluck()
+    .all() as string[];
 }
 
 export function hasKeeperTable(db: StateDb, name: string): boolean {
@@ -53,16 +58,22 @@ export const KEEPER_TABLES: readonly string[] = [
  * schema_migrations are left exactly as they are. Returns the tables dropped.
  */
 export function dropKeeperTables(db: StateDb): string[] {
-  return db.transaction(() => {
-    const present = new Set(keeperTableNames(db));
-    const dropped = KEEPER_TABLES.filter((t) => present.has(t));
-    for (const table of dropped) db.exec(`DROP TABLE ${table}`);
-    return dropped;
-  }).immediate();
+  return db
+    .transaction(() => {
+      const present = new Set(keeperTableNames(db));
+      const dropped = KEEPER_TABLES.filter((t) => present.has(t));
+      for (const table of dropped) db.exec(`DROP TABLE ${table}`);
+      return dropped;
+    })
+    .immediate();
 }
 
 /** Circuits open in the state DB (ah's columns only, so it answers on a DB without keeper's tables too). */
 export function openCircuitRows(db: StateDb): { serviceId: string; generation: number; retryAt: number | null }[] {
-  return db.prepare(`SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
-                     WHERE circuit_open = 1 ORDER BY id`).all() as { serviceId: string; generation: number; retryAt: number | null }[];
+  return db
+    .prepare(
+      `SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
+                     WHERE circuit_open = 1 ORDER BY id`,
+    )
+    .all() as { serviceId: string; generation: number; retryAt: number | null }[];
 }

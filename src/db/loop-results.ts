@@ -18,9 +18,13 @@ export function recordLoopResult(db: StateDb, r: LoopResult): void {
 }
 
 export function lastLoopResults(db: StateDb): LoopResult[] {
-  const rows = db
-    .prepare('SELECT loop, host_id, workflow_id, finished_at, result_json FROM keeper_loop_results ORDER BY loop')
-    .all() as { loop: string; host_id: string; workflow_id: string; finished_at: number; result_json: string }[];
+  const rows = db.prepare('SELECT loop, host_id, workflow_id, finished_at, result_json FROM keeper_loop_results ORDER BY loop').all() as {
+    loop: string;
+    host_id: string;
+    workflow_id: string;
+    finished_at: number;
+    result_json: string;
+  }[];
   return rows.map((r) => ({
     loop: r.loop,
     hostId: r.host_id,

@@ -99,9 +99,7 @@ function assertWritable(db: StateDb): void {
 }
 
 function tableNames(db: StateDb): Set<string> {
-  const rows = db
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
-    .all() as { name: string }[];
+  const rows = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[];
   return new Set(rows.map((r) => r.name));
 }
 
@@ -115,9 +113,7 @@ function ensureAhSchema(db: StateDb): void {
   if (!tables.has('schema_migrations')) {
     throw new StateDbError('is not an ah state DB (it has tables but no schema_migrations)');
   }
-  const applied = new Set(
-    (db.prepare('SELECT name FROM schema_migrations').all() as { name: string }[]).map((r) => r.name),
-  );
+  const applied = new Set((db.prepare('SELECT name FROM schema_migrations').all() as { name: string }[]).map((r) => r.name));
   const missing = AH_MIGRATIONS.filter((m) => !applied.has(m.name)).map((m) => m.name);
   if (missing.length > 0) {
     throw new StateDbError(`ah schema is not up to date (missing ${missing.join(', ')}); let ah migrate it first`);

@@ -26,7 +26,8 @@ export interface PoolRow {
 
 const TEMPLATE_COLUMNS = `id, name, base_image AS baseImage, memory_mb AS memoryMb, cpu_millicores AS cpuMillicores,
   egress_policy AS egressPolicy`;
-const POOL_COLUMNS = 'id, template_id AS templateId, container_id AS containerId, volume_name AS volumeName, status, created_at AS createdAt';
+const POOL_COLUMNS =
+  'id, template_id AS templateId, container_id AS containerId, volume_name AS volumeName, status, created_at AS createdAt';
 
 export function listTemplates(db: StateDb): TemplateRow[] {
   return db.prepare(`SELECT ${TEMPLATE_COLUMNS} FROM environment_templates ORDER BY rowid`).all() as TemplateRow[];
@@ -50,9 +51,9 @@ export function readyCounts(db: StateDb): Record<string, number> {
 
 export function poolRows(db: StateDb, status?: 'ready' | 'claimed'): PoolRow[] {
   const sql = `SELECT ${POOL_COLUMNS} FROM warm_pool`;
-  return (status
-    ? db.prepare(`${sql} WHERE status = ? ORDER BY created_at, id`).all(status)
-    : db.prepare(`${sql} ORDER BY created_at, id`).all()) as PoolRow[];
+  return (
+    status ? db.prepare(`${sql} WHERE status = ? ORDER BY created_at, id`).all(status) : db.prepare(`${sql} ORDER BY created_at, id`).all()
+  ) as PoolRow[];
 }
 
 /**
@@ -77,10 +78,12 @@ export function insertReadyEntry(
     `INSERT OR IGNORE INTO warm_pool (id, template_id, container_id, volume_name, status, created_at)
      VALUES (?, ?, ?, ?, 'ready', ?)`,
   );
-  return db.transaction(() => {
-    recordContainerRuntime(db, e.containerId, e.runtime, e.createdAt);
-    return insert.run(e.id, e.templateId, e.containerId, e.volumeName, e.createdAt).changes === 1;
-  }).immediate();
+  return db
+    .transaction(() => {
+      recordContainerRuntime(db, e.containerId, e.runtime, e.createdAt);
+      return insert.run(e.id, e.templateId, e.containerId, e.volumeName, e.createdAt).changes === 1;
+    })
+    .immediate();
 }
 
 /** What an inspect said of a pool container's runtime; it cannot change, so the latest look simply wins. */
@@ -94,17 +97,17 @@ export function recordContainerRuntime(db: StateDb, containerId: string, runtime
 /** The recorded runtime of each container a ready row names; absent: not recorded yet. */
 export function readyRuntimes(db: StateDb): Map<string, string> {
   const rows = db
-    .prepare(`SELECT r.container_id AS containerId, r.runtime FROM keeper_container_runtimes r
-              JOIN warm_pool w ON w.container_id = r.container_id WHERE w.status = 'ready'`)
+    .prepare(
+      `SELECT r.container_id AS containerId, r.runtime FROM keeper_container_runtimes r
+              JOIN warm_pool w ON w.container_id = r.container_id WHERE w.status = 'ready'`,
+    )
     .all() as { containerId: string; runtime: string }[];
   return new Map(rows.map((r) => [r.containerId, r.runtime]));
 }
 
 /** Runtimes of containers no pool row names any more (claimed and finished, pruned, drained): not needed. */
 export function forgetUnpooledRuntimes(db: StateDb): number {
-  return db
-    .prepare(`DELETE FROM keeper_container_runtimes WHERE container_id NOT IN (SELECT container_id FROM warm_pool)`)
-    .run().changes;
+  return db.prepare(`DELETE FROM keeper_container_runtimes WHERE container_id NOT IN (SELECT container_id FROM warm_pool)`).run().changes;
 }
 
 /** Deletes a row only if it is still in the expected status (a ghost prune must not delete a fresh claim). */
@@ -129,8 +132,10 @@ export function deleteFinishedClaims(db: StateDb): number {
 /** Container ids and volume names that some environment row or claimed pool row holds: never pool leftovers. */
 export function heldPoolResources(db: StateDb): { containers: Set<string>; volumes: Set<string> } {
   const rows = db
-    .prepare(`SELECT container_id AS containerId, volume_name AS volumeName FROM environments
-              UNION ALL SELECT container_id, volume_name FROM warm_pool WHERE status = 'claimed'`)
+    .prepare(
+      `SELECT container_id AS containerId, volume_name AS volumeName FROM environments
+              UNION ALL SELECT container_id, volume_name FROM warm_pool WHERE status = 'claimed'`,
+    )
     .all() as { containerId: string | null; volumeName: string | null }[];
   return {
     containers: new Set(rows.map((r) => r.containerId ?? '').filter(Boolean)),

@@ -23,15 +23,20 @@ export function newServiceId(): string {
 
 /** A standalone host has no tenant rows; the first service of a tenant creates it (with ah's default quota). */
 export function ensureTenant(db: StateDb, tenantId: string, now: number): boolean {
-  const created = db
-    .prepare(`INSERT OR IGNORE INTO tenants (id, name, email, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)`)
-    .run(tenantId, tenantId, `${tenantId}@keeper.local`, now, now).changes === 1;
+  const created =
+    db
+      .prepare(`INSERT OR IGNORE INTO tenants (id, name, email, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)`)
+      .run(tenantId, tenantId, `${tenantId}@keeper.local`, now, now).changes === 1;
   db.prepare('INSERT OR IGNORE INTO tenant_quotas (tenant_id) VALUES (?)').run(tenantId);
   return created;
 }
 
 /** The service row, `deploying`, and its tenant (with ah's default quota) when the tenant is new: one transaction. */
-export function insertDeployingService(db: StateDb, s: { id: string; tenantId: string; name: string; image: string; port: number }, now: number): void {
+export function insertDeployingService(
+  db: StateDb,
+  s: { id: string; tenantId: string; name: string; image: string; port: number },
+  now: number,
+): void {
   db.transaction(() => {
     ensureTenant(db, s.tenantId, now);
     db.prepare(
@@ -42,17 +47,38 @@ export function insertDeployingService(db: StateDb, s: { id: string; tenantId: s
 }
 
 export function readService(db: StateDb, id: string): ServiceRecord | undefined {
-  const r = db
-    .prepare(`SELECT id, tenant_id, name, status, image, container_id, port, circuit_open FROM services WHERE id = ?`)
-    .get(id) as { id: string; tenant_id: string; name: string; status: string; image: string | null; container_id: string | null; port: number; circuit_open: number } | undefined;
-  return r && {
-    id: r.id, tenantId: r.tenant_id, name: r.name, status: r.status, image: r.image, containerId: r.container_id,
-    port: r.port, circuitOpen: r.circuit_open === 1,
-  };
+  const r = db.prepare(`SELECT id, tenant_id, name, status, image, container_id, port, circuit_open FROM services WHERE id = ?`).get(id) as
+    | {
+        id: string;
+        tenant_id: string;
+        name: string;
+        status: string;
+        image: string | null;
+        container_id: string | null;
+        port: number;
+        circuit_open: number;
+      }
+    | undefined;
+  return (
+    r && {
+      id: r.id,
+      tenantId: r.tenant_id,
+      name: r.name,
+      status: r.status,
+      image: r.image,
+      containerId: r.container_id,
+      port: r.port,
+      circuitOpen: r.circuit_open === 1,
+    }
+  );
 }
 
 export function markDeployed(db: StateDb, id: string, containerId: string, now: number): void {
-  db.prepare(`UPDATE services SET status = 'running', container_id = ?, last_error = '', updated_at = ? WHERE id = ?`).run(containerId, now, id);
+  db.prepare(`UPDATE services SET status = 'running', container_id = ?, last_error = '', updated_at = ? WHERE id = ?`).run(
+    containerId,
+    now,
+    id,
+  );
 }
 
 export function markDeployFailed(db: StateDb, id: string, error: string, now: number): void {
@@ -61,9 +87,11 @@ export function markDeployFailed(db: StateDb, id: string, error: string, now: nu
 
 /** Sets the status an operator command asked for; refuses while the circuit is open. */
 export function setOperatorStatus(db: StateDb, id: string, status: 'running' | 'stopped', now: number): boolean {
-  return db
-    .prepare(`UPDATE services SET status = ?, updated_at = ? WHERE id = ? AND (circuit_open = 0 OR ? = 'stopped')`)
-    .run(status, now, id, status).changes === 1;
+  return (
+    db
+      .prepare(`UPDATE services SET status = ?, updated_at = ? WHERE id = ? AND (circuit_open = 0 OR ? = 'stopped')`)
+      .run(status, now, id, status).changes === 1
+  );
 }
 
 export function deleteService(db: StateDb, id: string): void {

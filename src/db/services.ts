@@ -23,9 +23,11 @@ export interface ServiceRow extends ServiceRowFields {
 
 export function readServices(db: StateDb): ServiceRow[] {
   return db
-    .prepare(`SELECT id, tenant_id AS tenantId, status, container_id AS containerId, crash_count AS crashCount,
+    .prepare(
+      `SELECT id, tenant_id AS tenantId, status, container_id AS containerId, crash_count AS crashCount,
                 circuit_open AS circuitOpen, circuit_open_count AS circuitOpenCount, circuit_retry_at AS circuitRetryAt
-              FROM services ORDER BY id`)
+              FROM services ORDER BY id`,
+    )
     .all() as ServiceRow[];
 }
 
@@ -41,31 +43,42 @@ export interface CrashOutcome {
  * is recorded (keeper_crash_records) in the same transaction too, with its log tail from `tails`.
  */
 export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy: CrashPolicy, tails: LogTail[] = []): CrashOutcome {
-  return db.transaction((): CrashOutcome => {
-    if (!swapLook(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
-    const row = watchedRow(db, c);
-    if (!row || c.deaths <= 0) return { counted: 0, crashCount: row?.crash_count ?? 0 };
-    const deaths = withExpected(c.facts ?? Array.from({ length: c.deaths }, unknownDeath), c.rules?.expectedExitCodes ?? []);
-    const counted = c.deaths - deaths.filter((d) => d.expected).length;
-    if (counted <= 0) return recordExpectedOnly(db, c, row, deaths, tails, now);
-    const policy = c.rules?.policy ?? hostPolicy;
+  return db
+    .transaction((): CrashOutcome => {
+      if (!swapLook(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
+      const row = watchedRow(db, c);
+      if (!row || c.deaths <= 0) return { counted: 0, crashCount: row?.crash_count ?? 0 };
+      const deaths = withExpected(c.facts ?? Array.from({ length: c.deaths }, unknownDeath), c.rules?.expectedExitCodes ?? []);
+      const counted = c.deaths - deaths.filter((d) => d.expected).length;
+      if (counted <= 0) return recordExpectedOnly(db, c, row, deaths, tails, now);
+      const policy = c.rules?.policy ?? hostPolicy;
 
-    const { counters, windowStarts, reached: open } = countDeathsAtTheirTimes(row, deaths, now, policy);
-    const opening = open ? openingAt(row.circuit_open_count, lastOpenedAt(db, c.serviceId), now, policy) : undefined;
-    updateCrashCounters(db, c, row, counters, opening, now);
-    recordDeployment(db, { serviceId: c.serviceId, tenantId: row.tenant_id, image: row.image, status: 'crashed', trigger: 'reconciler', error: c.reason, at: now });
-    insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, deaths, tails);
-    if (opening) {
-      db.prepare(`INSERT INTO keeper_circuit_openings (service_id, generation, opened_at) VALUES (?, ?, ?)
-                  ON CONFLICT(service_id) DO UPDATE SET generation = excluded.generation, opened_at = excluded.opened_at`)
-        .run(c.serviceId, opening.openCount, now);
-    }
-    return {
-      counted,
-      crashCount: counters.crashCount,
-      opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
-    };
-  }).immediate();
+      const { counters, windowStarts, reached: open } = countDeathsAtTheirTimes(row, deaths, now, policy);
+      const opening = open ? openingAt(row.circuit_open_count, lastOpenedAt(db, c.serviceId), now, policy) : undefined;
+      updateCrashCounters(db, c, row, counters, opening, now);
+      recordDeployment(db, {
+        serviceId: c.serviceId,
+        tenantId: row.tenant_id,
+        image: row.image,
+        status: 'crashed',
+        trigger: 'reconciler',
+        error: c.reason,
+        at: now,
+      });
+      insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, deaths, tails);
+      if (opening) {
+        db.prepare(
+          `INSERT INTO keeper_circuit_openings (service_id, generation, opened_at) VALUES (?, ?, ?)
+                  ON CONFLICT(service_id) DO UPDATE SET generation = excluded.generation, opened_at = excluded.opened_at`,
+        ).run(c.serviceId, opening.openCount, now);
+      }
+      return {
+        counted,
+        crashCount: counters.crashCount,
+        opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
+      };
+    })
+    .immediate();
 }
 
 /**
@@ -73,11 +86,21 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
  * older observation left undated). Expected exits are not counted: they take the window current at the end.
  */
 function countDeathsAtTheirTimes(
-  row: { crash_count: number; crash_window_start: number | null }, deaths: CountedDeath[], now: number, policy: CrashPolicy,
+  row: { crash_count: number; crash_window_start: number | null },
+  deaths: CountedDeath[],
+  now: number,
+  policy: CrashPolicy,
 ): DatedCount & { windowStarts: number[] } {
   const atSec = (d: CountedDeath) => (d.datedBy && d.diedAtMs !== null ? Math.floor(d.diedAtMs / 1000) : now);
-  const countedOnes = deaths.map((d, i) => ({ d, i })).filter(({ d }) => !d.expected).sort((a, b) => atSec(a.d) - atSec(b.d));
-  const dated = countDatedCrashes({ crashCount: row.crash_count, windowStart: row.crash_window_start }, countedOnes.map(({ d }) => atSec(d)), policy);
+  const countedOnes = deaths
+    .map((d, i) => ({ d, i }))
+    .filter(({ d }) => !d.expected)
+    .sort((a, b) => atSec(a.d) - atSec(b.d));
+  const dated = countDatedCrashes(
+    { crashCount: row.crash_count, windowStart: row.crash_window_start },
+    countedOnes.map(({ d }) => atSec(d)),
+    policy,
+  );
   const windowStarts = deaths.map(() => dated.counters.windowStart as number);
   countedOnes.forEach(({ i }, k) => (windowStarts[i] = dated.windowStarts[k]));
   return { ...dated, windowStarts };
@@ -95,21 +118,40 @@ interface WatchedRow {
 /** The service row, if it is still the one watched: same container, circuit closed, running or crashed. */
 function watchedRow(db: StateDb, c: CrashRecord): WatchedRow | undefined {
   return db
-    .prepare(`SELECT tenant_id, image, status, crash_count, crash_window_start, circuit_open_count FROM services
-              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status IN ('running', 'crashed')`)
+    .prepare(
+      `SELECT tenant_id, image, status, crash_count, crash_window_start, circuit_open_count FROM services
+              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status IN ('running', 'crashed')`,
+    )
     .get(c.serviceId, c.containerId) as WatchedRow | undefined;
 }
 
 /** The counted crash on the service row: its counters and window, and the circuit when this crash opens it. */
 function updateCrashCounters(
-  db: StateDb, c: CrashRecord, row: WatchedRow, counters: CrashCounters, opening: CircuitOpening | undefined, now: number,
+  db: StateDb,
+  c: CrashRecord,
+  row: WatchedRow,
+  counters: CrashCounters,
+  opening: CircuitOpening | undefined,
+  now: number,
 ): void {
-  db.prepare(`UPDATE services SET status = ?, crash_count = ?, crash_window_start = ?, last_crashed_at = ?, last_error = ?,
+  db.prepare(
+    `UPDATE services SET status = ?, crash_count = ?, crash_window_start = ?, last_crashed_at = ?, last_error = ?,
                 updated_at = ?, circuit_open = ?, circuit_open_count = ?, circuit_retry_at = ?
-              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`)
-    .run(opening ? 'crashed' : c.statusAfter, counters.crashCount, counters.windowStart, now, c.reason, now,
-      opening ? 1 : 0, opening?.openCount ?? row.circuit_open_count, opening?.retryAt ?? null,
-      c.serviceId, c.containerId, row.status);
+              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`,
+  ).run(
+    opening ? 'crashed' : c.statusAfter,
+    counters.crashCount,
+    counters.windowStart,
+    now,
+    c.reason,
+    now,
+    opening ? 1 : 0,
+    opening?.openCount ?? row.circuit_open_count,
+    opening?.retryAt ?? null,
+    c.serviceId,
+    c.containerId,
+    row.status,
+  );
 }
 
 /** Marks the deaths whose exit code the service expects. */
@@ -122,13 +164,23 @@ function withExpected(deaths: CountedDeath[], expectedExitCodes: number[]): Coun
  * crash counters, the window and the circuit are left as they were.
  */
 function recordExpectedOnly(
-  db: StateDb, c: CrashRecord, row: { status: string; crash_count: number; crash_window_start: number | null },
-  deaths: CountedDeath[], tails: LogTail[], now: number,
+  db: StateDb,
+  c: CrashRecord,
+  row: { status: string; crash_count: number; crash_window_start: number | null },
+  deaths: CountedDeath[],
+  tails: LogTail[],
+  now: number,
 ): CrashOutcome {
-  db.prepare(`UPDATE services SET status = ?, last_error = ?, updated_at = ?
-              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`)
-    .run(c.statusAfter, `${c.reason} (expected)`, now, c.serviceId, c.containerId, row.status);
-  insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts: deaths.map(() => row.crash_window_start ?? now), recordedAt: now }, deaths, tails);
+  db.prepare(
+    `UPDATE services SET status = ?, last_error = ?, updated_at = ?
+              WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`,
+  ).run(c.statusAfter, `${c.reason} (expected)`, now, c.serviceId, c.containerId, row.status);
+  insertCrashRecords(
+    db,
+    { serviceId: c.serviceId, containerId: c.containerId, windowStarts: deaths.map(() => row.crash_window_start ?? now), recordedAt: now },
+    deaths,
+    tails,
+  );
   return { counted: 0, crashCount: row.crash_count };
 }
 
@@ -177,7 +229,11 @@ export function countOpenCircuits(db: StateDb): number {
 
 /** Open circuits, and closed ones still escalated (circuit_open_count > 0). */
 export function listCircuits(db: StateDb): CircuitRow[] {
-  return (db.prepare(`${CIRCUIT_SELECT} WHERE s.circuit_open = 1 OR s.circuit_open_count > 0 ORDER BY s.circuit_open DESC, s.id`).all() as (CircuitRow & { open: number })[]).map(toCircuit);
+  return (
+    db
+      .prepare(`${CIRCUIT_SELECT} WHERE s.circuit_open = 1 OR s.circuit_open_count > 0 ORDER BY s.circuit_open DESC, s.id`)
+      .all() as (CircuitRow & { open: number })[]
+  ).map(toCircuit);
 }
 
 /**
@@ -187,13 +243,15 @@ export function listCircuits(db: StateDb): CircuitRow[] {
  */
 export function expiredCircuits(db: StateDb, now: number): CircuitRef[] {
   return db
-    .prepare(`SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
+    .prepare(
+      `SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
               WHERE circuit_open = 1 AND circuit_retry_at IS NOT NULL AND circuit_retry_at <= ?
                 AND status IN ('created', 'deploying', 'running', 'stopped', 'crashed', 'failed', 'restarting')
                 AND typeof(crash_count) = 'integer' AND crash_count >= 0
                 AND typeof(circuit_open_count) = 'integer' AND circuit_open_count >= 0
                 AND typeof(circuit_retry_at) = 'integer'
-              ORDER BY id`)
+              ORDER BY id`,
+    )
     .all(now) as CircuitRef[];
 }
 
@@ -210,41 +268,64 @@ export interface Recovery {
  * (circuit_open = 1, circuit_open_count = generation): of any number of attempts exactly one wins.
  */
 export function closeCircuit(db: StateDb, r: Recovery, now: number): boolean {
-  return db.transaction(() => {
-    const row = db.prepare('SELECT tenant_id, image FROM services WHERE id = ?').get(r.serviceId) as { tenant_id: string; image: string | null } | undefined;
-    const changed = db
-      .prepare(`UPDATE services SET circuit_open = 0, crash_count = 0, crash_window_start = NULL, circuit_retry_at = NULL,
+  return db
+    .transaction(() => {
+      const row = db.prepare('SELECT tenant_id, image FROM services WHERE id = ?').get(r.serviceId) as
+        { tenant_id: string; image: string | null } | undefined;
+      const changed = db
+        .prepare(
+          `UPDATE services SET circuit_open = 0, crash_count = 0, crash_window_start = NULL, circuit_retry_at = NULL,
                   status = ?, last_error = ?, updated_at = ?
-                WHERE id = ? AND circuit_open = 1 AND circuit_open_count = ?`)
-      .run(r.status, r.error ?? '', now, r.serviceId, r.generation).changes;
-    if (changed !== 1 || !row) return false;
-    recordDeployment(db, { serviceId: r.serviceId, tenantId: row.tenant_id, image: row.image, status: r.status, trigger: r.trigger, error: r.error, at: now });
-    return true;
-  }).immediate();
+                WHERE id = ? AND circuit_open = 1 AND circuit_open_count = ?`,
+        )
+        .run(r.status, r.error ?? '', now, r.serviceId, r.generation).changes;
+      if (changed !== 1 || !row) return false;
+      recordDeployment(db, {
+        serviceId: r.serviceId,
+        tenantId: row.tenant_id,
+        image: row.image,
+        status: r.status,
+        trigger: r.trigger,
+        error: r.error,
+        at: now,
+      });
+      return true;
+    })
+    .immediate();
 }
 
 /** Escalation decays: closed circuits keeper last opened at least decaySec ago go back to open count 0. */
 export function decayEscalations(db: StateDb, now: number, decaySec: number): number {
   return db
-    .prepare(`UPDATE services SET circuit_open_count = 0 WHERE circuit_open = 0 AND circuit_open_count > 0
-              AND id IN (SELECT service_id FROM keeper_circuit_openings WHERE opened_at <= ?)`)
+    .prepare(
+      `UPDATE services SET circuit_open_count = 0 WHERE circuit_open = 0 AND circuit_open_count > 0
+              AND id IN (SELECT service_id FROM keeper_circuit_openings WHERE opened_at <= ?)`,
+    )
     .run(now - decaySec).changes;
 }
 
 /** A crashed service whose container has run again long enough goes back to `running`. */
 export function markServiceRunning(db: StateDb, serviceId: string, containerId: string, now: number): boolean {
-  return db
-    .prepare(`UPDATE services SET status = 'running', updated_at = ?
-              WHERE id = ? AND container_id = ? AND status = 'crashed' AND circuit_open = 0`)
-    .run(now, serviceId, containerId).changes === 1;
+  return (
+    db
+      .prepare(
+        `UPDATE services SET status = 'running', updated_at = ?
+              WHERE id = ? AND container_id = ? AND status = 'crashed' AND circuit_open = 0`,
+      )
+      .run(now, serviceId, containerId).changes === 1
+  );
 }
 
 /** A crashed service whose container is gone (404) becomes `stopped`: nothing will bring it back. */
 export function markServiceStopped(db: StateDb, serviceId: string, containerId: string, now: number, reason: string): boolean {
-  return db
-    .prepare(`UPDATE services SET status = 'stopped', last_error = ?, updated_at = ?
-              WHERE id = ? AND container_id = ? AND status = 'crashed' AND circuit_open = 0`)
-    .run(reason, now, serviceId, containerId).changes === 1;
+  return (
+    db
+      .prepare(
+        `UPDATE services SET status = 'stopped', last_error = ?, updated_at = ?
+              WHERE id = ? AND container_id = ? AND status = 'crashed' AND circuit_open = 0`,
+      )
+      .run(reason, now, serviceId, containerId).changes === 1
+  );
 }
 
 /**
@@ -252,29 +333,50 @@ export function markServiceStopped(db: StateDb, serviceId: string, containerId: 
  * compare-and-set on the status and container observed, so a deploy that moved on since is left alone.
  */
 export function stopVanishedService(
-  db: StateDb, v: { serviceId: string; containerId: string; fromStatus: string; reason: string }, now: number,
+  db: StateDb,
+  v: { serviceId: string; containerId: string; fromStatus: string; reason: string },
+  now: number,
 ): boolean {
-  return db
-    .prepare(`UPDATE services SET status = 'stopped', last_error = ?, updated_at = ?
-              WHERE id = ? AND container_id = ? AND status = ? AND circuit_open = 0`)
-    .run(v.reason, now, v.serviceId, v.containerId, v.fromStatus).changes === 1;
+  return (
+    db
+      .prepare(
+        `UPDATE services SET status = 'stopped', last_error = ?, updated_at = ?
+              WHERE id = ? AND container_id = ? AND status = ? AND circuit_open = 0`,
+      )
+      .run(v.reason, now, v.serviceId, v.containerId, v.fromStatus).changes === 1
+  );
 }
 
 export const STALE_DEPLOY_ERROR = 'deploy timed out (reconciler)';
 
 /** `deploying` for longer than afterSec becomes `failed`, each with its deployment row, in one transaction. */
 export function failStaleDeploys(db: StateDb, now: number, afterSec: number): number {
-  return db.transaction(() => {
-    const cutoff = now - afterSec;
-    const rows = db.prepare(`SELECT id, tenant_id, image FROM services WHERE status = 'deploying' AND updated_at < ?`).all(cutoff) as
-      { id: string; tenant_id: string; image: string | null }[];
-    const update = db.prepare(`UPDATE services SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'deploying' AND updated_at < ?`);
-    let n = 0;
-    for (const r of rows) {
-      if (update.run(STALE_DEPLOY_ERROR, now, r.id, cutoff).changes !== 1) continue;
-      recordDeployment(db, { serviceId: r.id, tenantId: r.tenant_id, image: r.image, status: 'failed', trigger: 'reconciler', error: STALE_DEPLOY_ERROR, at: now });
-      n++;
-    }
-    return n;
-  }).immediate();
+  return db
+    .transaction(() => {
+      const cutoff = now - afterSec;
+      const rows = db.prepare(`SELECT id, tenant_id, image FROM services WHERE status = 'deploying' AND updated_at < ?`).all(cutoff) as {
+        id: string;
+        tenant_id: string;
+        image: string | null;
+      }[];
+      const update = db.prepare(
+        `UPDATE services SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'deploying' AND updated_at < ?`,
+      );
+      let n = 0;
+      for (const r of rows) {
+        if (update.run(STALE_DEPLOY_ERROR, now, r.id, cutoff).changes !== 1) continue;
+        recordDeployment(db, {
+          serviceId: r.id,
+          tenantId: r.tenant_id,
+          image: r.image,
+          status: 'failed',
+          trigger: 'reconciler',
+          error: STALE_DEPLOY_ERROR,
+          at: now,
+        });
+        n++;
+      }
+      return n;
+    })
+    .immediate();
 }

@@ -22,8 +22,16 @@ export function serviceStatuses(db: StateDb, now: number, windowSeconds: number)
          FROM services ORDER BY tenant_id, name, id`,
     )
     .all() as {
-    id: string; tenant_id: string; name: string; status: string; crash_count: number; crash_window_start: number | null;
-    circuit_open: number; circuit_retry_at: number | null; circuit_open_count: number; last_error: string;
+    id: string;
+    tenant_id: string;
+    name: string;
+    status: string;
+    crash_count: number;
+    crash_window_start: number | null;
+    circuit_open: number;
+    circuit_retry_at: number | null;
+    circuit_open_count: number;
+    last_error: string;
   }[];
   return rows.map((r) => ({
     id: r.id,

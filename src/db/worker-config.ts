@@ -38,9 +38,15 @@ export function recordWorkerConfig(db: StateDb, r: WorkerConfigRecord): void {
 
 /** The host's record, or null when no worker has started here since keeper_1701. */
 export function readWorkerConfig(db: StateDb, hostId: string): WorkerConfigRecord | null {
-  const row = db.prepare('SELECT host_id, keeper_version, started_at, pid, config_json FROM keeper_worker_config WHERE host_id = ?').get(hostId) as
-    | { host_id: string; keeper_version: string; started_at: number; pid: number; config_json: string }
-    | undefined;
+  const row = db
+    .prepare('SELECT host_id, keeper_version, started_at, pid, config_json FROM keeper_worker_config WHERE host_id = ?')
+    .get(hostId) as { host_id: string; keeper_version: string; started_at: number; pid: number; config_json: string } | undefined;
   if (!row) return null;
-  return { hostId: row.host_id, keeperVersion: row.keeper_version, startedAt: row.started_at, pid: row.pid, config: JSON.parse(row.config_json) as WorkerConfig };
+  return {
+    hostId: row.host_id,
+    keeperVersion: row.keeper_version,
+    startedAt: row.started_at,
+    pid: row.pid,
+    config: JSON.parse(row.config_json) as WorkerConfig,
+  };
 }

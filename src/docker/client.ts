@@ -6,16 +6,40 @@
 import Docker from 'dockerode';
 import { Readable, Writable } from 'node:stream';
 import type {
-  ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, ImageSummary,
-  LabelFilter, NetworkDetails, PullProgressEvent, RepoImageSummary, VolumeSummary,
+  ContainerDetails,
+  ContainerSpec,
+  ContainerSummary,
+  ContainerUsage,
+  DockerEvent,
+  Engine,
+  EngineInfo,
+  EngineRuntimes,
+  ImageSummary,
+  LabelFilter,
+  NetworkDetails,
+  PullProgressEvent,
+  RepoImageSummary,
+  VolumeSummary,
 } from './engine';
 import { DockerError, toDockerError } from './errors';
 
 export { DockerError } from './errors';
 // The data types live with the Engine interface; imports from here keep working.
 export type {
-  ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, ImageSummary,
-  LabelFilter, NetworkDetails, PullProgressEvent, RepoImageSummary, VolumeSummary,
+  ContainerDetails,
+  ContainerSpec,
+  ContainerSummary,
+  ContainerUsage,
+  DockerEvent,
+  Engine,
+  EngineInfo,
+  EngineRuntimes,
+  ImageSummary,
+  LabelFilter,
+  NetworkDetails,
+  PullProgressEvent,
+  RepoImageSummary,
+  VolumeSummary,
 } from './engine';
 
 /** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
@@ -240,9 +264,7 @@ export class DockerClient implements Engine {
 
   /** Stops with a grace period; stopping a stopped container is not an error. */
   async stopContainer(id: string, graceSeconds = 10): Promise<void> {
-    await this.call('container.stop', () => this.docker.getContainer(pathRef(id)).stop({ t: graceSeconds })).catch(
-      ignoreStatus(304),
-    );
+    await this.call('container.stop', () => this.docker.getContainer(pathRef(id)).stop({ t: graceSeconds })).catch(ignoreStatus(304));
   }
 
   async restartContainer(id: string, graceSeconds = 10): Promise<void> {
@@ -286,17 +308,29 @@ export class DockerClient implements Engine {
    * (`complete: false`); a read still going after `timeoutMs` is aborted (a transient DockerError).
    */
   async containerLogsBetween(
-    id: string, window: { sinceMs: number; untilMs: number }, limits: { keepBytes: number; maxReadBytes: number; timeoutMs: number },
+    id: string,
+    window: { sinceMs: number; untilMs: number },
+    limits: { keepBytes: number; maxReadBytes: number; timeoutMs: number },
   ): Promise<{ text: string; complete: boolean }> {
     const secs = (ms: number) => (ms / 1000).toFixed(3);
     const signal = AbortSignal.timeout(limits.timeoutMs);
-    const stream = await this.call('container.logs', () => new Promise<Readable>((resolve, reject) => {
-      this.docker.modem.dial({
-        path: `/containers/${pathRef(id)}/logs?`, method: 'GET', isStream: true, abortSignal: signal,
-        statusCodes: { 200: true, 404: 'no such container', 500: 'server error', 501: 'logs not supported by the log driver' },
-        options: { stdout: true, stderr: true, follow: false, since: secs(window.sinceMs), until: secs(window.untilMs) },
-      }, (err: unknown, res: unknown) => (err ? reject(err) : resolve(res as Readable)));
-    }));
+    const stream = await this.call(
+      'container.logs',
+      () =>
+        new Promise<Readable>((resolve, reject) => {
+          this.docker.modem.dial(
+            {
+              path: `/containers/${pathRef(id)}/logs?`,
+              method: 'GET',
+              isStream: true,
+              abortSignal: signal,
+              statusCodes: { 200: true, 404: 'no such container', 500: 'server error', 501: 'logs not supported by the log driver' },
+              options: { stdout: true, stderr: true, follow: false, since: secs(window.sinceMs), until: secs(window.untilMs) },
+            },
+            (err: unknown, res: unknown) => (err ? reject(err) : resolve(res as Readable)),
+          );
+        }),
+    );
     const kept = new TailBuffer(limits.keepBytes);
     let read = 0;
     const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (kept.push(chunk), done()) });
@@ -324,9 +358,7 @@ export class DockerClient implements Engine {
 
   /** One list call; `namePrefix` is Docker's substring filter, re-checked here as a strict prefix. */
   async listVolumes(namePrefix?: string): Promise<VolumeSummary[]> {
-    const res = await this.call('volume.list', () =>
-      this.docker.listVolumes(namePrefix ? { filters: { name: [namePrefix] } } : {}),
-    );
+    const res = await this.call('volume.list', () => this.docker.listVolumes(namePrefix ? { filters: { name: [namePrefix] } } : {}));
     return (res.Volumes ?? [])
       .filter((v) => !namePrefix || v.Name.startsWith(namePrefix))
       .map((v) => ({
@@ -368,23 +400,37 @@ export class DockerClient implements Engine {
    */
   async pullImage(ref: string, onProgress: (e: PullProgressEvent) => void, signal?: AbortSignal): Promise<void> {
     const { repository, tag } = parseImageRef(imageRef(ref));
-    const stream = await this.call('image.pull', () => new Promise<Readable>((resolve, reject) => {
-      this.docker.modem.dial({
-        path: '/images/create?', method: 'POST', isStream: true, abortSignal: signal,
-        statusCodes: { 200: true, 404: 'no such image', 500: 'server error' },
-        options: { fromImage: repository, tag },
-      }, (err: unknown, res: unknown) => (err ? reject(withStreamCause(err)) : resolve(res as Readable)));
-    }));
+    const stream = await this.call(
+      'image.pull',
+      () =>
+        new Promise<Readable>((resolve, reject) => {
+          this.docker.modem.dial(
+            {
+              path: '/images/create?',
+              method: 'POST',
+              isStream: true,
+              abortSignal: signal,
+              statusCodes: { 200: true, 404: 'no such image', 500: 'server error' },
+              options: { fromImage: repository, tag },
+            },
+            (err: unknown, res: unknown) => (err ? reject(withStreamCause(err)) : resolve(res as Readable)),
+          );
+        }),
+    );
     let reported: string | undefined;
     await new Promise<void>((resolve, reject) => {
-      this.docker.modem.followProgress(stream, (err: unknown) => {
-        if (err) reject(toDockerError('image.pull', err));
-        else if (reported !== undefined) reject(new DockerError('image.pull', undefined, `docker image.pull: ${reported}`));
-        else resolve();
-      }, (e: PullProgressEvent & { errorDetail?: { message?: string } }) => {
-        if (e.error) reported = e.errorDetail?.message ?? e.error;
-        else onProgress(e);
-      });
+      this.docker.modem.followProgress(
+        stream,
+        (err: unknown) => {
+          if (err) reject(toDockerError('image.pull', err));
+          else if (reported !== undefined) reject(new DockerError('image.pull', undefined, `docker image.pull: ${reported}`));
+          else resolve();
+        },
+        (e: PullProgressEvent & { errorDetail?: { message?: string } }) => {
+          if (e.error) reported = e.errorDetail?.message ?? e.error;
+          else onProgress(e);
+        },
+      );
     });
   }
 
@@ -401,18 +447,18 @@ export class DockerClient implements Engine {
   // ---- networks ----
 
   async listNetworks(namePrefix?: string): Promise<{ id: string; name: string }[]> {
-    const list = await this.call('network.list', () =>
-      this.docker.listNetworks(namePrefix ? { filters: { name: [namePrefix] } } : {}),
-    );
+    const list = await this.call('network.list', () => this.docker.listNetworks(namePrefix ? { filters: { name: [namePrefix] } } : {}));
     return list.filter((n) => !namePrefix || n.Name.startsWith(namePrefix)).map((n) => ({ id: n.Id, name: n.Name }));
   }
 
   /** Inspect, not list: only an inspect reports the containers attached to a network (W-G1). */
   async inspectNetwork(idOrName: string): Promise<NetworkDetails> {
     const n = await this.call('network.inspect', () => this.docker.getNetwork(pathRef(idOrName)).inspect());
-    const containers = Object.entries((n.Containers ?? {}) as Record<string, { Name: string; IPv4Address?: string }>).map(
-      ([id, c]) => ({ id, name: c.Name, ipv4: (c.IPv4Address ?? '').split('/')[0] }),
-    );
+    const containers = Object.entries((n.Containers ?? {}) as Record<string, { Name: string; IPv4Address?: string }>).map(([id, c]) => ({
+      id,
+      name: c.Name,
+      ipv4: (c.IPv4Address ?? '').split('/')[0],
+    }));
     return {
       id: n.Id,
       name: n.Name,
@@ -474,7 +520,11 @@ export class DockerClient implements Engine {
    */
   async streamEvents(
     opts: {
-      since?: number | string; until?: number | string; labels?: LabelFilter; types?: string[]; actions?: string[];
+      since?: number | string;
+      until?: number | string;
+      labels?: LabelFilter;
+      types?: string[];
+      actions?: string[];
       /** Aborts the request: while connecting (a hung engine) or, later, the open stream. */
       signal?: AbortSignal;
     },
@@ -512,7 +562,12 @@ export class DockerClient implements Engine {
 
   /** The events in [since, until], read to the end. */
   async readEvents(opts: {
-    since: number | string; until: number | string; labels?: LabelFilter; types?: string[]; actions?: string[]; signal?: AbortSignal;
+    since: number | string;
+    until: number | string;
+    labels?: LabelFilter;
+    types?: string[];
+    actions?: string[];
+    signal?: AbortSignal;
   }): Promise<DockerEvent[]> {
     const events: DockerEvent[] = [];
     const { done } = await this.streamEvents(opts, (e) => events.push(e));

@@ -76,7 +76,6 @@ export function reconnectDelay(failures: number, minMs: number, maxMs: number): 
   return Math.min(maxMs, minMs * 2 ** Math.max(0, failures - 1));
 }
 
-
 export class EventWatcher {
   readonly stats: WatcherStats = { events: 0, relevant: 0, replayed: 0, ticksRequested: 0, declined: 0, connects: 0 };
   private stopped = false;
@@ -94,7 +93,9 @@ export class EventWatcher {
 
   constructor(private readonly o: EventWatcherOptions) {
     this.reconnect = o.reconnect ?? {
-      minMs: EVENT_RECONNECT_MIN_MS, maxMs: EVENT_RECONNECT_MAX_MS, unavailableAfter: EVENT_UNAVAILABLE_AFTER_FAILURES,
+      minMs: EVENT_RECONNECT_MIN_MS,
+      maxMs: EVENT_RECONNECT_MAX_MS,
+      unavailableAfter: EVENT_UNAVAILABLE_AFTER_FAILURES,
     };
   }
 
@@ -151,10 +152,12 @@ export class EventWatcher {
     // A hung engine must not hang the watcher (or the worker's shutdown): the connect has a deadline.
     const connecting = (this.connecting = new AbortController());
     const deadline = setTimeout(() => connecting.abort(), EVENT_CONNECT_TIMEOUT_MS);
-    const stream = await this.o.docker.streamEvents(
-      { since: sinceParam(cursor ?? openedNs), types: ['container'], actions: WATCHED_ACTIONS, signal: connecting.signal },
-      (e) => this.onEvent(e, openedNs),
-    ).finally(() => clearTimeout(deadline));
+    const stream = await this.o.docker
+      .streamEvents(
+        { since: sinceParam(cursor ?? openedNs), types: ['container'], actions: WATCHED_ACTIONS, signal: connecting.signal },
+        (e) => this.onEvent(e, openedNs),
+      )
+      .finally(() => clearTimeout(deadline));
     this.connecting = undefined;
     this.closeStream = stream.close;
     if (this.stopped) stream.close();

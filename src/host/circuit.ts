@@ -16,17 +16,29 @@ import type { HostDeps } from './deps';
 export const DEATHS_PER_CIRCUIT = 10;
 
 export async function holdCircuit(
-  { db, docker, clock, settings }: Pick<HostDeps, 'db' | 'docker' | 'clock' | 'settings'>, serviceId: string,
+  { db, docker, clock, settings }: Pick<HostDeps, 'db' | 'docker' | 'clock' | 'settings'>,
+  serviceId: string,
 ): Promise<HeldCircuit> {
   const c = readCircuit(db, serviceId);
   if (!c?.open) return { open: false, generation: c?.generation ?? 0, retryAt: 0, remainingMs: 0 };
   if (isValidContainerId(c.containerId)) await ignoreNotFound(docker.stopContainer(c.containerId));
   const retryAt = c.retryAt ?? unixSeconds(clock);
-  const deaths = c.windowStart === null ? [] : deathsOfWindow(db, serviceId, c.windowStart, DEATHS_PER_CIRCUIT)
-    .map(({ diedAtMs, reason, containerId }) => ({ diedAtMs, reason, containerId: containerId.slice(0, 12) }));
+  const deaths =
+    c.windowStart === null
+      ? []
+      : deathsOfWindow(db, serviceId, c.windowStart, DEATHS_PER_CIRCUIT).map(({ diedAtMs, reason, containerId }) => ({
+          diedAtMs,
+          reason,
+          containerId: containerId.slice(0, 12),
+        }));
   return {
-    open: true, generation: c.generation, retryAt, remainingMs: Math.max(0, retryAt * 1000 - clock.nowMs()),
-    hostId: settings.hostId, alerts: settings.notifyWebhooks.length > 0, deaths,
+    open: true,
+    generation: c.generation,
+    retryAt,
+    remainingMs: Math.max(0, retryAt * 1000 - clock.nowMs()),
+    hostId: settings.hostId,
+    alerts: settings.notifyWebhooks.length > 0,
+    deaths,
   };
 }
 

@@ -8,7 +8,10 @@ import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 
 export function reportConditions(
-  deps: Pick<HostDeps, 'db' | 'log' | 'settings' | 'clock'>, loop: string, found: ReportableCondition[], unchecked?: Unchecked,
+  deps: Pick<HostDeps, 'db' | 'log' | 'settings' | 'clock'>,
+  loop: string,
+  found: ReportableCondition[],
+  unchecked?: Unchecked,
 ): ConditionChanges {
   const changes = replaceConditions(deps.db, { hostId: deps.settings.hostId, loop, now: unixSeconds(deps.clock) }, found, unchecked);
   for (const c of changes.raised) deps.log.warn(c.message, { loop, condition: c.subject });

@@ -15,6 +15,7 @@ export interface ServiceCrashes {
 /** The service's last `limit` deaths. A removed service's records stay readable until GC's retention drops them. */
 export function serviceCrashes({ db }: Pick<HostDeps, 'db'>, serviceId: string, limit: number): ServiceCrashes {
   const deaths = listCrashRecords(db, serviceId, limit);
-  if (deaths.length === 0 && !readService(db, serviceId)) throw new ServiceCommandError(`no service ${serviceId}, and no crash recorded for it`);
+  if (deaths.length === 0 && !readService(db, serviceId))
+    throw new ServiceCommandError(`no service ${serviceId}, and no crash recorded for it`);
   return { serviceId, deaths };
 }

@@ -67,12 +67,16 @@ export class DiskWatcher {
     this.sweepsRequested++;
     try {
       const accepted = await requestSweep();
-      if (accepted === false) deps.log.info('disk pressure: a GC sweep was not started, the gc schedule is paused', { disk: verdict.message });
+      if (accepted === false)
+        deps.log.info('disk pressure: a GC sweep was not started, the gc schedule is paused', { disk: verdict.message });
       else deps.log.warn('disk pressure: started a GC sweep now', { disk: verdict.message });
     } catch (err) {
       // Asked again once the cooldown is over, while the path is still at the block.
       this.state = { ...next, swept: false };
-      deps.log.warn('disk pressure: could not start a GC sweep; trying again after the cooldown', { disk: verdict.message, error: oneLine(err) });
+      deps.log.warn('disk pressure: could not start a GC sweep; trying again after the cooldown', {
+        disk: verdict.message,
+        error: oneLine(err),
+      });
     }
     return { verdict, sweepRequested: true };
   }

@@ -37,7 +37,12 @@ export function readDiskUsage(paths: GuardedPath[]): DiskUsage[] {
       return { path: p.path, role: p.role, totalBytes: s.blocks * s.bsize, freeBytes: s.bavail * s.bsize };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'ENOENT' ? 'does not exist on this machine' : code === 'EACCES' ? 'not readable by this process' : String((err as Error).message);
+      const why =
+        code === 'ENOENT'
+          ? 'does not exist on this machine'
+          : code === 'EACCES'
+            ? 'not readable by this process'
+            : String((err as Error).message);
       return { path: p.path, role: p.role, error: why };
     }
   });
@@ -57,7 +62,11 @@ export function guardedPaths(
   if ('error' in dockerRoot) {
     out.push({ path: '(docker root dir)', role: 'docker root dir', error: dockerRoot.error });
   } else if (remoteEngine) {
-    out.push({ path: dockerRoot.dir, role: 'docker root dir', error: `engine at ${remoteEngine} is remote; its disk is not visible from this process` });
+    out.push({
+      path: dockerRoot.dir,
+      role: 'docker root dir',
+      error: `engine at ${remoteEngine} is remote; its disk is not visible from this process`,
+    });
   } else {
     out.push({ path: dockerRoot.dir, role: 'docker root dir' });
   }
@@ -82,7 +91,10 @@ export async function readDiskGuard(deps: GuardDeps): Promise<DiskVerdict> {
 
 export class DiskBlockedError extends Error {
   override name = 'DiskBlockedError';
-  constructor(readonly verdict: DiskVerdict, what: string) {
+  constructor(
+    readonly verdict: DiskVerdict,
+    what: string,
+  ) {
     super(`${what} blocked by the disk guard: ${verdict.message}`);
   }
 }

@@ -38,7 +38,11 @@ export function poolLabels(templateId: string, entryId: string): Record<string, 
 /** Labels of an environment created cold. */
 export function environmentLabels(tenantId: string, envId: string, templateId: string): Record<string, string> {
   return {
-    [LABEL.managed]: MANAGED, [LABEL.type]: RESOURCE_TYPE.environment, [LABEL.tenant]: tenantId, [LABEL.environment]: envId,
-    [LABEL.template]: templateId, 'traefik.enable': 'false',
+    [LABEL.managed]: MANAGED,
+    [LABEL.type]: RESOURCE_TYPE.environment,
+    [LABEL.tenant]: tenantId,
+    [LABEL.environment]: envId,
+    [LABEL.template]: templateId,
+    'traefik.enable': 'false',
   };
 }

@@ -47,7 +47,11 @@ export async function resolveNetwork(
   name: string,
   options?: Record<string, string>,
 ): Promise<string> {
-  const exact = async () => (await docker.listNetworks(name)).filter((n) => n.name === name).map((n) => n.id).sort();
+  const exact = async () =>
+    (await docker.listNetworks(name))
+      .filter((n) => n.name === name)
+      .map((n) => n.id)
+      .sort();
   const existing = await exact();
   if (existing.length > 0) return existing[0];
   return withHostLock(db, `network-${name}`, async () => {

@@ -4,7 +4,11 @@
  * notifyOperators workflow); a delivery here is one attempt.
  */
 import {
-  lastFailedNotification, notificationCounts, NOTIFICATION_OUTCOME_RETENTION_S, recordNotificationOutcomes, type NotificationOutcome,
+  lastFailedNotification,
+  notificationCounts,
+  NOTIFICATION_OUTCOME_RETENTION_S,
+  recordNotificationOutcomes,
+  type NotificationOutcome,
 } from '../db/notifications';
 import { postWebhook, webhookTarget, type WebhookTarget } from '../notify/webhook';
 import { notificationKey } from '../policy/notification';
@@ -37,8 +41,15 @@ export async function deliverNotification(deps: Pick<HostDeps, 'settings'>, targ
 export function recordNotifications(deps: Pick<HostDeps, 'db' | 'log' | 'clock'>, event: NotificationEvent, ends: DeliveryEnd[]): void {
   const now = unixSeconds(deps.clock);
   const outcomes: NotificationOutcome[] = ends.map((e) => ({
-    eventKey: notificationKey(event), targetId: e.target.id, targetShown: e.target.shown, kind: event.kind,
-    serviceId: event.serviceId, outcome: e.delivered ? 'delivered' : 'failed', attempts: e.attempts, error: e.error ?? '', finishedAt: now,
+    eventKey: notificationKey(event),
+    targetId: e.target.id,
+    targetShown: e.target.shown,
+    kind: event.kind,
+    serviceId: event.serviceId,
+    outcome: e.delivered ? 'delivered' : 'failed',
+    attempts: e.attempts,
+    error: e.error ?? '',
+    finishedAt: now,
   }));
   recordNotificationOutcomes(deps.db, outcomes, now);
   for (const e of ends) {

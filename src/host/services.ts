@@ -6,8 +6,14 @@
  */
 import { recordDeployment } from '../db/deployments';
 import {
-  deleteService, insertDeployingService, markDeployed, markDeployFailed, newServiceId, readService,
-  setOperatorStatus, type ServiceRecord,
+  deleteService,
+  insertDeployingService,
+  markDeployed,
+  markDeployFailed,
+  newServiceId,
+  readService,
+  setOperatorStatus,
+  type ServiceRecord,
 } from '../db/service-lifecycle';
 import { oneLine } from '../db/open';
 import { ignoreNotFound } from '../docker/errors';
@@ -50,7 +56,13 @@ function refuseWhileCircuitOpen(s: ServiceRecord, verb: string): void {
   }
 }
 
-function recordManual(deps: ServiceDeps, s: ServiceRecord, status: 'running' | 'stopped' | 'failed', trigger: 'manual' | 'restart', error?: string): void {
+function recordManual(
+  deps: ServiceDeps,
+  s: ServiceRecord,
+  status: 'running' | 'stopped' | 'failed',
+  trigger: 'manual' | 'restart',
+  error?: string,
+): void {
   recordDeployment(deps.db, { serviceId: s.id, tenantId: s.tenantId, image: s.image, status, trigger, error, at: unixSeconds(deps.clock) });
 }
 

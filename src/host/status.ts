@@ -34,7 +34,9 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
     worker,
     services: servicesWithLastCrash(db, now, settings.crashWindowMs / 1000),
     /** Bad keeper.* crash policy labels, one line each, as the reconciler last reported them. */
-    crashPolicyLabels: reportedConditions(db, settings.hostId, 'reconcile').filter((c) => c.subject.startsWith('labels:')).map((c) => c.message),
+    crashPolicyLabels: reportedConditions(db, settings.hostId, 'reconcile')
+      .filter((c) => c.subject.startsWith('labels:'))
+      .map((c) => c.message),
     databases: countsByStatus(db, 'databases'),
     environments: countsByStatus(db, 'environments'),
     pool: poolStats(db, settings),
@@ -59,8 +61,10 @@ function servicesWithLastCrash(db: HostDeps['db'], now: number, windowSeconds: n
 function describeWatcher(w: { state: string; lastError: string; stateSince: number } | undefined) {
   if (!w) return { state: 'not started', detail: 'no worker has run on this host yet: crashes are seen by the periodic tick' };
   const detail =
-    w.state === 'following' ? 'crashes are seen within about a second'
-      : w.state === 'stopped' ? 'the worker is stopped'
+    w.state === 'following'
+      ? 'crashes are seen within about a second'
+      : w.state === 'stopped'
+        ? 'the worker is stopped'
         : `falling back to the periodic tick (${w.lastError || 'no error recorded'})`;
   return { state: w.state, since: w.stateSince, detail };
 }

@@ -27,11 +27,14 @@ type RuntimeDeps = { docker: Pick<Engine, 'runtimes'>; settings: Pick<Settings, 
 
 /** The one line that names the runtime, what the engine has, and the two ways out. */
 export function missingRuntimeLine(runtime: string, engine: EngineRuntimes): string {
-  const register = runtime === GVISOR_RUNTIME
-    ? `install gVisor (Debian: apt-get install runsc) and register it with the engine ("runtimes": {"runsc": {"path": "/usr/bin/runsc"}} in daemon.json, then restart dockerd)`
-    : `register ${runtime} with the engine ("runtimes" in daemon.json, then restart dockerd)`;
-  return `tenant runtime ${runtime} is not registered with the Docker engine (it lists ${engine.names.join(', ') || 'none'}): ` +
-    `${register}, or pass --tenant-runtime ${HOST_KERNEL_RUNTIME} to run tenant code on the host kernel, with weaker isolation than ah's gVisor`;
+  const register =
+    runtime === GVISOR_RUNTIME
+      ? `install gVisor (Debian: apt-get install runsc) and register it with the engine ("runtimes": {"runsc": {"path": "/usr/bin/runsc"}} in daemon.json, then restart dockerd)`
+      : `register ${runtime} with the engine ("runtimes" in daemon.json, then restart dockerd)`;
+  return (
+    `tenant runtime ${runtime} is not registered with the Docker engine (it lists ${engine.names.join(', ') || 'none'}): ` +
+    `${register}, or pass --tenant-runtime ${HOST_KERNEL_RUNTIME} to run tenant code on the host kernel, with weaker isolation than ah's gVisor`
+  );
 }
 
 /** Throws TenantRuntimeMissing unless the engine lists the configured runtime; engine errors propagate as they are. */
@@ -67,15 +70,21 @@ export async function workerTenantRuntime(deps: RuntimeDeps & { log: Logger; emb
     engine = await deps.docker.runtimes();
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;
-    deps.log.warn('tenant runtime not verified: the Docker engine did not answer; creates name it and the engine refuses them if it lacks it', {
-      tenantRuntime: configured, error: err.message,
-    });
+    deps.log.warn(
+      'tenant runtime not verified: the Docker engine did not answer; creates name it and the engine refuses them if it lacks it',
+      {
+        tenantRuntime: configured,
+        error: err.message,
+      },
+    );
     return { runtime: configured, isolation: isolationOf(configured), verified: false };
   }
-  if (engine.names.includes(configured)) return { runtime: configured, isolation: isolationOf(configured, engine.args[configured]), verified: true };
+  if (engine.names.includes(configured))
+    return { runtime: configured, isolation: isolationOf(configured, engine.args[configured]), verified: true };
   const mayFallBack = deps.embeddedTemporal && !deps.settings.tenantRuntimeGiven && configured === GVISOR_RUNTIME;
   if (!mayFallBack || !engine.names.includes(HOST_KERNEL_RUNTIME)) throw new TenantRuntimeMissing(missingRuntimeLine(configured, engine));
-  const fallbackReason = `this Docker engine does not list ${GVISOR_RUNTIME} (it lists ${engine.names.join(', ')}), and this is a development host ` +
+  const fallbackReason =
+    `this Docker engine does not list ${GVISOR_RUNTIME} (it lists ${engine.names.join(', ')}), and this is a development host ` +
     `(embedded Temporal, no --tenant-runtime given); keeper's provisioning registers gVisor only on an engine it starts itself, ` +
     `where gVisor can run. A worker on a configured Temporal refuses this.`;
   deps.log.warn('tenant code runs under runc: no gVisor on this engine', { tenantRuntime: HOST_KERNEL_RUNTIME, reason: fallbackReason });

@@ -16,10 +16,14 @@ export function openCircuits(db: StateDb): OpenCircuit[] {
  * them (their looks, crash records, circuit openings). Uninstall those ids first.
  */
 export function purgeRefusal(db: StateDb, hostId: string): string | undefined {
-  const others = recordedHosts(db).map((h) => h.hostId).filter((id) => id !== hostId);
+  const others = recordedHosts(db)
+    .map((h) => h.hostId)
+    .filter((id) => id !== hostId);
   if (others.length === 0) return undefined;
-  return `nothing removed: --purge-state would drop the keeper state of host id${others.length === 1 ? '' : 's'} ${others.join(', ')} too; ` +
-    `run keeper uninstall --host-id ${others[0]} first`;
+  return (
+    `nothing removed: --purge-state would drop the keeper state of host id${others.length === 1 ? '' : 's'} ${others.join(', ')} too; ` +
+    `run keeper uninstall --host-id ${others[0]} first`
+  );
 }
 
 export interface StateRemoved {

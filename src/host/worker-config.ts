@@ -15,17 +15,32 @@ export type { WorkerConfig, WorkerConfigRecord };
 /** What a worker with `settings` runs with; `temporal` as describeTarget words it. */
 export function workerConfigOf(settings: Settings, temporal: string, temporalEmbedded: boolean): WorkerConfig {
   return {
-    temporal, temporalEmbedded, tenantRuntime: settings.tenantRuntime,
-    webhooks: planNotification({ settings }).targets.map((t) => t.shown), signed: settings.notifySecret !== undefined,
-    notifyRetryForMs: settings.notifyRetryForMs, reconcileIntervalMs: settings.reconcileIntervalMs, gcIntervalMs: settings.gcIntervalMs,
-    poolIntervalMs: settings.poolIntervalMs, crashWindowMs: settings.crashWindowMs, crashThreshold: settings.crashThreshold, recovery: settings.recovery,
+    temporal,
+    temporalEmbedded,
+    tenantRuntime: settings.tenantRuntime,
+    webhooks: planNotification({ settings }).targets.map((t) => t.shown),
+    signed: settings.notifySecret !== undefined,
+    notifyRetryForMs: settings.notifyRetryForMs,
+    reconcileIntervalMs: settings.reconcileIntervalMs,
+    gcIntervalMs: settings.gcIntervalMs,
+    poolIntervalMs: settings.poolIntervalMs,
+    crashWindowMs: settings.crashWindowMs,
+    crashThreshold: settings.crashThreshold,
+    recovery: settings.recovery,
   };
 }
 
 /** The worker's one call at start: its version, pid and configuration replace the previous worker's. */
-export function recordWorkerStart(deps: Pick<HostDeps, 'db' | 'settings'> & Partial<Pick<HostDeps, 'clock'>>, temporal: string, temporalEmbedded: boolean): void {
+export function recordWorkerStart(
+  deps: Pick<HostDeps, 'db' | 'settings'> & Partial<Pick<HostDeps, 'clock'>>,
+  temporal: string,
+  temporalEmbedded: boolean,
+): void {
   recordWorkerConfig(deps.db, {
-    hostId: deps.settings.hostId, keeperVersion: keeperVersion(), startedAt: unixSeconds(deps.clock), pid: process.pid,
+    hostId: deps.settings.hostId,
+    keeperVersion: keeperVersion(),
+    startedAt: unixSeconds(deps.clock),
+    pid: process.pid,
     config: workerConfigOf(deps.settings, temporal, temporalEmbedded),
   });
 }
@@ -35,7 +50,12 @@ const webhooks = (v: unknown) => ((v as string[]).length === 0 ? 'none' : (v as 
 
 /** Each recorded field, the settings that make it, and its words. */
 const FIELDS: { field: keyof WorkerConfig; flag: string; settings: (keyof Settings)[]; words: (v: unknown) => string }[] = [
-  { field: 'temporal', flag: '--temporal-address', settings: ['temporalAddress', 'namespace', 'temporalProfile', 'temporalApiKeyFile'], words: String },
+  {
+    field: 'temporal',
+    flag: '--temporal-address',
+    settings: ['temporalAddress', 'namespace', 'temporalProfile', 'temporalApiKeyFile'],
+    words: String,
+  },
   { field: 'tenantRuntime', flag: '--tenant-runtime', settings: ['tenantRuntime'], words: String },
   { field: 'webhooks', flag: '--notify-webhook', settings: ['notifyWebhooks'], words: webhooks },
   { field: 'signed', flag: '--notify-secret', settings: ['notifySecret', 'notifySecretFile'], words: (v) => (v ? 'signed' : 'unsigned') },
@@ -56,12 +76,15 @@ export interface ConfigDifference {
 
 /** Where the settings given to this command (flag or variable) differ from what the worker runs with. */
 export function configDifferences(worker: WorkerConfig, here: WorkerConfig, given: Set<keyof Settings>): ConfigDifference[] {
-  return FIELDS.filter((f) => f.settings.some((s) => given.has(s)) && JSON.stringify(worker[f.field]) !== JSON.stringify(here[f.field]))
-    .map((f) => ({ flag: f.flag, here: f.words(here[f.field]), worker: f.words(worker[f.field]) }));
+  return FIELDS.filter(
+    (f) => f.settings.some((s) => given.has(s)) && JSON.stringify(worker[f.field]) !== JSON.stringify(here[f.field]),
+  ).map((f) => ({ flag: f.flag, here: f.words(here[f.field]), worker: f.words(worker[f.field]) }));
 }
 
 /** The loops' pace and the circuit's rule, in one line. */
 export function workerPaceWords(c: WorkerConfig): string {
-  return `reconcile every ${ms(c.reconcileIntervalMs)}, gc every ${ms(c.gcIntervalMs)}, pool every ${ms(c.poolIntervalMs)}; ` +
-    `circuit opens at ${c.crashThreshold} crashes in ${ms(c.crashWindowMs)}, recovery ${c.recovery}`;
+  return (
+    `reconcile every ${ms(c.reconcileIntervalMs)}, gc every ${ms(c.gcIntervalMs)}, pool every ${ms(c.poolIntervalMs)}; ` +
+    `circuit opens at ${c.crashThreshold} crashes in ${ms(c.crashWindowMs)}, recovery ${c.recovery}`
+  );
 }

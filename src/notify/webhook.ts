@@ -26,7 +26,10 @@ export function webhookTarget(raw: string): WebhookTarget {
 
 /** The receiver answered with a status that says the request is wrong: retrying would repeat it. */
 export class WebhookRefused extends Error {
-  constructor(readonly status: number, target: WebhookTarget) {
+  constructor(
+    readonly status: number,
+    target: WebhookTarget,
+  ) {
     super(`webhook ${target.shown} refused the notification: HTTP ${status}`);
     this.name = 'WebhookRefused';
   }
@@ -57,7 +60,11 @@ export async function postWebhook(target: WebhookTarget, event: NotificationEven
   let status: number;
   try {
     const res = await fetch(target.url, {
-      method: 'POST', body, headers: webhookHeaders(event, body, secret), redirect: 'manual', signal: AbortSignal.timeout(WEBHOOK_REQUEST_TIMEOUT_MS),
+      method: 'POST',
+      body,
+      headers: webhookHeaders(event, body, secret),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(WEBHOOK_REQUEST_TIMEOUT_MS),
     });
     status = res.status;
     await res.body?.cancel(); // the answer's body is not read: a receiver cannot make keeper hold it

@@ -34,7 +34,9 @@ export type Unchecked = (subject: string) => boolean;
 
 /** What to log, given the conditions last reported and the ones a run found. */
 export function conditionChanges<R extends ReportableCondition>(
-  reported: R[], found: ReportableCondition[], unchecked: Unchecked = () => false,
+  reported: R[],
+  found: ReportableCondition[],
+  unchecked: Unchecked = () => false,
 ): ConditionChanges<R> {
   const before = new Map(reported.map((c) => [c.subject, c]));
   const now = new Set(found.map((c) => c.subject));
@@ -55,7 +57,8 @@ export function refillConditions(r: RefillFacts): Condition[] {
   const out: Condition[] = [];
   for (const t of r.plan?.missingImages ?? []) {
     out.push({
-      subject: `template:${t.templateId}`, state: `image missing: ${t.image}`,
+      subject: `template:${t.templateId}`,
+      state: `image missing: ${t.image}`,
       message: `template ${t.name}: image ${t.image} is not on this engine; keeper pulls it in the background (keeper pool status shows how), or drop ${t.name} from --pooled-templates`,
       cleared: `template ${t.name}: no longer held back by a missing image (${t.image} is on this engine, or ${t.name} is not pooled)`,
       summary: `template ${t.name} image missing${t.pull ? (t.pull.state === 'failed' ? ', pull failed' : `, ${t.pull.state}`) : ''}`,
@@ -63,7 +66,8 @@ export function refillConditions(r: RefillFacts): Condition[] {
   }
   for (const name of r.plan?.unknownTemplates ?? []) {
     out.push({
-      subject: `pooled:${name}`, state: 'no such template',
+      subject: `pooled:${name}`,
+      state: 'no such template',
       message: `--pooled-templates names ${name}, which is no template on this host; drop it, or add the template`,
       cleared: `--pooled-templates: ${name} no longer names a missing template`,
       summary: `pooled template ${name} unknown`,

@@ -5,7 +5,13 @@
  */
 
 const UNIT_SEC: Record<string, number> = {
-  second: 1, minute: 60, hour: 3600, day: 86_400, week: 604_800, month: 2_592_000, year: 31_536_000,
+  second: 1,
+  minute: 60,
+  hour: 3600,
+  day: 86_400,
+  week: 604_800,
+  month: 2_592_000,
+  year: 31_536_000,
 };
 
 /**
@@ -13,7 +19,10 @@ const UNIT_SEC: Record<string, number> = {
  * container started (Up ...) or stopped (... ago). null when the text carries none (Created, Dead).
  */
 export function statusAgeLowerBound(status: string): number | null {
-  const m = /^(?:Up|Exited \(-?\d+\)|Restarting \(-?\d+\)|Paused)?\s*(.*?)(?:\s+ago)?(?:\s*\((?:unhealthy|healthy|health: starting|Paused)\))*\s*$/.exec(status.trim());
+  const m =
+    /^(?:Up|Exited \(-?\d+\)|Restarting \(-?\d+\)|Paused)?\s*(.*?)(?:\s+ago)?(?:\s*\((?:unhealthy|healthy|health: starting|Paused)\))*\s*$/.exec(
+      status.trim(),
+    );
   const text = (m?.[1] ?? '').trim();
   if (/^Less than a second$/i.test(text)) return 0;
   const about = /^About an? (second|minute|hour)$/i.exec(text);

@@ -81,21 +81,33 @@ function fromLook(state: RunState): DeathFacts {
   const died = state.finishedAtMs;
   const since = state.startedAtMs !== null ? state.startedAtMs - RUN_OUTPUT_LEAD_MS : died === null ? null : died - LOG_LOOKBACK_MS;
   return {
-    seenBy: 'look', diedAtMs: died, exitCode: state.exitCode, oomKilled: state.oomKilled, engineError: state.error,
+    seenBy: 'look',
+    diedAtMs: died,
+    exitCode: state.exitCode,
+    oomKilled: state.oomKilled,
+    engineError: state.error,
     logWindow: died === null || since === null ? null : window(since, died + LOG_DRAIN_MS, died),
   };
 }
 
 function fromEvent(die: ContainerEventFact, events: ContainerEventFact[]): DeathFacts {
   const before = events.filter((e) => e.atMs <= die.atMs);
-  const previousDeath = lastOf(before.filter((e) => e !== die), 'die')?.atMs ?? null;
+  const previousDeath =
+    lastOf(
+      before.filter((e) => e !== die),
+      'die',
+    )?.atMs ?? null;
   const runStart = lastOf(before, 'start')?.atMs ?? previousDeath;
   const oomKilled = before.some((e) => e.action === 'oom' && (runStart === null || e.atMs >= runStart));
   const since = runStart === null ? die.atMs - LOG_LOOKBACK_MS : Math.max(runStart - RUN_OUTPUT_LEAD_MS, (previousDeath ?? -Infinity) + 1);
   // The engine sends die once the run's output is drained: nothing of this run is later, and the next run's
   // first lines (which precede its start event) are not yet written.
   return {
-    seenBy: 'event', diedAtMs: die.atMs, exitCode: die.exitCode ?? null, oomKilled, engineError: '',
+    seenBy: 'event',
+    diedAtMs: die.atMs,
+    exitCode: die.exitCode ?? null,
+    oomKilled,
+    engineError: '',
     logWindow: window(since, die.atMs + 1, die.atMs),
   };
 }
@@ -105,8 +117,11 @@ function fromLastRestart(state: RunState): DeathFacts {
   const died = state.finishedAtMs;
   const until = state.status === 'running' && state.startedAtMs !== null ? state.startedAtMs : died === null ? null : died + LOG_DRAIN_MS;
   return {
-    seenBy: 'restart-count', diedAtMs: died, exitCode: state.status === 'restarting' ? state.exitCode : null,
-    oomKilled: state.oomKilled, engineError: '',
+    seenBy: 'restart-count',
+    diedAtMs: died,
+    exitCode: state.status === 'restarting' ? state.exitCode : null,
+    oomKilled: state.oomKilled,
+    engineError: '',
     logWindow: died === null || until === null ? null : window(died - LOG_LOOKBACK_MS, until, died),
   };
 }

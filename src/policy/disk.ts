@@ -25,17 +25,30 @@ const pct = (n: number) => `${n.toFixed(1)}%`;
 export function judgePath(u: DiskUsage, warnAt: number, blockAt: number): DiskPathVerdict {
   if (u.error !== undefined || u.totalBytes === undefined || u.freeBytes === undefined) {
     return {
-      path: u.path, role: u.role, level: 'unknown', usedPercent: null, totalBytes: null, freeBytes: null,
+      path: u.path,
+      role: u.role,
+      level: 'unknown',
+      usedPercent: null,
+      totalBytes: null,
+      freeBytes: null,
       message: `disk usage at ${u.path} (${u.role}) is unknown: ${u.error ?? 'not measured'}`,
     };
   }
   const used = usedPercent(u.totalBytes, u.freeBytes);
   const base = { path: u.path, role: u.role, usedPercent: Math.round(used * 10) / 10, totalBytes: u.totalBytes, freeBytes: u.freeBytes };
   if (used >= blockAt) {
-    return { ...base, level: 'block', message: `insufficient disk space at ${u.path} (${u.role}): ${pct(used)} used, block threshold ${blockAt}%` };
+    return {
+      ...base,
+      level: 'block',
+      message: `insufficient disk space at ${u.path} (${u.role}): ${pct(used)} used, block threshold ${blockAt}%`,
+    };
   }
   if (used >= warnAt) {
-    return { ...base, level: 'warn', message: `disk usage at ${u.path} (${u.role}): ${pct(used)} used, above warning threshold ${warnAt}%` };
+    return {
+      ...base,
+      level: 'warn',
+      message: `disk usage at ${u.path} (${u.role}): ${pct(used)} used, above warning threshold ${warnAt}%`,
+    };
   }
   return { ...base, level: 'ok', message: `disk usage at ${u.path} (${u.role}): ${pct(used)} used` };
 }
@@ -73,7 +86,12 @@ const atWarn = (v: DiskVerdict) => v.paths.some((p) => p.level === 'block' || p.
  * one was requested less than `cooldownMs` ago (then once the cooldown is over, if still at block). A path
  * that stays at block asks no more: the gc schedule sweeps it on its interval, and a new crossing asks again.
  */
-export function diskPressureStep(prev: DiskPressureState, verdict: DiskVerdict, nowMs: number, cooldownMs: number): { next: DiskPressureState; sweep: boolean } {
+export function diskPressureStep(
+  prev: DiskPressureState,
+  verdict: DiskVerdict,
+  nowMs: number,
+  cooldownMs: number,
+): { next: DiskPressureState; sweep: boolean } {
   if (!atBlock(verdict)) return { next: { atBlock: false, swept: false, lastSweepAtMs: prev.lastSweepAtMs }, sweep: false };
   const swept = prev.atBlock ? prev.swept : false;
   const cooled = prev.lastSweepAtMs === null || nowMs - prev.lastSweepAtMs >= cooldownMs;
@@ -101,7 +119,11 @@ export function withPoolHold(verdict: DiskVerdict, held: boolean): DiskVerdict {
 export const POOL_HOLD_SUBJECT = 'pool-hold';
 
 export function poolHoldCondition(verdict: DiskVerdict): { subject: string; state: string; message: string; cleared: string } {
-  const where = verdict.paths.filter((p) => p.level === 'block').map((p) => p.path).join(', ') || verdict.flaggedPaths.join(', ');
+  const where =
+    verdict.paths
+      .filter((p) => p.level === 'block')
+      .map((p) => p.path)
+      .join(', ') || verdict.flaggedPaths.join(', ');
   return {
     subject: POOL_HOLD_SUBJECT,
     state: 'held',

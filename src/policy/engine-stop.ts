@@ -29,7 +29,10 @@ export const KILL_BEFORE_DIE_MS = 15_000;
 /** Whether the engine itself stopped the container whose down state `look` describes. */
 export function stoppedByEngine(look: DeathFacts, state: RunState, events: ContainerEventFact[]): boolean {
   if (look.seenBy !== 'look' || look.oomKilled || look.engineError) return false;
-  const die = dieOf(state, events.filter((e) => e.action === 'die'));
+  const die = dieOf(
+    state,
+    events.filter((e) => e.action === 'die'),
+  );
   if (!die) return RESTART_EVERY_EXIT.has(state.restartPolicy);
   return events.some((e) => e.action === 'kill' && e.atMs <= die.atMs && die.atMs - e.atMs <= KILL_BEFORE_DIE_MS);
 }

@@ -13,7 +13,13 @@
  */
 
 import {
-  BUILD_IMAGE_REPO_PREFIX, buildImageRepo, LABEL, LABEL_PREFIX, POOL_VOLUME_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER,
+  BUILD_IMAGE_REPO_PREFIX,
+  buildImageRepo,
+  LABEL,
+  LABEL_PREFIX,
+  POOL_VOLUME_PREFIX,
+  TENANT_NETWORK_PREFIX,
+  TRAEFIK_CONTAINER,
   VOLUME_PREFIXES,
 } from '../names';
 import type { GcItem, KeepReason } from '../contracts/gc';
@@ -327,7 +333,11 @@ function planRetention<T extends RetainedRow>(rows: T[], rule: RetentionRule, of
     if (!reason) keep = 'within-limits';
     else if (of.inUse?.(r)) keep = 'image-in-use';
     if (keep) out.kept[keep] = (out.kept[keep] ?? 0) + 1;
-    else out.remove.push({ item: { name: of.nameOf?.(r) ?? r.id, ageSeconds: ageSeconds(r.createdAt, rule.now), reason: reason! }, target: r });
+    else
+      out.remove.push({
+        item: { name: of.nameOf?.(r) ?? r.id, ageSeconds: ageSeconds(r.createdAt, rule.now), reason: reason! },
+        target: r,
+      });
   }
   return out;
 }
@@ -414,8 +424,12 @@ export function buildImageTargets(images: BuildImageObs[], by: BuildAttribution)
     for (const ref of refs) {
       const serviceId = attributeBuildRef(ref, by);
       const target: BuildImageTarget = {
-        ref: dangling ? img.id : ref, imageId: img.id, serviceId: serviceId ?? '', kind: dangling ? 'dangling' : 'tag',
-        createdAt: img.createdAt, builtAt: by.builds.get(ref)?.createdAt ?? 0,
+        ref: dangling ? img.id : ref,
+        imageId: img.id,
+        serviceId: serviceId ?? '',
+        kind: dangling ? 'dangling' : 'tag',
+        createdAt: img.createdAt,
+        builtAt: by.builds.get(ref)?.createdAt ?? 0,
       };
       out.push({ target, attributed: serviceId !== undefined });
     }
@@ -451,7 +465,10 @@ function tagsOverLimit(targets: BuildImageTarget[], perService: number): Map<Bui
  */
 export function planBuildImages(images: BuildImageObs[], by: BuildAttribution, rule: BuildImageRule): Plan<BuildImageTarget> {
   const all = buildImageTargets(images, by);
-  const over = tagsOverLimit(all.filter((a) => a.attributed && a.target.kind === 'tag').map((a) => a.target), rule.perService);
+  const over = tagsOverLimit(
+    all.filter((a) => a.attributed && a.target.kind === 'tag').map((a) => a.target),
+    rule.perService,
+  );
   const judge = ({ target: t, attributed }: { target: BuildImageTarget; attributed: boolean }): Verdict => {
     if (!attributed) return { remove: false, keep: 'unattributed' };
     if (rule.usedImageIds.has(t.imageId)) return { remove: false, keep: 'image-in-use' };
@@ -462,8 +479,10 @@ export function planBuildImages(images: BuildImageObs[], by: BuildAttribution, r
     return young ? { remove: false, keep: young } : { remove: true, reason };
   };
   const planned = plan(all, judge, ({ target: t }, reason) => ({
-    name: t.kind === 'tag' ? t.ref : t.imageId.replace(/^sha256:/, '').slice(0, 12), id: t.imageId,
-    ageSeconds: ageSeconds(t.createdAt, rule.guard.now), reason,
+    name: t.kind === 'tag' ? t.ref : t.imageId.replace(/^sha256:/, '').slice(0, 12),
+    id: t.imageId,
+    ageSeconds: ageSeconds(t.createdAt, rule.guard.now),
+    reason,
   }));
   return { kept: planned.kept, remove: planned.remove.map((r) => ({ item: r.item, target: r.target.target })) };
 }

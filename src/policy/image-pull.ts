@@ -13,7 +13,15 @@ export interface PullRecord extends PullView {
 }
 
 export function pullView(r: PullRecord): PullView {
-  return { state: r.state, attempts: r.attempts, startedAt: r.startedAt, finishedAt: r.finishedAt, nextTryAt: r.nextTryAt, error: r.error, progress: r.progress };
+  return {
+    state: r.state,
+    attempts: r.attempts,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    nextTryAt: r.nextTryAt,
+    error: r.error,
+    progress: r.progress,
+  };
 }
 
 /** A pull that has run this long is given up on (its request is aborted), whoever started it. */
@@ -51,8 +59,9 @@ export function pullAction(record: PullRecord | undefined, nowSec: number, owner
  * Hub) like any other failure, so only its words tell: the hint this drives changes nothing else.
  */
 export function pullNeedsCredentials(message: string): boolean {
-  return /no basic auth credentials|unauthorized|authentication required|pull access denied|requested access to the resource is denied|may require 'docker login'/i
-    .test(message);
+  return /no basic auth credentials|unauthorized|authentication required|pull access denied|requested access to the resource is denied|may require 'docker login'/i.test(
+    message,
+  );
 }
 
 /** A failed pull's reason in one line, with a hint when the registry wanted credentials, which keeper does not hold. */

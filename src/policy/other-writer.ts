@@ -17,14 +17,18 @@ export interface ServiceCountedByOthers {
 export function otherWriterCondition(found: ServiceCountedByOthers[]): Condition | undefined {
   if (found.length === 0) return undefined;
   const ids = found.map((f) => f.serviceId);
-  const detail = found.slice(0, 5).map((f) => `${f.serviceId} ${f.crashCount} (keeper counted ${f.keeperCounted})`).join(', ');
+  const detail = found
+    .slice(0, 5)
+    .map((f) => `${f.serviceId} ${f.crashCount} (keeper counted ${f.keeperCounted})`)
+    .join(', ');
   const more = found.length > 5 ? ` and ${found.length - 5} more` : '';
   return {
     subject: OTHER_WRITER_SUBJECT,
     state: ids.join(','),
-    message: `another writer counts crashes on this state DB (crash_count above keeper's records: ${detail}${more}); ` +
+    message:
+      `another writer counts crashes on this state DB (crash_count above keeper's records: ${detail}${more}); ` +
       `ah's reconciler is probably still running: stop ah's reconciler, GC and warm pool loops (see ${BESIDE_AH_DOC})`,
-    cleared: 'no crash count on this state DB is above keeper\'s own records any more',
+    cleared: "no crash count on this state DB is above keeper's own records any more",
     summary: `another writer counts crashes (${ids.length} service${ids.length === 1 ? '' : 's'}): stop ah's loops, see ${BESIDE_AH_DOC}`,
   };
 }

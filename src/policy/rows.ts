@@ -5,7 +5,15 @@
  */
 
 /** Service statuses ah writes; any other value is not a state keeper knows how to keep. */
-export const KNOWN_SERVICE_STATUSES: ReadonlySet<string> = new Set(['created', 'deploying', 'running', 'stopped', 'crashed', 'failed', 'restarting']);
+export const KNOWN_SERVICE_STATUSES: ReadonlySet<string> = new Set([
+  'created',
+  'deploying',
+  'running',
+  'stopped',
+  'crashed',
+  'failed',
+  'restarting',
+]);
 
 /** A container id Docker could have made: 12 to 64 lower-case hex digits. */
 export function isValidContainerId(id: string | null | undefined): id is string {

@@ -33,7 +33,8 @@ export function loopResultWords(loop: string, result: unknown): string {
 
 /** A reconcile tick: what it checked and counted, then only what happened. */
 export function tickWords(t: Partial<TickSummary>): string {
-  if (t.dockerReachable === false) return line('warning', ['docker unreachable: only the DB steps ran, nothing counted', ...tickHousekeeping(t)]);
+  if (t.dockerReachable === false)
+    return line('warning', ['docker unreachable: only the DB steps ran, nothing counted', ...tickHousekeeping(t)]);
   const problems = [
     nonZero(t.transientErrors, (n) => count(n, 'container', 'containers', 'skipped after a transient error')),
     nonZero(t.dockerActionErrors, (n) => count(n, 'docker action', 'docker actions', 'failed, retried next tick')),
@@ -42,7 +43,9 @@ export function tickWords(t: Partial<TickSummary>): string {
   ];
   const level = problems.some(Boolean) ? 'warning' : 'ok';
   return line(level, [
-    count(t.checked ?? 0, 'service'), count(t.crashes ?? 0, 'crash', 'crashes'), count(t.opened ?? 0, 'circuit', 'circuits', 'opened'),
+    count(t.checked ?? 0, 'service'),
+    count(t.crashes ?? 0, 'crash', 'crashes'),
+    count(t.opened ?? 0, 'circuit', 'circuits', 'opened'),
     nonZero(t.circuitsExpired, (n) => count(n, 'circuit', 'circuits', 'due for a retry')),
     nonZero(t.recovered, (n) => count(n, 'service', 'services', 'running again')),
     nonZero(t.unhealthyRestarted, (n) => count(n, 'unhealthy container', 'unhealthy containers', 'restarted')),
@@ -69,7 +72,10 @@ export function gcWords(r: Partial<GcSweepResult>): string {
   const summary: Partial<GcClassSummary>[] = r.summary ?? [];
   const sum = (k: 'removed' | 'failed' | 'skipped') => summary.reduce((n, c) => n + (c[k] ?? 0), 0);
   const removed = sum('removed');
-  const byClass = summary.filter((c) => c.removed).map((c) => `${c.class} ${c.removed}`).join(', ');
+  const byClass = summary
+    .filter((c) => c.removed)
+    .map((c) => `${c.class} ${c.removed}`)
+    .join(', ');
   const unswept = summary.filter((c) => c.error);
   const problems = [
     nonZero(sum('failed'), (n) => `${n} failed, kept for the next sweep`),

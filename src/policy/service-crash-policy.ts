@@ -41,7 +41,10 @@ export type CrashSettingParsers = typeof crashSettingParsers;
 
 /** The service's rules: the host's policy with each valid label applied, and a problem for each bad one. */
 export function serviceCrashPolicy(
-  serviceId: string, labels: Record<string, string>, host: CrashPolicy, parsers: CrashSettingParsers,
+  serviceId: string,
+  labels: Record<string, string>,
+  host: CrashPolicy,
+  parsers: CrashSettingParsers,
 ): ServiceCrashPolicy {
   const problems: string[] = [];
   const read = <T>(label: string, parse: (raw: string) => T, fallback: T, shown: string): T => {
@@ -58,8 +61,18 @@ export function serviceCrashPolicy(
   const policy: CrashPolicy = {
     ...host,
     threshold: read(CRASH_LABELS.threshold, parsers.crashThreshold, host.threshold, `the host's ${host.threshold}`),
-    windowSec: read(CRASH_LABELS.window, (r) => sec(parsers.crashWindowMs(r)), host.windowSec, `the host's ${shownDuration(host.windowSec)}`),
-    backoffSec: read(CRASH_LABELS.backoff, (r) => parsers.circuitBackoffMs(r).map(sec), host.backoffSec, `the host's ${host.backoffSec.map(shownDuration).join(',')}`),
+    windowSec: read(
+      CRASH_LABELS.window,
+      (r) => sec(parsers.crashWindowMs(r)),
+      host.windowSec,
+      `the host's ${shownDuration(host.windowSec)}`,
+    ),
+    backoffSec: read(
+      CRASH_LABELS.backoff,
+      (r) => parsers.circuitBackoffMs(r).map(sec),
+      host.backoffSec,
+      `the host's ${host.backoffSec.map(shownDuration).join(',')}`,
+    ),
   };
   const expectedExitCodes = read(CRASH_LABELS.expectedExitCodes, parseExitCodes, [], 'none: every exit counts');
   return { policy, expectedExitCodes, problems };
@@ -87,7 +100,8 @@ export function labelCondition(serviceId: string, problems: string[]): Condition
  * open, its container skipped on an engine error, the engine unreachable) keeps what was reported of it.
  */
 export function labelConditions(
-  problems: { serviceId: string; problems: string[] }[], checkedServiceIds: string[],
+  problems: { serviceId: string; problems: string[] }[],
+  checkedServiceIds: string[],
 ): { found: Condition[]; unchecked: Unchecked } {
   const checked = new Set(checkedServiceIds.map((id) => `labels:${id}`));
   const found = problems.map((p) => labelCondition(p.serviceId, p.problems)).filter((c): c is Condition => c !== undefined);

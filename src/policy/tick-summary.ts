@@ -35,8 +35,19 @@ export function uniqueByService(refs: CircuitRef[]): CircuitRef[] {
 /** A tick that changed something: counted a crash, opened or expired a circuit, moved a row or a container. */
 export function tickActed(t: TickSummary): boolean {
   const changes = [
-    t.crashes, t.opened, t.circuitsExpired, t.recovered, t.unhealthyRestarted, t.missing, t.databasesUnavailable, t.databasesReady,
-    t.environmentsStopped, t.containersStopped, t.failedDeploys, t.failedEnvCreates, t.expiredLeases,
+    t.crashes,
+    t.opened,
+    t.circuitsExpired,
+    t.recovered,
+    t.unhealthyRestarted,
+    t.missing,
+    t.databasesUnavailable,
+    t.databasesReady,
+    t.environmentsStopped,
+    t.containersStopped,
+    t.failedDeploys,
+    t.failedEnvCreates,
+    t.expiredLeases,
   ];
   return changes.some((n) => (n ?? 0) > 0);
 }

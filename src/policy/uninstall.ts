@@ -39,7 +39,10 @@ export interface Running {
 /** Sorts the host's running workflows and the DB's open circuits into what is in flight. */
 export function inFlight(running: Running[], openCircuits: OpenCircuit[], circuitWorkflowId: (serviceId: string) => string): InFlight {
   const byId = new Set(running.filter((w) => w.type === 'circuitBreaker').map((w) => w.workflowId));
-  const circuits = openCircuits.map((c) => ({ ...c, workflowId: byId.has(circuitWorkflowId(c.serviceId)) ? circuitWorkflowId(c.serviceId) : null }));
+  const circuits = openCircuits.map((c) => ({
+    ...c,
+    workflowId: byId.has(circuitWorkflowId(c.serviceId)) ? circuitWorkflowId(c.serviceId) : null,
+  }));
   const matched = new Set(circuits.map((c) => c.workflowId));
   return {
     circuits,
@@ -58,7 +61,9 @@ export interface Choices {
 export function missingChoice(f: InFlight, c: Choices): string | undefined {
   const circuits = f.circuits.filter((x) => x.workflowId).length + f.strayCircuitWorkflows.length;
   const missing: string[] = [];
-  if (circuits > 0 && !c.circuits) missing.push(`${circuits} circuit workflow${circuits === 1 ? '' : 's'} running: choose --circuits ${CIRCUIT_CHOICES.join('|')}`);
-  if (f.alerts.length > 0 && !c.alerts) missing.push(`${f.alerts.length} alert${f.alerts.length === 1 ? '' : 's'} pending: choose --alerts ${ALERT_CHOICES.join('|')}`);
+  if (circuits > 0 && !c.circuits)
+    missing.push(`${circuits} circuit workflow${circuits === 1 ? '' : 's'} running: choose --circuits ${CIRCUIT_CHOICES.join('|')}`);
+  if (f.alerts.length > 0 && !c.alerts)
+    missing.push(`${f.alerts.length} alert${f.alerts.length === 1 ? '' : 's'} pending: choose --alerts ${ALERT_CHOICES.join('|')}`);
   return missing.length > 0 ? `nothing removed: ${missing.join('; ')}` : undefined;
 }

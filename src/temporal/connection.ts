@@ -30,7 +30,10 @@ export const TEMPORAL_CONNECTION_VARIABLES: { variable: string; help: string }[]
   { variable: 'TEMPORAL_TLS', help: 'true or false: TLS on or off (profile: tls.disabled)' },
   { variable: 'TEMPORAL_TLS_CLIENT_CERT_PATH', help: 'client certificate for mTLS, or its PEM in …_DATA (profile: tls.client_cert_path)' },
   { variable: 'TEMPORAL_TLS_CLIENT_KEY_PATH', help: 'its private key, or the PEM in …_DATA (profile: tls.client_key_path)' },
-  { variable: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', help: "CA of the server's certificate, or its PEM in …_DATA (profile: tls.server_ca_cert_path)" },
+  {
+    variable: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+    help: "CA of the server's certificate, or its PEM in …_DATA (profile: tls.server_ca_cert_path)",
+  },
   { variable: 'TEMPORAL_TLS_SERVER_NAME', help: 'name to verify the server certificate against (profile: tls.server_name)' },
 ];
 
@@ -54,7 +57,8 @@ export class TemporalConnectError extends Error {
 
 /** Resolves the target from the settings and the environment; throws SettingsError for settings that cannot work. */
 export function resolveTemporalTarget(
-  settings: Pick<Settings, 'temporalAddress' | 'namespace' | 'temporalProfile'> & Partial<Pick<Settings, 'temporalApiKeyFile'>>, env = environment(),
+  settings: Pick<Settings, 'temporalAddress' | 'namespace' | 'temporalProfile'> & Partial<Pick<Settings, 'temporalApiKeyFile'>>,
+  env = environment(),
 ): TemporalTarget {
   const profile = withApiKeyFile(loadProfile(settings.temporalProfile, env), settings.temporalApiKeyFile, env);
   checkTlsFiles(profile, env);
@@ -85,7 +89,8 @@ function loadProfile(name: string | undefined, env: NodeJS.ProcessEnv): ClientCo
     return loadClientConfigProfile({ profile: name, overrideEnvVars: withoutEmptyTemporalVariables(env) });
   } catch (err) {
     const message = (err as Error).message;
-    if (/Profile '.*' not found/.test(message)) throw new SettingsError(`unknown Temporal profile "${name ?? env.TEMPORAL_PROFILE}" in ${file}`);
+    if (/Profile '.*' not found/.test(message))
+      throw new SettingsError(`unknown Temporal profile "${name ?? env.TEMPORAL_PROFILE}" in ${file}`);
     throw new SettingsError(`Temporal config ${file}: ${message.split('\n')[0]}`);
   }
 }
@@ -96,13 +101,16 @@ function loadProfile(name: string | undefined, env: NodeJS.ProcessEnv): ClientCo
  */
 function withApiKeyFile(profile: ClientConfigProfile, file: string | undefined, env: NodeJS.ProcessEnv): ClientConfigProfile {
   if (file === undefined) return profile;
-  if (env.TEMPORAL_API_KEY) throw new SettingsError('give TEMPORAL_API_KEY or --temporal-api-key-file (KEEPER_TEMPORAL_API_KEY_FILE), not both');
+  if (env.TEMPORAL_API_KEY)
+    throw new SettingsError('give TEMPORAL_API_KEY or --temporal-api-key-file (KEEPER_TEMPORAL_API_KEY_FILE), not both');
   return { ...profile, apiKey: readSecretFile('temporal-api-key-file', 'KEEPER_TEMPORAL_API_KEY_FILE', file) };
 }
 
 /** An empty TEMPORAL_* variable means unset: it must not blank out what a profile gives. */
 function withoutEmptyTemporalVariables(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && !(e[0].startsWith('TEMPORAL_') && e[1] === '')));
+  return Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && !(e[0].startsWith('TEMPORAL_') && e[1] === '')),
+  );
 }
 
 /** Every TLS file named must exist, and a client key must belong to its certificate: checked before connecting. */
@@ -119,9 +127,14 @@ function checkTlsFiles(profile: ClientConfigProfile, env: NodeJS.ProcessEnv): vo
   read(tls.serverCACert, 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'server_ca_cert_path');
   const cert = read(tls.clientCert, 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'client_cert_path');
   const key = read(tls.clientKey, 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'client_key_path');
-  if (!cert !== !key) throw new SettingsError('a TLS client certificate needs its key, and a key its certificate (TEMPORAL_TLS_CLIENT_CERT_* and TEMPORAL_TLS_CLIENT_KEY_*)');
+  if (!cert !== !key)
+    throw new SettingsError(
+      'a TLS client certificate needs its key, and a key its certificate (TEMPORAL_TLS_CLIENT_CERT_* and TEMPORAL_TLS_CLIENT_KEY_*)',
+    );
   if (cert && key && !keyMatches(cert, key)) {
-    throw new SettingsError(`the TLS client key (${where('TEMPORAL_TLS_CLIENT_KEY_PATH', 'client_key_path')}) does not match its certificate`);
+    throw new SettingsError(
+      `the TLS client key (${where('TEMPORAL_TLS_CLIENT_KEY_PATH', 'client_key_path')}) does not match its certificate`,
+    );
   }
   if (cert && x509Version(new crypto.X509Certificate(cert).raw) === 1) {
     throw new SettingsError(`the TLS client certificate (${where('TEMPORAL_TLS_CLIENT_CERT_PATH', 'client_cert_path')}) ${V1_CERTIFICATE}`);

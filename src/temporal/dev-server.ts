@@ -48,8 +48,10 @@ export function resolveTemporalCli(given?: string): string {
 export class NoTemporalCliError extends Error {
   override name = 'NoTemporalCliError';
   constructor() {
-    super('no Temporal CLI for the embedded dev server: put `temporal` on PATH (https://docs.temporal.io/cli), '
-      + 'set KEEPER_TEMPORAL_CLI (--temporal-cli) to its path, or set TEMPORAL_ADDRESS (--temporal-address) to your Temporal server');
+    super(
+      'no Temporal CLI for the embedded dev server: put `temporal` on PATH (https://docs.temporal.io/cli), ' +
+        'set KEEPER_TEMPORAL_CLI (--temporal-cli) to its path, or set TEMPORAL_ADDRESS (--temporal-address) to your Temporal server',
+    );
   }
 }
 
@@ -84,8 +86,20 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
 
 /** The CLI's arguments for `opts`; the DB file's directory is made (private) when there is one. */
 function devServerArgs(opts: DevServerOptions, ip: string, port: number): string[] {
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', opts.namespace ?? 'default',
-    '--log-level', 'warn', '--log-format', 'json'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    ip,
+    '--port',
+    String(port),
+    '--namespace',
+    opts.namespace ?? 'default',
+    '--log-level',
+    'warn',
+    '--log-format',
+    'json',
+  ];
   if (opts.dbFile) {
     fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true, mode: 0o700 });
     args.push('--db-filename', opts.dbFile);

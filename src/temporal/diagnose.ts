@@ -25,7 +25,8 @@ interface Target {
  * What to do about an X.509 v1 certificate, which Temporal's client (rustls) refuses as UnsupportedCertVersion.
  * `openssl x509 -req` makes one unless given extensions.
  */
-export const V1_CERTIFICATE = 'is an X.509 v1 certificate, which Temporal\'s client (rustls) refuses: reissue it as v3 by giving ' +
+export const V1_CERTIFICATE =
+  "is an X.509 v1 certificate, which Temporal's client (rustls) refuses: reissue it as v3 by giving " +
   '`openssl x509 -req` an -extfile with basicConstraints=CA:FALSE, keyUsage=digitalSignature,keyEncipherment and extendedKeyUsage=clientAuth';
 
 export async function diagnoseConnectFailure(t: Target, detail: string): Promise<string> {
@@ -63,7 +64,10 @@ function probeTcp(host: string, port: number): Promise<string | undefined> {
 function probeTls(host: string, port: number, t: Target): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = tls.connect({
-      host, port, ALPNProtocols: ['h2'], servername: t.tls?.serverNameOverride ?? host,
+      host,
+      port,
+      ALPNProtocols: ['h2'],
+      servername: t.tls?.serverNameOverride ?? host,
       ca: t.tls?.serverRootCACertificate ? Buffer.from(t.tls.serverRootCACertificate) : undefined,
       cert: t.tls?.clientCertPair ? Buffer.from(t.tls.clientCertPair.crt) : undefined,
       key: t.tls?.clientCertPair ? Buffer.from(t.tls.clientCertPair.key) : undefined,

@@ -113,7 +113,11 @@ export function triggerGcSweep(client: Client, hostId: string): Promise<boolean>
  */
 export async function requestPoolRefill(settings: Settings): Promise<string> {
   try {
-    const triggered = await withOperatorClient(settings, (client) => triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }), 2000);
+    const triggered = await withOperatorClient(
+      settings,
+      (client) => triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }),
+      2000,
+    );
     return triggered ? 'triggered' : 'not triggered: the pool schedule is paused';
   } catch (err) {
     return `not triggered (${(err as Error).message.split('\n')[0]}); the next pool tick refills`;

@@ -32,7 +32,10 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
   // The reason is optional; any other payload (a number, an object) is not a reset anyone meant: logged, ignored.
   setHandler(circuitResetSignal, (reason?: unknown) => {
     if (reason !== undefined && reason !== null && typeof reason !== 'string') {
-      log.warn('circuit reset signal ignored: its payload is not a reason string', { serviceId, payloadType: Array.isArray(reason) ? 'array' : typeof reason });
+      log.warn('circuit reset signal ignored: its payload is not a reason string', {
+        serviceId,
+        payloadType: Array.isArray(reason) ? 'array' : typeof reason,
+      });
       return;
     }
     resetRequested = true;
@@ -42,7 +45,13 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
   const held = await holdCircuit(serviceId);
   if (!held.open) return (state = { ...state, generation: held.generation, phase: 'closed', closedBy: 'superseded' });
   const alerts = patched(CIRCUIT_ALERTS_PATCH);
-  state = { serviceId, generation: held.generation, retryAt: held.retryAt, phase: 'open', ...(alerts ? { deaths: held.deaths ?? [] } : {}) };
+  state = {
+    serviceId,
+    generation: held.generation,
+    retryAt: held.retryAt,
+    phase: 'open',
+    ...(alerts ? { deaths: held.deaths ?? [] } : {}),
+  };
   if (alerts) {
     upsertMemo({ deaths: state.deaths, retryAt: held.retryAt });
     await alert(held, serviceId, { kind: 'circuit-opened', retryAt: held.retryAt, deaths: held.deaths ?? [] });
@@ -54,13 +63,21 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
   const closedBy = result.recovered ? (byReset ? 'reset' : 'timer') : 'superseded';
   state = { ...state, phase: 'closed', closedBy, ...(result.status ? { status: result.status } : {}) };
   if (alerts && closedBy !== 'superseded') {
-    await alert(held, serviceId, result.error ? { kind: 'recovery-failed', error: result.error } : { kind: 'circuit-closed', closedBy, status: result.status });
+    await alert(
+      held,
+      serviceId,
+      result.error ? { kind: 'recovery-failed', error: result.error } : { kind: 'circuit-closed', closedBy, status: result.status },
+    );
   }
   return state;
 }
 
 /** Starts the event's alert, which outlives this workflow; a host without webhooks has none to send. */
-async function alert(held: HeldCircuit, serviceId: string, what: Omit<NotificationEvent, 'hostId' | 'serviceId' | 'generation' | 'atMs'>): Promise<void> {
+async function alert(
+  held: HeldCircuit,
+  serviceId: string,
+  what: Omit<NotificationEvent, 'hostId' | 'serviceId' | 'generation' | 'atMs'>,
+): Promise<void> {
   if (!held.alerts || !held.hostId) return;
   const event: NotificationEvent = { ...what, hostId: held.hostId, serviceId, generation: held.generation, atMs: Date.now() };
   try {

@@ -4,7 +4,14 @@
  * images; the other classes then run side by side. Each class is its own activity, and a class that fails is
  * reported, not fatal: the rest of the sweep still runs.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { GcClass, GcClassInput, GcClassResult, GcClassSummary, GcSweepOptions, GcSweepResult } from '../contracts/gc';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';

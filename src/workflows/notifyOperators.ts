@@ -26,13 +26,15 @@ export async function notifyOperators(event: NotificationEvent): Promise<NotifyR
     scheduleToCloseTimeout: plan.retryForMs,
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
   });
-  const ends = await Promise.all(plan.targets.map(async (target): Promise<DeliveryEnd> => {
-    try {
-      return { target, delivered: true, attempts: (await deliverNotification(target.id, event)).attempt };
-    } catch (err) {
-      return { target, delivered: false, ...failureOf(err, plan.retryForMs) };
-    }
-  }));
+  const ends = await Promise.all(
+    plan.targets.map(async (target): Promise<DeliveryEnd> => {
+      try {
+        return { target, delivered: true, attempts: (await deliverNotification(target.id, event)).attempt };
+      } catch (err) {
+        return { target, delivered: false, ...failureOf(err, plan.retryForMs) };
+      }
+    }),
+  );
   if (ends.length > 0) await recordNotifications(event, ends);
   const delivered = ends.filter((e) => e.delivered).length;
   return { key: notificationKey(event), delivered, failed: ends.length - delivered, ends };
@@ -50,4 +52,3 @@ function failureOf(err: unknown, retryForMs: number): { attempts: number; error:
   if (cause instanceof TimeoutFailure) return { attempts: 0, error: gaveUp(cause.cause instanceof Error ? cause.cause.message : '') };
   return { attempts: 0, error: cause instanceof Error ? cause.message : String(cause) };
 }
-

@@ -2,7 +2,15 @@
  * One refill of this host's warm pool, started by the `pool` schedule (and after each claim). Deterministic:
  * the entry ids come from the workflow's seeded uuid4, so a retried activity always names the same entry.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, setCurrentDetails, uuid4 } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  uuid4,
+} from '@temporalio/workflow';
 import type { LocalActivityOptions } from '@temporalio/common';
 import type { Activities } from '../activities';
 import type { PoolEntryResult, PoolRefillResult } from '../contracts/pool';
@@ -29,7 +37,14 @@ const local = refillSteps(proxyLocalActivities<Activities>(STEP), proxyLocalActi
 /** The steps by name (activity proxies resolve names on access: they cannot be spread). */
 function refillSteps(step: Activities, create: Activities) {
   const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = step;
-  return { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill, createPoolEntry: create.createPoolEntry };
+  return {
+    detachClaimedFromPool,
+    prunePoolGhosts,
+    checkDiskSpace,
+    planPoolRefill,
+    recordPoolRefill,
+    createPoolEntry: create.createPoolEntry,
+  };
 }
 
 function failureMessage(err: unknown): string {
@@ -40,7 +55,9 @@ function failureMessage(err: unknown): string {
 
 export async function poolRefill(): Promise<PoolRefillResult> {
   const isLocal = patched(LOCAL_LOOPS_PATCH);
-  const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill, createPoolEntry } = isLocal ? local : remote;
+  const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill, createPoolEntry } = isLocal
+    ? local
+    : remote;
   // Patched: a run that started on a worker without this step replays without it.
   const detach = patched('detach-claimed-from-pool') ? await detachClaimedFromPool() : undefined;
   const prune = await prunePoolGhosts();

@@ -5,8 +5,15 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
-  ParentClosePolicy, patched, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, startChild,
-  upsertSearchAttributes, workflowInfo,
+  ParentClosePolicy,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CircuitRef, TickSummary } from '../contracts/reconcile';

@@ -31,24 +31,41 @@ describe('actionsOf', () => {
       ev(14, T.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES),
     ];
     expect(Object.fromEntries(actionsOf(events))).toEqual({
-      StartWorkflowExecution: 1, BatchMarkers: 2, ScheduleActivityTask: 1, activity_retry: 2,
-      StartChildWorkflowExecution: 1, StartChildWorkflowExecution_Extra: 1, UpsertWorkflowSearchAttributes: 1,
+      StartWorkflowExecution: 1,
+      BatchMarkers: 2,
+      ScheduleActivityTask: 1,
+      activity_retry: 2,
+      StartChildWorkflowExecution: 1,
+      StartChildWorkflowExecution_Extra: 1,
+      UpsertWorkflowSearchAttributes: 1,
     });
   });
 
   it('counts no start for a child or a continued run, and no refresh signal; a client signal counts', () => {
     const events = [
-      ev(1, T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, { workflowExecutionStartedEventAttributes: { parentWorkflowExecution: { workflowId: 'p' } } }),
+      ev(1, T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, {
+        workflowExecutionStartedEventAttributes: { parentWorkflowExecution: { workflowId: 'p' } },
+      }),
       ev(2, T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, { workflowExecutionStartedEventAttributes: { continuedExecutionRunId: 'r' } }),
-      ev(3, T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, { workflowExecutionSignaledEventAttributes: { signalName: 'refresh', identity: 'internal refresh from describe request' } }),
-      ev(4, T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, { workflowExecutionSignaledEventAttributes: { signalName: 'patch', identity: 'keeper' } }),
-      ev(5, T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, { workflowExecutionSignaledEventAttributes: { externalWorkflowExecution: { workflowId: 'w' } } }),
+      ev(3, T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, {
+        workflowExecutionSignaledEventAttributes: { signalName: 'refresh', identity: 'internal refresh from describe request' },
+      }),
+      ev(4, T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, {
+        workflowExecutionSignaledEventAttributes: { signalName: 'patch', identity: 'keeper' },
+      }),
+      ev(5, T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, {
+        workflowExecutionSignaledEventAttributes: { externalWorkflowExecution: { workflowId: 'w' } },
+      }),
     ];
     expect(Object.fromEntries(actionsOf(events))).toEqual({ SignalWorkflowExecution: 1 });
   });
 
   it('keeps only the events of the time range asked for', () => {
-    const events = [ev(1, T.EVENT_TYPE_TIMER_STARTED, {}, 10), ev(2, T.EVENT_TYPE_TIMER_STARTED, {}, 20), ev(3, T.EVENT_TYPE_TIMER_STARTED, {}, 30)];
+    const events = [
+      ev(1, T.EVENT_TYPE_TIMER_STARTED, {}, 10),
+      ev(2, T.EVENT_TYPE_TIMER_STARTED, {}, 20),
+      ev(3, T.EVENT_TYPE_TIMER_STARTED, {}, 30),
+    ];
     expect(Object.fromEntries(actionsOf(events, 20_000, 30_000))).toEqual({ StartTimer: 1 });
   });
 });

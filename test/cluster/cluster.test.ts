@@ -71,7 +71,9 @@ describe('a real Temporal cluster with PostgreSQL and mTLS', () => {
   it('answers the temporal CLI with its TLS flags: workflow list by KeeperHost finds the tagged workflow', async () => {
     const host = uniqueId('host-');
     const workflowId = await withKeeperClient((_c, client) => startIdleWorkflow(client, host));
-    expect(cluster.cliTlsArgs()).toEqual(expect.arrayContaining(['--tls-cert-path', '--tls-key-path', '--tls-ca-path', '--tls-server-name']));
+    expect(cluster.cliTlsArgs()).toEqual(
+      expect.arrayContaining(['--tls-cert-path', '--tls-key-path', '--tls-ca-path', '--tls-server-name']),
+    );
     const listed = await waitFor('the CLI to list the workflow by KeeperHost', async () => {
       const out = await cluster.cli.run(['workflow', 'list', '--query', `KeeperHost="${host}"`, '--output', 'json']);
       return out.includes(workflowId) && out;
@@ -88,10 +90,15 @@ describe('a real Temporal cluster with PostgreSQL and mTLS', () => {
         action: { type: 'startWorkflow', workflowType: 'idle', taskQueue: uniqueId('nobody-') },
       });
       try {
-        const described = await waitFor('the schedule to take an action', async () => {
-          const d = await handle.describe();
-          return d.info.recentActions.length > 0 && d;
-        }, 30_000, 250);
+        const described = await waitFor(
+          'the schedule to take an action',
+          async () => {
+            const d = await handle.describe();
+            return d.info.recentActions.length > 0 && d;
+          },
+          30_000,
+          250,
+        );
         expect(described.info.recentActions[0].action.type).toBe('startWorkflow');
       } finally {
         await handle.delete();
@@ -139,14 +146,27 @@ describe('refusals: no certificate of the trusted CA, no entry', () => {
   });
 
   it('refuses the temporal CLI with an untrusted certificate or without TLS', async () => {
-    const untrustedArgs = ['--tls', '--tls-cert-path', cluster.untrusted.clientCertFile, '--tls-key-path', cluster.untrusted.clientKeyFile,
-      '--tls-ca-path', cluster.tls.caFile, '--tls-server-name', cluster.tls.serverName];
+    const untrustedArgs = [
+      '--tls',
+      '--tls-cert-path',
+      cluster.untrusted.clientCertFile,
+      '--tls-key-path',
+      cluster.untrusted.clientKeyFile,
+      '--tls-ca-path',
+      cluster.tls.caFile,
+      '--tls-server-name',
+      cluster.tls.serverName,
+    ];
     const list = ['workflow', 'list', '--limit', '1'];
     // Go's TLS client sends no certificate that the server's list of acceptable CAs does not cover; as above, the
     // server's alert or the closed connection may come first.
-    await expect(cluster.cli.run(list, { tlsArgs: untrustedArgs })).rejects.toThrow(/remote error: tls: certificate required|write: (broken pipe|connection reset by peer)/);
+    await expect(cluster.cli.run(list, { tlsArgs: untrustedArgs })).rejects.toThrow(
+      /remote error: tls: certificate required|write: (broken pipe|connection reset by peer)/,
+    );
     // A plaintext HTTP/2 preface: the server's TLS listener closes the connection, found as EOF or as a reset.
-    await expect(cluster.cli.run(list, { tlsArgs: [] })).rejects.toThrow(/error reading server preface: (EOF|read tcp .* connection reset by peer)/);
+    await expect(cluster.cli.run(list, { tlsArgs: [] })).rejects.toThrow(
+      /error reading server preface: (EOF|read tcp .* connection reset by peer)/,
+    );
     await expect(cluster.cli.run(list)).resolves.toBeDefined();
   });
 });
@@ -166,8 +186,15 @@ describe('a server crash', () => {
 });
 
 describe('a start that fails half-way', () => {
-  const clusterDirs = () => fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith('keeper-cluster-')).sort();
-  const runPids = () => processesOfRun(process.env[RUN_TAG_VARIABLE] ?? '').map((p) => p.pid).sort();
+  const clusterDirs = () =>
+    fs
+      .readdirSync(os.tmpdir())
+      .filter((d) => d.startsWith('keeper-cluster-'))
+      .sort();
+  const runPids = () =>
+    processesOfRun(process.env[RUN_TAG_VARIABLE] ?? '')
+      .map((p) => p.pid)
+      .sort();
 
   it('stops what it started, removes its temp dir, and says in one line what failed', async () => {
     const dirsBefore = clusterDirs();

@@ -48,18 +48,27 @@ describe('keeper on a real cluster with an mTLS frontend', () => {
     const out = JSON.parse(r.stdout);
     expect(out.engine.reachable).toBe(true);
     expect(out.run).toMatchObject({
-      ranBy: 'this command', why: `no worker polls keeper-${r.hostId}`,
+      ranBy: 'this command',
+      why: `no worker polls keeper-${r.hostId}`,
       server: `${cluster.address}, namespace default, TLS on, auth mTLS`,
     });
   });
 
   it('connects with a temporal.toml profile chosen by --temporal-profile', async () => {
     const toml = path.join(dir, 'temporal.toml');
-    fs.writeFileSync(toml, [
-      '[profile.prod]', `address = "${cluster.address}"`, 'namespace = "default"',
-      '[profile.prod.tls]', `client_cert_path = "${cluster.tls.clientCertFile}"`, `client_key_path = "${cluster.tls.clientKeyFile}"`,
-      `server_ca_cert_path = "${cluster.tls.caFile}"`, `server_name = "${cluster.tls.serverName}"`,
-    ].join('\n'));
+    fs.writeFileSync(
+      toml,
+      [
+        '[profile.prod]',
+        `address = "${cluster.address}"`,
+        'namespace = "default"',
+        '[profile.prod.tls]',
+        `client_cert_path = "${cluster.tls.clientCertFile}"`,
+        `client_key_path = "${cluster.tls.clientKeyFile}"`,
+        `server_ca_cert_path = "${cluster.tls.caFile}"`,
+        `server_name = "${cluster.tls.serverName}"`,
+      ].join('\n'),
+    );
     const r = await keeperOnCluster(['health', '--json', '--temporal-profile', 'prod'], { TEMPORAL_CONFIG_FILE: toml });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).run.server).toBe(`${cluster.address}, namespace default, TLS on, auth mTLS, profile prod`);
@@ -68,9 +77,16 @@ describe('keeper on a real cluster with an mTLS frontend', () => {
   it('stops at start with one line naming a setting that cannot work (exit 2)', async () => {
     const env = temporalTlsEnv(cluster);
     const missing = await keeperOnCluster(['health'], { ...env, TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'nope.pem') });
-    expect(missing).toMatchObject({ code: 2, stdout: '', stderr: `keeper: TEMPORAL_TLS_CLIENT_CERT_PATH: ${path.join(dir, 'nope.pem')} does not exist\n` });
+    expect(missing).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: `keeper: TEMPORAL_TLS_CLIENT_CERT_PATH: ${path.join(dir, 'nope.pem')} does not exist\n`,
+    });
     const mismatched = await keeperOnCluster(['health'], { ...env, TEMPORAL_TLS_CLIENT_KEY_PATH: cluster.untrusted.clientKeyFile });
-    expect(mismatched).toMatchObject({ code: 2, stderr: 'keeper: the TLS client key (TEMPORAL_TLS_CLIENT_KEY_PATH) does not match its certificate\n' });
+    expect(mismatched).toMatchObject({
+      code: 2,
+      stderr: 'keeper: the TLS client key (TEMPORAL_TLS_CLIENT_KEY_PATH) does not match its certificate\n',
+    });
     const toml = path.join(dir, 'empty.toml');
     fs.writeFileSync(toml, '[profile.default]\n');
     const unknown = await keeperOnCluster(['health', '--temporal-profile', 'staging'], { TEMPORAL_CONFIG_FILE: toml });
@@ -81,11 +97,18 @@ describe('keeper on a real cluster with an mTLS frontend', () => {
     const untrusted = await keeperOnCluster(['health'], temporalTlsEnv(cluster, cluster.untrusted));
     expect(untrusted.code).toBe(1);
     expect(untrusted.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(new RegExp(`^keeper: Temporal at ${cluster.address} refused the TLS handshake \\(auth mtls\\): .*(unknown ca|certificate|alert)`, 'i')),
+      expect.stringMatching(
+        new RegExp(
+          `^keeper: Temporal at ${cluster.address} refused the TLS handshake \\(auth mtls\\): .*(unknown ca|certificate|alert)`,
+          'i',
+        ),
+      ),
     ]);
     const plaintext = await keeperOnCluster(['health'], { TEMPORAL_ADDRESS: cluster.address });
     expect(plaintext.code).toBe(1);
-    expect(plaintext.stderr).toMatch(new RegExp(`^keeper: Temporal at ${cluster.address} accepts connections but not keeper's plaintext gRPC .*set TEMPORAL_TLS=true`));
+    expect(plaintext.stderr).toMatch(
+      new RegExp(`^keeper: Temporal at ${cluster.address} accepts connections but not keeper's plaintext gRPC .*set TEMPORAL_TLS=true`),
+    );
     console.log(`refusals as an operator reads them:\n${untrusted.stderr}${plaintext.stderr}`);
     const nobody = `127.0.0.1:${await freePort()}`;
     const down = await keeperOnCluster(['health'], { ...temporalTlsEnv(cluster), TEMPORAL_ADDRESS: nobody });
@@ -95,14 +118,21 @@ describe('keeper on a real cluster with an mTLS frontend', () => {
   it('with TEMPORAL_API_KEY sends `authorization: Bearer <key>` over TLS, and never shows the key', async () => {
     const server = serverTlsFilesIn(path.dirname(cluster.tls.caFile));
     const capture = await startGrpcCapture({
-      upstream: cluster.address, serverCertFile: server.serverCertFile, serverKeyFile: server.serverKeyFile,
-      caFile: cluster.tls.caFile, clientCertFile: cluster.tls.clientCertFile, clientKeyFile: cluster.tls.clientKeyFile, serverName: cluster.tls.serverName,
+      upstream: cluster.address,
+      serverCertFile: server.serverCertFile,
+      serverKeyFile: server.serverKeyFile,
+      caFile: cluster.tls.caFile,
+      clientCertFile: cluster.tls.clientCertFile,
+      clientKeyFile: cluster.tls.clientKeyFile,
+      serverName: cluster.tls.serverName,
     });
     try {
       const key = `key-${uniqueId('')}`;
       const r = await keeperOnCluster(['health', '--json'], {
-        TEMPORAL_ADDRESS: capture.address, TEMPORAL_API_KEY: key,
-        TEMPORAL_TLS_SERVER_CA_CERT_PATH: cluster.tls.caFile, TEMPORAL_TLS_SERVER_NAME: cluster.tls.serverName,
+        TEMPORAL_ADDRESS: capture.address,
+        TEMPORAL_API_KEY: key,
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: cluster.tls.caFile,
+        TEMPORAL_TLS_SERVER_NAME: cluster.tls.serverName,
       });
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout).run.server).toBe(`${capture.address}, namespace default, TLS on, auth API key`);
@@ -116,11 +146,15 @@ describe('keeper on a real cluster with an mTLS frontend', () => {
       fs.writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
       const before = capture.requests.length;
       const fromFile = await keeperOnCluster(['health', '--json', '--temporal-api-key-file', keyFile], {
-        TEMPORAL_ADDRESS: capture.address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: cluster.tls.caFile, TEMPORAL_TLS_SERVER_NAME: cluster.tls.serverName,
+        TEMPORAL_ADDRESS: capture.address,
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: cluster.tls.caFile,
+        TEMPORAL_TLS_SERVER_NAME: cluster.tls.serverName,
       });
       expect(fromFile.code, fromFile.stderr).toBe(0);
       expect(JSON.parse(fromFile.stdout).run.server).toBe(`${capture.address}, namespace default, TLS on, auth API key`);
-      const fileCalls = capture.requests.slice(before).filter((q) => q.path.startsWith('/temporal.api.workflowservice.v1.WorkflowService/'));
+      const fileCalls = capture.requests
+        .slice(before)
+        .filter((q) => q.path.startsWith('/temporal.api.workflowservice.v1.WorkflowService/'));
       expect(fileCalls.length).toBeGreaterThan(0);
       for (const call of fileCalls) expect(call.headers.authorization).toBe(`Bearer ${key}`);
     } finally {
@@ -132,11 +166,19 @@ describe('keeper on a real cluster with an mTLS frontend', () => {
     const hostId = uniqueId('c-');
     const db = openStateDb(path.join(dir, `${hostId}.db`));
     const settings = testSettings({ hostId, db: db.name });
-    const host = await startClusterHost(settings, { db, docker: new DockerClient(), log: captureLog().log }, temporalTlsEnv(cluster), inject('workflowBundlePath'));
+    const host = await startClusterHost(
+      settings,
+      { db, docker: new DockerClient(), log: captureLog().log },
+      temporalTlsEnv(cluster),
+      inject('workflowBundlePath'),
+    );
     try {
       const r = await keeper(['reconcile', '--once', '--json', '--db', db.name, '--host-id', hostId], temporalTlsEnv(cluster), 90_000);
       expect(r.code, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout).run).toMatchObject({ ranBy: 'host worker', server: `${cluster.address}, namespace default, TLS on, auth mTLS` });
+      expect(JSON.parse(r.stdout).run).toMatchObject({
+        ranBy: 'host worker',
+        server: `${cluster.address}, namespace default, TLS on, auth mTLS`,
+      });
     } finally {
       await host.stop();
       db.close();

@@ -43,9 +43,21 @@ async function startHost(docker: DockerClient): Promise<Host> {
   const hostId = uniqueId('h-');
   const db = openStateDb(path.join(tempDir('keeper-cluster-'), 'state.db'));
   const settings = testSettings({
-    hostId, db: db.name, reconcileInterval: '2s', gcInterval: '1h', gcFirstDelay: '1h', poolInterval: '1h', pooledTemplates: '', recovery: 'stop',
+    hostId,
+    db: db.name,
+    reconcileInterval: '2s',
+    gcInterval: '1h',
+    gcFirstDelay: '1h',
+    poolInterval: '1h',
+    pooledTemplates: '',
+    recovery: 'stop',
   });
-  const keeper = await startClusterHost(settings, { db, docker, log: captureLog().log }, temporalTlsEnv(cluster), inject('workflowBundlePath'));
+  const keeper = await startClusterHost(
+    settings,
+    { db, docker, log: captureLog().log },
+    temporalTlsEnv(cluster),
+    inject('workflowBundlePath'),
+  );
   const { id } = await createService(testDeps({ db, docker, settings }), { tenant, name: 'web', image: WEB_IMAGE });
   await keeper.host.ensureSchedules(keeper.client);
   return { settings, db, docker, keeper, serviceId: id };
@@ -59,7 +71,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const h of hosts) {
-    for (const loop of ['reconcile', 'gc', 'pool'] as const) await h.keeper.client.schedule.getHandle(ids.schedule(h.settings.hostId, loop)).delete().catch(() => undefined);
+    for (const loop of ['reconcile', 'gc', 'pool'] as const)
+      await h.keeper.client.schedule
+        .getHandle(ids.schedule(h.settings.hostId, loop))
+        .delete()
+        .catch(() => undefined);
     await h.keeper.stop();
     await removeService(testDeps(h), h.serviceId).catch(() => undefined);
     await h.docker.removeNetwork(tenantNetworkName(tenant)).catch(() => undefined);
@@ -70,10 +86,14 @@ afterAll(async () => {
 
 /** The host's last reconcile tick started by its schedule, once one has finished after `afterSec`. */
 function scheduledTickAfter(h: Host, afterSec: number) {
-  return waitFor(`a scheduled tick of ${h.settings.hostId}`, () => {
-    const r = lastLoopResult<TickSummary>(h.db, 'reconcile');
-    return r && r.finishedAt >= afterSec && r.workflowId.startsWith(ids.schedule(h.settings.hostId, 'reconcile')) && r;
-  }, 60_000);
+  return waitFor(
+    `a scheduled tick of ${h.settings.hostId}`,
+    () => {
+      const r = lastLoopResult<TickSummary>(h.db, 'reconcile');
+      return r && r.finishedAt >= afterSec && r.workflowId.startsWith(ids.schedule(h.settings.hostId, 'reconcile')) && r;
+    },
+    60_000,
+  );
 }
 
 async function visible(client: Client, query: string): Promise<{ workflowId: string; type: string }[]> {
@@ -100,20 +120,43 @@ describe('two keeper hosts on one mTLS cluster', () => {
     expect(ofB.every((w) => w.execution.workflowId.startsWith(`keeper-${b.settings.hostId}-`))).toBe(true);
 
     // An expired circuit in A's DB: A's next scheduled tick hands it to a circuit workflow tagged with its service.
-    const expired = addService(a.db, addTenant(a.db), { status: 'crashed', circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() - 5 });
+    const expired = addService(a.db, addTenant(a.db), {
+      status: 'crashed',
+      circuitOpen: 1,
+      circuitOpenCount: 1,
+      circuitRetryAt: nowSec() - 5,
+    });
     await waitFor('the expired circuit recovered', () => service(a.db, expired).circuit_open === 0, 60_000);
-    const runs = await waitFor('its run in visibility', async () => {
-      const found = await visible(a.keeper.client, `ServiceId="${expired}"`);
-      return found.length > 0 && found;
-    }, 30_000);
+    const runs = await waitFor(
+      'its run in visibility',
+      async () => {
+        const found = await visible(a.keeper.client, `ServiceId="${expired}"`);
+        return found.length > 0 && found;
+      },
+      30_000,
+    );
     expect(runs).toEqual([{ workflowId: ids.circuit(a.settings.hostId, expired), type: 'circuitBreaker' }]);
   });
 
   it("closes a circuit on `temporal workflow signal … --name reset` sent with the CLI's TLS flags", async () => {
     const a = hosts[0];
-    const sid = addService(a.db, addTenant(a.db), { status: 'crashed', circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() + 3600 });
+    const sid = addService(a.db, addTenant(a.db), {
+      status: 'crashed',
+      circuitOpen: 1,
+      circuitOpenCount: 1,
+      circuitRetryAt: nowSec() + 3600,
+    });
     const handle = await startCircuit(a, sid);
-    await cluster.cli.run(['workflow', 'signal', '--workflow-id', handle.workflowId, '--name', 'reset', '--input', '"operator, by the temporal CLI"']);
+    await cluster.cli.run([
+      'workflow',
+      'signal',
+      '--workflow-id',
+      handle.workflowId,
+      '--name',
+      'reset',
+      '--input',
+      '"operator, by the temporal CLI"',
+    ]);
     expect(await handle.result()).toMatchObject({ closedBy: 'reset', generation: 1 });
     expect(service(a.db, sid).circuit_open).toBe(0);
     expect(deployments(a.db, sid).map((d) => d.trigger)).toEqual(['manual_reset']);
@@ -139,7 +182,9 @@ describe('two keeper hosts on one mTLS cluster', () => {
 /** The circuit workflow for an open circuit in `h`'s DB, started as the tick would, and held. */
 async function startCircuit(h: Host, serviceId: string) {
   const handle = await h.keeper.client.workflow.start(circuitBreaker, {
-    workflowId: ids.circuit(h.settings.hostId, serviceId), taskQueue: taskQueueFor(h.settings.hostId), args: [{ serviceId }],
+    workflowId: ids.circuit(h.settings.hostId, serviceId),
+    taskQueue: taskQueueFor(h.settings.hostId),
+    args: [{ serviceId }],
     typedSearchAttributes: serviceAttributes(h.settings.hostId, serviceId),
   });
   await waitFor('the circuit held', async () => (await handle.query(circuitStateQuery)).generation === 1, 30_000);

@@ -52,35 +52,49 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('the front door on a clean clone', () => {
-  it('npm install, then npm start, reaches the banner and the UI; Ctrl-C stops it and its dev server', { timeout: 45 * MINUTE_MS }, async () => {
-    expect(await portOpen(EMBEDDED_TEMPORAL_PORT), 'nothing else may serve the embedded port during this test').toBe(false);
-    execFileSync('git', ['clone', '--quiet', '--no-hardlinks', REPO, clone], { timeout: 5 * MINUTE_MS });
-    run('npm', ['install', '--no-audit', '--no-fund'], 20 * MINUTE_MS);
-    expect(fs.existsSync(path.join(clone, 'dist', 'cli.js')), 'npm install builds keeper').toBe(true);
+  it(
+    'npm install, then npm start, reaches the banner and the UI; Ctrl-C stops it and its dev server',
+    { timeout: 45 * MINUTE_MS },
+    async () => {
+      expect(await portOpen(EMBEDDED_TEMPORAL_PORT), 'nothing else may serve the embedded port during this test').toBe(false);
+      execFileSync('git', ['clone', '--quiet', '--no-hardlinks', REPO, clone], { timeout: 5 * MINUTE_MS });
+      run('npm', ['install', '--no-audit', '--no-fund'], 20 * MINUTE_MS);
+      expect(fs.existsSync(path.join(clone, 'dist', 'cli.js')), 'npm install builds keeper').toBe(true);
 
-    // detached: its own process group, so Ctrl-C reaches npm, the shell and keeper, as from a terminal.
-    const start = spawn('npm', ['start'], { cwd: clone, env: newcomerEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    start.stdout.on('data', (d) => (output += d));
-    start.stderr.on('data', (d) => (output += d));
-    try {
-      await waitFor('the banner', () => /keeper is running[\s\S]*pool\s+next run/.test(output) || start.exitCode !== null, 20 * MINUTE_MS, 500);
-      expect(output, 'npm start printed the banner').toMatch(/keeper is running/);
-      expect(output).toMatch(/^ {2}state DB {4}.*\/keeper-newcomer-[^/]+\/keeper\/data\/state\.db$/m);
-      expect(output).toMatch(/^ {2}temporal {4}127\.0\.0\.1:7233, namespace default, TLS off, auth none \(embedded dev server\)$/m);
-      // Which runtime runs tenant code, and why when it is not gVisor: never silent.
-      expect(output).toMatch(/^ {2}tenants {5}runtime (runsc: gVisor: .*|runc: WEAKER than ah's: .*\n {14}why: .+)$/m);
-      const ui = await waitFor('the UI', async () => (await fetch(`http://127.0.0.1:${EMBEDDED_UI_PORT}/`)).ok, 2 * MINUTE_MS, 500);
-      expect(ui).toBe(true);
-      const banner = output.slice(output.indexOf('keeper is running'));
-      console.log(`npm start, on a clean clone:\n${banner.split('\n').slice(0, 12).join('\n')}`);
-    } finally {
-      // npm itself exits at once on SIGINT; keeper drains and stops its dev server: wait for the whole group.
-      signalGroup(start.pid!, 'SIGINT');
-      const gone = await waitFor('npm start and everything it started to exit', () => !signalGroup(start.pid!, 0), 2 * MINUTE_MS, 250).catch(() => false);
-      if (!gone) signalGroup(start.pid!, 'SIGKILL');
-    }
-    expect(output).toMatch(/shutting down[\s\S]*keeper worker stopped/);
-    expect(await portOpen(EMBEDDED_TEMPORAL_PORT), 'the embedded dev server is stopped').toBe(false);
-  });
+      // detached: its own process group, so Ctrl-C reaches npm, the shell and keeper, as from a terminal.
+      const start = spawn('npm', ['start'], { cwd: clone, env: newcomerEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      start.stdout.on('data', (d) => (output += d));
+      start.stderr.on('data', (d) => (output += d));
+      try {
+        await waitFor(
+          'the banner',
+          () => /keeper is running[\s\S]*pool\s+next run/.test(output) || start.exitCode !== null,
+          20 * MINUTE_MS,
+          500,
+        );
+        expect(output, 'npm start printed the banner').toMatch(/keeper is running/);
+        expect(output).toMatch(/^ {2}state DB {4}.*\/keeper-newcomer-[^/]+\/keeper\/data\/state\.db$/m);
+        expect(output).toMatch(/^ {2}temporal {4}127\.0\.0\.1:7233, namespace default, TLS off, auth none \(embedded dev server\)$/m);
+        // Which runtime runs tenant code, and why when it is not gVisor: never silent.
+        expect(output).toMatch(/^ {2}tenants {5}runtime (runsc: gVisor: .*|runc: WEAKER than ah's: .*\n {14}why: .+)$/m);
+        const ui = await waitFor('the UI', async () => (await fetch(`http://127.0.0.1:${EMBEDDED_UI_PORT}/`)).ok, 2 * MINUTE_MS, 500);
+        expect(ui).toBe(true);
+        const banner = output.slice(output.indexOf('keeper is running'));
+        console.log(`npm start, on a clean clone:\n${banner.split('\n').slice(0, 12).join('\n')}`);
+      } finally {
+        // npm itself exits at once on SIGINT; keeper drains and stops its dev server: wait for the whole group.
+        signalGroup(start.pid!, 'SIGINT');
+        const gone = await waitFor(
+          'npm start and everything it started to exit',
+          () => !signalGroup(start.pid!, 0),
+          2 * MINUTE_MS,
+          250,
+        ).catch(() => false);
+        if (!gone) signalGroup(start.pid!, 'SIGKILL');
+      }
+      expect(output).toMatch(/shutting down[\s\S]*keeper worker stopped/);
+      expect(await portOpen(EMBEDDED_TEMPORAL_PORT), 'the embedded dev server is stopped').toBe(false);
+    },
+  );
 });

@@ -81,7 +81,8 @@ describe('two hosts on one Temporal server', () => {
       }
     }
     const mine = [];
-    for await (const s of env.client.schedule.list()) if (hosts.some((h) => s.scheduleId.startsWith(`keeper-${h.settings.hostId}-`))) mine.push(s.scheduleId);
+    for await (const s of env.client.schedule.list())
+      if (hosts.some((h) => s.scheduleId.startsWith(`keeper-${h.settings.hostId}-`))) mine.push(s.scheduleId);
     expect(mine.sort()).toEqual(hosts.flatMap((h) => ['gc', 'pool', 'reconcile'].map((l) => `keeper-${h.settings.hostId}-${l}`)).sort());
     for (const id of mine) await env.client.schedule.getHandle(id).delete();
   });

@@ -23,7 +23,11 @@ afterAll(async () => {
 const row = (id: string) => {
   const d = openStateDb(db);
   try {
-    return d.prepare('SELECT status, container_id, circuit_open FROM services WHERE id = ?').get(id) as { status: string; container_id: string; circuit_open: number };
+    return d.prepare('SELECT status, container_id, circuit_open FROM services WHERE id = ?').get(id) as {
+      status: string;
+      container_id: string;
+      circuit_open: number;
+    };
   } finally {
     d.close();
   }
@@ -33,7 +37,21 @@ describe('keeper service and keeper status', () => {
   let id = '';
 
   it('creates a service the way ah runs one', async () => {
-    const r = await keeper(['service', 'create', '--db', db, '--tenant', tenant, '--name', 'web', '--image', WEB_IMAGE, '--env', 'GREETING=hi', '--json']);
+    const r = await keeper([
+      'service',
+      'create',
+      '--db',
+      db,
+      '--tenant',
+      tenant,
+      '--name',
+      'web',
+      '--image',
+      WEB_IMAGE,
+      '--env',
+      'GREETING=hi',
+      '--json',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const s = JSON.parse(r.stdout);
@@ -41,7 +59,11 @@ describe('keeper service and keeper status', () => {
     created.push(s.containerId);
     expect(s).toMatchObject({ tenantId: tenant, name: 'web', status: 'running', image: WEB_IMAGE });
     const c = await docker.inspectContainer(s.containerId);
-    expect(c).toMatchObject({ name: `ah-${tenant}-${id}`, status: 'running', labels: { 'ah.tenant': tenant, 'ah.service': id, 'ah.managed': 'true' } });
+    expect(c).toMatchObject({
+      name: `ah-${tenant}-${id}`,
+      status: 'running',
+      labels: { 'ah.tenant': tenant, 'ah.service': id, 'ah.managed': 'true' },
+    });
     expect(c.networks).toEqual([`ah-tenant-${tenant}`]);
     expect(await confinementOf(s.containerId)).toEqual({ ...AH_CONFINEMENT, readonlyRootfs: true });
     const d = openStateDb(db);
@@ -76,7 +98,10 @@ describe('keeper service and keeper status', () => {
 
   it('refuses to start while the circuit is open, pointing to keeper circuit reset', async () => {
     const d = openStateDb(db);
-    d.prepare(`UPDATE services SET status = 'crashed', circuit_open = 1, circuit_retry_at = ? WHERE id = ?`).run(Math.floor(Date.now() / 1000) + 1800, id);
+    d.prepare(`UPDATE services SET status = 'crashed', circuit_open = 1, circuit_retry_at = ? WHERE id = ?`).run(
+      Math.floor(Date.now() / 1000) + 1800,
+      id,
+    );
     d.close();
     const r = await keeper(['service', 'start', id, '--db', db]);
     expect(r.code).toBe(1);
@@ -88,7 +113,20 @@ describe('keeper service and keeper status', () => {
     const bad = await keeper(['service', 'create', '--db', db, '--tenant', 'Bad Tenant', '--name', 'x', '--image', TEST_IMAGE]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(`keeper: invalid --tenant "Bad Tenant": use lowercase letters, digits and '-'\n`);
-    const env = await keeper(['service', 'create', '--db', db, '--tenant', tenant, '--name', 'x', '--image', TEST_IMAGE, '--env', 'NOEQUALS']);
+    const env = await keeper([
+      'service',
+      'create',
+      '--db',
+      db,
+      '--tenant',
+      tenant,
+      '--name',
+      'x',
+      '--image',
+      TEST_IMAGE,
+      '--env',
+      'NOEQUALS',
+    ]);
     expect(env.code).toBe(2);
     expect(env.stderr).toBe('keeper: invalid --env "NOEQUALS": use KEY=VALUE\n');
   });

@@ -34,16 +34,43 @@ it('closes an open circuit on `temporal workflow signal --name reset`', async ()
   const tenant = addTenant(db);
   const sid = uniqueId('svc');
   const cid = await runServiceContainer(engine, tenant, sid, {}, false);
-  addService(db, tenant, { status: 'crashed', containerId: cid, crashCount: 5, crashWindowStart: nowSec() - 60, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() + 1800 }, sid);
+  addService(
+    db,
+    tenant,
+    {
+      status: 'crashed',
+      containerId: cid,
+      crashCount: 5,
+      crashWindowStart: nowSec() - 60,
+      circuitOpen: 1,
+      circuitOpenCount: 1,
+      circuitRetryAt: nowSec() + 1800,
+    },
+    sid,
+  );
 
   const worker = await keeperWorker(env, { db, docker: engine.docker, settings });
   const workflowId = ids.circuit(settings.hostId, sid);
   const state = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start('circuitBreaker', { taskQueue: taskQueueFor(settings.hostId), workflowId, args: [{ serviceId: sid }] });
+    const handle = await env.client.workflow.start('circuitBreaker', {
+      taskQueue: taskQueueFor(settings.hostId),
+      workflowId,
+      args: [{ serviceId: sid }],
+    });
     await waitFor('the circuit to hold its timer', async () => (await handle.query<CircuitState>('state')).retryAt > 0);
     await promisify(execFile)(resolveTemporalCli(), [
-      'workflow', 'signal', '--workflow-id', workflowId, '--name', 'reset', '--input', '"from the temporal CLI"',
-      '--address', inject('devServerAddress'), '--namespace', 'default',
+      'workflow',
+      'signal',
+      '--workflow-id',
+      workflowId,
+      '--name',
+      'reset',
+      '--input',
+      '"from the temporal CLI"',
+      '--address',
+      inject('devServerAddress'),
+      '--namespace',
+      'default',
     ]);
     return (await handle.result()) as CircuitState;
   });

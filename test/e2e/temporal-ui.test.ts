@@ -66,11 +66,16 @@ describe('the Temporal UI', () => {
     const query = encodeURIComponent(`KeeperHost="${settings.hostId}"`);
     // The UI answers its first requests with an error page until its backend has settled; reload until the
     // filtered list shows the run (bounded).
-    const found = await waitFor('the run in the filtered workflow list', async () => {
-      await page.goto(`${server.uiUrl}/namespaces/default/workflows?query=${query}`);
-      await page.getByText(workflowId).first().waitFor({ timeout: 5_000 });
-      return true;
-    }, 60_000, 500).catch(async (err) => {
+    const found = await waitFor(
+      'the run in the filtered workflow list',
+      async () => {
+        await page.goto(`${server.uiUrl}/namespaces/default/workflows?query=${query}`);
+        await page.getByText(workflowId).first().waitFor({ timeout: 5_000 });
+        return true;
+      },
+      60_000,
+      500,
+    ).catch(async (err) => {
       await page.screenshot({ path: SCREENSHOT + '.failed.png' });
       throw err;
     });

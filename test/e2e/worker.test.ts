@@ -35,7 +35,17 @@ describe('keeper worker (npm start)', () => {
     const dir = tempDir();
     const hostId = uniqueId('w-');
     const metricsPort = await freePort();
-    const args = ['worker', '--db', path.join(dir, 'state.db'), '--host-id', hostId, '--metrics-port', String(metricsPort), '--log-format', 'pretty'];
+    const args = [
+      'worker',
+      '--db',
+      path.join(dir, 'state.db'),
+      '--host-id',
+      hostId,
+      '--metrics-port',
+      String(metricsPort),
+      '--log-format',
+      'pretty',
+    ];
 
     for (const round of [1, 2]) {
       const keeper = startKeeper(args);
@@ -51,10 +61,14 @@ describe('keeper worker (npm start)', () => {
           // One reconcile run, then keeper's own metrics are on the same endpoint.
           const trigger = await runKeeper(['schedules', 'trigger', 'reconcile', '--host-id', hostId]);
           expect(trigger.code, trigger.stderr).toBe(0);
-          const metrics = await waitFor('keeper metrics', async () => {
-            const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-            return /temporal_workflow_completed_total\{[^}]*workflow_type="reconcileTick"/.test(text) ? text : undefined;
-          }, 30_000);
+          const metrics = await waitFor(
+            'keeper metrics',
+            async () => {
+              const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+              return /temporal_workflow_completed_total\{[^}]*workflow_type="reconcileTick"/.test(text) ? text : undefined;
+            },
+            30_000,
+          );
           expect(metrics).toMatch(/keeper_docker_api_calls_total\{[^}]*operation="container.list"/);
           expect(metrics).toMatch(new RegExp(`keeper_circuits_open\\{keeper_host="${hostId}"\\} 0`));
           expect(metrics).toMatch(/keeper_event_watcher_state\{state="following",keeper_host="[^"]+"\} 1/);

@@ -31,9 +31,14 @@ export async function startHost(env: TestWorkflowEnvironment, db: StateDb, setti
   const running = worker.run();
   const logs: string[] = [];
   return {
-    worker, running, logs,
+    worker,
+    running,
+    logs,
     async stop() {
-      await env.client.schedule.getHandle(ids.schedule(settings.hostId, 'reconcile')).delete().catch(() => undefined);
+      await env.client.schedule
+        .getHandle(ids.schedule(settings.hostId, 'reconcile'))
+        .delete()
+        .catch(() => undefined);
       worker.shutdown();
       await running;
     },
@@ -42,7 +47,11 @@ export async function startHost(env: TestWorkflowEnvironment, db: StateDb, setti
 
 /** The host's event watcher as the worker makes it, with fast reconnects and its log lines captured in `logs`. */
 export function watcherFor(
-  env: TestWorkflowEnvironment, db: StateDb, settings: Settings, logs: string[], dockerHost?: string,
+  env: TestWorkflowEnvironment,
+  db: StateDb,
+  settings: Settings,
+  logs: string[],
+  dockerHost?: string,
 ): EventWatcher {
   const host = createKeeperHost(settings, { db, docker: new DockerClient(dockerHost), log: captureLog(logs).log });
   return host.eventWatcher(env.client, { reconnect: { minMs: 100, maxMs: 1000, unavailableAfter: 3 } });
@@ -59,9 +68,20 @@ export async function ticksDone(env: TestWorkflowEnvironment, hostId: string): P
 }
 
 /** Waits until more than `before` ticks have finished; returns the count. */
-export async function tickAfter(env: TestWorkflowEnvironment, hostId: string, before: number, what: string, timeoutMs = 15_000): Promise<number> {
-  return waitFor(what, async () => {
-    const n = await ticksDone(env, hostId);
-    return n > before && n;
-  }, timeoutMs, 50);
+export async function tickAfter(
+  env: TestWorkflowEnvironment,
+  hostId: string,
+  before: number,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<number> {
+  return waitFor(
+    what,
+    async () => {
+      const n = await ticksDone(env, hostId);
+      return n > before && n;
+    },
+    timeoutMs,
+    50,
+  );
 }

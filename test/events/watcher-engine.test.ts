@@ -72,10 +72,15 @@ const ticks = () => ticksDone(env, settings.hostId);
 async function killAndWaitRestart(cid: string): Promise<void> {
   const before = (await docker.inspectContainer(cid)).restartCount;
   await crashContainer(docker, cid);
-  await waitFor('Docker to restart it', async () => {
-    const d = await docker.inspectContainer(cid);
-    return d.status === 'running' && d.restartCount > before;
-  }, 15_000, 20);
+  await waitFor(
+    'Docker to restart it',
+    async () => {
+      const d = await docker.inspectContainer(cid);
+      return d.status === 'running' && d.restartCount > before;
+    },
+    15_000,
+    20,
+  );
 }
 
 async function noNaturalTickBefore(ms: number): Promise<void> {

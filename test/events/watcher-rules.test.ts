@@ -3,8 +3,13 @@ import { describe, expect, it } from 'vitest';
 import type { DockerEvent } from '../../src/docker/client';
 import { isRelevant, reconnectDelay, sinceParam } from '../../src/events/watcher';
 
-const ev = (action: string, attributes: Record<string, string>, type = 'container'): DockerEvent =>
-  ({ type, action, id: 'c'.repeat(64), attributes, timeNano: 1n });
+const ev = (action: string, attributes: Record<string, string>, type = 'container'): DockerEvent => ({
+  type,
+  action,
+  id: 'c'.repeat(64),
+  attributes,
+  timeNano: 1n,
+});
 
 describe('event watcher rules', () => {
   it('wakes the tick for ah services, databases and environments only', () => {

@@ -28,17 +28,42 @@ const registryDir = tempDir('keeper-registry-');
 
 /** The docker CLI on this file's engine. */
 const dockerCli = (...args: string[]) =>
-  execFileSync('docker', args, { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: engine!.dockerHost }, timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-const inEngineNet = (...args: string[]) => execFileSync('nsenter', [`--net=/run/netns/keeper-${engine!.name}`, ...args], { encoding: 'utf8', timeout: 10_000 });
+  execFileSync('docker', args, {
+    encoding: 'utf8',
+    env: { ...process.env, DOCKER_HOST: engine!.dockerHost },
+    timeout: 60_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
+const inEngineNet = (...args: string[]) =>
+  execFileSync('nsenter', [`--net=/run/netns/keeper-${engine!.name}`, ...args], { encoding: 'utf8', timeout: 10_000 });
 
 beforeAll(async () => {
   engine = extraEngine('gcimg');
-  fs.writeFileSync(path.join(registryDir, 'config.yml'), [
-    'version: 0.1', 'storage:', '  filesystem:', `    rootdirectory: ${registryDir}/data`,
-    'http:', '  addr: 127.0.0.1:5000', 'log:', '  level: error', '',
-  ].join('\n'));
-  registry = spawn('nsenter', [`--net=/run/netns/keeper-${engine.name}`, 'docker-registry', 'serve', path.join(registryDir, 'config.yml')], { stdio: 'ignore' });
-  await waitFor('the registry on the engine\'s loopback', () => inEngineNet('curl', '-sf', 'http://127.0.0.1:5000/v2/') !== undefined, 30_000, 200);
+  fs.writeFileSync(
+    path.join(registryDir, 'config.yml'),
+    [
+      'version: 0.1',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${registryDir}/data`,
+      'http:',
+      '  addr: 127.0.0.1:5000',
+      'log:',
+      '  level: error',
+      '',
+    ].join('\n'),
+  );
+  registry = spawn(
+    'nsenter',
+    [`--net=/run/netns/keeper-${engine.name}`, 'docker-registry', 'serve', path.join(registryDir, 'config.yml')],
+    { stdio: 'ignore' },
+  );
+  await waitFor(
+    "the registry on the engine's loopback",
+    () => inEngineNet('curl', '-sf', 'http://127.0.0.1:5000/v2/') !== undefined,
+    30_000,
+    200,
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -77,7 +102,9 @@ describe("ah's build images", () => {
 
   const sweep = async (settings: Settings, dryRun: boolean) => {
     const worker = await keeperWorker(env, { db, docker: new DockerClient(engine!.dockerHost), settings });
-    return worker.runUntil(env.client.workflow.execute(gcSweep, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('gc-'), args: [{ dryRun }] }));
+    return worker.runUntil(
+      env.client.workflow.execute(gcSweep, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('gc-'), args: [{ dryRun }] }),
+    );
   };
 
   beforeAll(async () => {
@@ -90,8 +117,9 @@ describe("ah's build images", () => {
     const now = Math.floor(Date.now() / 1000);
     for (const [i, b] of ['b1', 'b2', 'b3', 'b4', 'b5'].entries()) {
       img[b] = newImage(`${repo(s1)}:${b}`);
-      db.prepare(`INSERT INTO builds (id, service_id, tenant_id, status, source_type, image, created_at) VALUES (?, ?, ?, 'succeeded', 'git', ?, ?)`)
-        .run(uniqueId('bld'), s1, t, `${repo(s1)}:${b}`, now - 5000 + i * 100);
+      db.prepare(
+        `INSERT INTO builds (id, service_id, tenant_id, status, source_type, image, created_at) VALUES (?, ?, ?, 'succeeded', 'git', ?, ?)`,
+      ).run(uniqueId('bld'), s1, t, `${repo(s1)}:${b}`, now - 5000 + i * 100);
     }
     db.prepare('UPDATE services SET image = ? WHERE id = ?').run(`${repo(s1)}:b4`, s1);
     dockerCli('create', '--name', uniqueId('ah-old-'), `${repo(s1)}:b1`, 'true');
@@ -121,12 +149,22 @@ describe("ah's build images", () => {
   const repoOf = (svc: string) => `127.0.0.1:5000/ah/${t}-${svc}`;
 
   it('removes the tags beyond the newest two per service and the untagged build image, as the dry run listed', () => {
-    const removed = buildClass(real).removed.map((i) => i.name).sort();
-    expect(removed).toEqual([`${repoOf(s1)}:b2`, `${repoOf(s1)}:b3`, `${repoOf(s2)}:c1`, img.d.replace(/^sha256:/, '').slice(0, 12)].sort());
-    expect(buildClass(dry).planned.map((i) => i.name).sort()).toEqual(removed);
+    const removed = buildClass(real)
+      .removed.map((i) => i.name)
+      .sort();
+    expect(removed).toEqual(
+      [`${repoOf(s1)}:b2`, `${repoOf(s1)}:b3`, `${repoOf(s2)}:c1`, img.d.replace(/^sha256:/, '').slice(0, 12)].sort(),
+    );
+    expect(
+      buildClass(dry)
+        .planned.map((i) => i.name)
+        .sort(),
+    ).toEqual(removed);
     expect(buildClass(dry).removed).toEqual([]);
     expect(buildClass(real).failed).toEqual([]);
-    expect(buildClass(real).removed.find((i) => i.name.endsWith(':b2'))!.reason).toBe(`build image over the limit of 2 per service for service ${s1}`);
+    expect(buildClass(real).removed.find((i) => i.name.endsWith(':b2'))!.reason).toBe(
+      `build image over the limit of 2 per service for service ${s1}`,
+    );
   });
 
   it('deletes an image with its last tag, only untags one with other tags, and keeps what it must', () => {

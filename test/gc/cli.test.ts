@@ -39,10 +39,24 @@ describe('keeper gc', () => {
       const plan = JSON.parse(dry.out) as GcSweepResult;
       expect(plan.dryRun).toBe(true);
       const planned = plan.classes.flatMap((c) => c.planned.map((i) => `${c.class}:${i.name}`)).sort();
-      expect(plan.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords', 'buildImages']);
-      expect(planned).toEqual(expect.arrayContaining([
-        `containers:ah-kanban-${u}`, `volumes:ah-kanban-${u}`, `buildDirs:old-${u}`, `crashRecords:svc-${u}#${record}`,
-      ]));
+      expect(plan.classes.map((c) => c.class)).toEqual([
+        'containers',
+        'volumes',
+        'networks',
+        'images',
+        'buildDirs',
+        'snapshots',
+        'crashRecords',
+        'buildImages',
+      ]);
+      expect(planned).toEqual(
+        expect.arrayContaining([
+          `containers:ah-kanban-${u}`,
+          `volumes:ah-kanban-${u}`,
+          `buildDirs:old-${u}`,
+          `crashRecords:svc-${u}#${record}`,
+        ]),
+      );
       expect(fs.existsSync(`${dir}/builds/old-${u}`)).toBe(true);
 
       const human = await keeper(['gc', '--once', '--dry-run', ...flags]);
@@ -67,7 +81,9 @@ describe('keeper gc', () => {
     expect(none.err).toMatch(/^keeper: gc needs --once/);
     const bad = await keeper(['gc', '--once', '--gc-min-age', 'soon']);
     expect(bad.code).toBe(2);
-    expect(bad.err.trim().split('\n')).toEqual([`keeper: option '--gc-min-age <value>' argument 'soon' is invalid. "soon" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)`]);
+    expect(bad.err.trim().split('\n')).toEqual([
+      `keeper: option '--gc-min-age <value>' argument 'soon' is invalid. "soon" is not a duration (use e.g. 500ms, 30s, 10m, 4h, 30d)`,
+    ]);
     const age = await keeper(['gc', '--once', '--snapshot-max-age', '0s']);
     expect(age.code).toBe(2);
     expect(age.err).toMatch(/^keeper: option '--snapshot-max-age <value>' argument '0s' is invalid\. must be a positive duration/);

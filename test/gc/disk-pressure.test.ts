@@ -50,7 +50,10 @@ it('crossing the block threshold starts a sweep at once; the pool stays blocked 
   // warn 85 %, block 92 % of 8 MiB: 7.6 MiB blocks, 7 MiB is between, nothing is under.
   const settings = testSettings({ db: file, diskPaths: mountDir, diskWarn: '85', diskBlock: '92', buildDir: tempDir(), poolSize: '0' });
   const before = await readDiskGuard({ docker: fx.docker, settings });
-  expect(before.paths.filter((p) => p.path !== mountDir).every((p) => p.level === 'ok'), before.message).toBe(true);
+  expect(
+    before.paths.filter((p) => p.path !== mountDir).every((p) => p.level === 'ok'),
+    before.message,
+  ).toBe(true);
   // an orphan younger than --gc-min-age: the pressure sweep must keep it, as any sweep would
   const young = await fx.volume(`ah-kanban-${uniqueId()}`);
   await ensureSchedules(env.client, settings, ['gc']);
@@ -58,7 +61,8 @@ it('crossing the block threshold starts a sweep at once; the pool stays blocked 
   const host = createKeeperHost(settings, { db, docker: fx.docker, log: captureLog(lines).log });
   const watcher: DiskWatcher = host.diskWatcher(env.client, { intervalMs: 200 });
   const worker: Worker = await keeperWorker(env, { db, docker: fx.docker, settings });
-  const refill = () => env.client.workflow.execute(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('pool-refill-') });
+  const refill = () =>
+    env.client.workflow.execute(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('pool-refill-') });
   const checksAfter = async (n: number) => waitFor(`${n} more disk checks`, () => watcher.checks >= n, 20_000, 50);
   const filler = path.join(mountDir, 'filler');
   try {
@@ -88,7 +92,9 @@ it('crossing the block threshold starts a sweep at once; the pool stays blocked 
       await checksAfter(watcher.checks + 2);
       const held = await refill();
       expect(held.blocked).toBe(true);
-      expect(held.error).toMatch(new RegExp(`above warning threshold 85%; held since a path reached the block threshold 92%, until every path is under 85%`));
+      expect(held.error).toMatch(
+        new RegExp(`above warning threshold 85%; held since a path reached the block threshold 92%, until every path is under 85%`),
+      );
 
       // freed: under the warning threshold, the hold clears and the refill runs
       fs.rmSync(filler);

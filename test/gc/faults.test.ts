@@ -41,7 +41,11 @@ async function sweep(db: StateDb, settings: Settings): Promise<GcSweepResult> {
 }
 
 const cls = (r: GcSweepResult, c: GcClass): GcClassResult => r.classes.find((x) => x.class === c)!;
-const exists = (p: Promise<unknown>) => p.then(() => true, (e: { isNotFound?: boolean }) => (e.isNotFound ? false : Promise.reject(e)));
+const exists = (p: Promise<unknown>) =>
+  p.then(
+    () => true,
+    (e: { isNotFound?: boolean }) => (e.isNotFound ? false : Promise.reject(e)),
+  );
 const settings = () => testSettings({ gcMinAge: '0s', buildDir: tempDir() });
 
 describe('engine errors', () => {

@@ -20,7 +20,6 @@ import { EngineFixture, freshDb, tempDir, testDeps, testSettings, uniqueId } fro
 import * as w from './world';
 import { rng, type Rng } from '../helpers/rng';
 
-
 const CONTAINER_KINDS = ['service', 'database', 'environment', 'kanban', 'warm-pool', 'unlabelled', 'registry', 'managed-only'] as const;
 const AH_KINDS = new Set(['service', 'database', 'environment', 'kanban', 'warm-pool']);
 const CONTAINER_REF_TABLES = ['none', 'none', 'none', 'services', 'databases', 'environments', 'kanbans', 'warm_pool'] as const;
@@ -94,10 +93,14 @@ function expectedOrphans(wd: World) {
   const staying = wd.containers.filter((c) => !containers.has(c.name));
   const mountedByStaying = new Set(staying.flatMap((c) => c.mounts.map((m) => wd.volumes[m].name)));
   const volumes = new Set(
-    wd.volumes.filter((v) => AH_VOLUME_PREFIXES.has(v.prefix) && v.ref === 'none' && !v.young && !mountedByStaying.has(v.name)).map((v) => v.name),
+    wd.volumes
+      .filter((v) => AH_VOLUME_PREFIXES.has(v.prefix) && v.ref === 'none' && !v.young && !mountedByStaying.has(v.name))
+      .map((v) => v.name),
   );
   const usedNetworks = new Set(staying.flatMap((c) => (c.network !== undefined ? [wd.networks[c.network].name] : [])));
-  const networks = new Set(wd.networks.filter((n) => n.prefix === 'ah-tenant-' && !n.young && !usedNetworks.has(n.name)).map((n) => n.name));
+  const networks = new Set(
+    wd.networks.filter((n) => n.prefix === 'ah-tenant-' && !n.young && !usedNetworks.has(n.name)).map((n) => n.name),
+  );
   return { containers, volumes, networks };
 }
 
@@ -131,7 +134,9 @@ function writeRows(db: StateDb, wd: World, ids: Map<string, string>): void {
 }
 
 function clearRows(db: StateDb): void {
-  db.exec('DELETE FROM snapshots; DELETE FROM services; DELETE FROM databases; DELETE FROM environments; DELETE FROM kanbans; DELETE FROM warm_pool; DELETE FROM tenants;');
+  db.exec(
+    'DELETE FROM snapshots; DELETE FROM services; DELETE FROM databases; DELETE FROM environments; DELETE FROM kanbans; DELETE FROM warm_pool; DELETE FROM tenants;',
+  );
 }
 
 const sorted = (s: Iterable<string>) => [...s].sort();
@@ -152,12 +157,23 @@ describe('generated worlds through the reference query and the planners', () => 
       writeRows(db, wd, ids);
       const refs = loadGcReferences(db);
       const createdAt = (young: boolean) => (young ? NOW - r.int(600) : NOW - 600 - r.int(86_400));
-      const cobs: ContainerObs[] = wd.containers.map((c) => ({ id: ids.get(c.name)!, name: c.name, labels: labelsOf(c.kind, 'x'), state: c.running ? 'running' : 'exited', createdAt: createdAt(c.young) }));
+      const cobs: ContainerObs[] = wd.containers.map((c) => ({
+        id: ids.get(c.name)!,
+        name: c.name,
+        labels: labelsOf(c.kind, 'x'),
+        state: c.running ? 'running' : 'exited',
+        createdAt: createdAt(c.young),
+      }));
       const cplan = planContainers(cobs, refs, guard);
       const gone = new Set(cplan.remove.map((p) => p.target.name));
       const staying = wd.containers.filter((c) => !gone.has(c.name));
       const inUse = new Set(staying.flatMap((c) => c.mounts.map((m) => wd.volumes[m].name)));
-      const vplan = planVolumes(wd.volumes.map((v) => ({ name: v.name, createdAt: createdAt(v.young) })), refs, inUse, guard);
+      const vplan = planVolumes(
+        wd.volumes.map((v) => ({ name: v.name, createdAt: createdAt(v.young) })),
+        refs,
+        inUse,
+        guard,
+      );
       const nobs: NetworkObs[] = wd.networks.map((n, i) => ({
         id: n.name,
         name: n.name,
@@ -173,7 +189,8 @@ describe('generated worlds through the reference query and the planners', () => 
       expect(sorted(vplan.remove.map((p) => p.item.name)), ctx).toEqual(sorted(want.volumes));
       expect(sorted(nplan.remove.map((p) => p.item.name)), ctx).toEqual(sorted(want.networks));
       orphansSeen += want.containers.size + want.volumes.size + want.networks.size;
-      keptSeen += wd.containers.length + wd.volumes.length + wd.networks.length - (want.containers.size + want.volumes.size + want.networks.size);
+      keptSeen +=
+        wd.containers.length + wd.volumes.length + wd.networks.length - (want.containers.size + want.volumes.size + want.networks.size);
     }
     // the generator really exercised both sides
     expect(orphansSeen).toBeGreaterThan(300);
@@ -223,18 +240,49 @@ describe('generated worlds on the real engine', () => {
       const gone = dc.planned.flatMap((i) => (i.id ? [i.id] : []));
       const dv = await gc.removeOrphanVolumes({ dryRun: true, goneContainers: gone });
       const dn = await gc.removeEmptyTenantNetworks({ dryRun: true, goneContainers: gone });
-      expect(mine(dc.planned.map((i) => i.name), allC)).toEqual(sorted(want.containers));
-      expect(mine(dv.planned.map((i) => i.name), allV)).toEqual(sorted(want.volumes));
-      expect(mine(dn.planned.map((i) => i.name), allN)).toEqual(sorted(want.networks));
+      expect(
+        mine(
+          dc.planned.map((i) => i.name),
+          allC,
+        ),
+      ).toEqual(sorted(want.containers));
+      expect(
+        mine(
+          dv.planned.map((i) => i.name),
+          allV,
+        ),
+      ).toEqual(sorted(want.volumes));
+      expect(
+        mine(
+          dn.planned.map((i) => i.name),
+          allN,
+        ),
+      ).toEqual(sorted(want.networks));
 
       const rc = await gc.removeOrphanContainers({ dryRun: false });
       const removed = rc.removed.flatMap((i) => (i.id ? [i.id] : []));
       const rv = await gc.removeOrphanVolumes({ dryRun: false, goneContainers: removed });
       const rn = await gc.removeEmptyTenantNetworks({ dryRun: false, goneContainers: removed });
-      expect(mine(rc.removed.map((i) => i.name), allC)).toEqual(sorted(want.containers));
-      expect(mine(rv.removed.map((i) => i.name), allV)).toEqual(sorted(want.volumes));
-      expect(mine(rn.removed.map((i) => i.name), allN)).toEqual(sorted(want.networks));
-      for (const res of [rc, rv, rn]) expect(res.failed.filter((f) => allC.has(f.name) || allV.has(f.name) || allN.has(f.name))).toEqual([]);
+      expect(
+        mine(
+          rc.removed.map((i) => i.name),
+          allC,
+        ),
+      ).toEqual(sorted(want.containers));
+      expect(
+        mine(
+          rv.removed.map((i) => i.name),
+          allV,
+        ),
+      ).toEqual(sorted(want.volumes));
+      expect(
+        mine(
+          rn.removed.map((i) => i.name),
+          allN,
+        ),
+      ).toEqual(sorted(want.networks));
+      for (const res of [rc, rv, rn])
+        expect(res.failed.filter((f) => allC.has(f.name) || allV.has(f.name) || allN.has(f.name))).toEqual([]);
 
       // and the engine agrees: every kept resource of this world is still there, every orphan is gone
       const present = {

@@ -22,7 +22,11 @@ import { TestDockerClient } from '../helpers/test-docker';
 const docker = new TestDockerClient();
 
 async function gone(kind: 'container' | 'volume' | 'network', name: string): Promise<boolean> {
-  const inspect = { container: () => docker.inspectContainer(name), volume: () => docker.inspectVolume(name), network: () => docker.inspectNetwork(name) }[kind];
+  const inspect = {
+    container: () => docker.inspectContainer(name),
+    volume: () => docker.inspectVolume(name),
+    network: () => docker.inspectNetwork(name),
+  }[kind];
   try {
     await inspect();
     return false;
@@ -37,7 +41,9 @@ function byClass(r: GcSweepResult, cls: GcClass): GcClassResult {
 }
 
 function names(r: GcSweepResult, cls: GcClass, field: 'planned' | 'removed'): string[] {
-  return byClass(r, cls)[field].map((i) => i.name).sort();
+  return byClass(r, cls)
+    [field].map((i) => i.name)
+    .sort();
 }
 
 function setAge(dir: string, hoursAgo: number): void {
@@ -97,7 +103,12 @@ describe('a sweep over a world of every class', () => {
     buildDir = tempDir('keeper-gc-builds-');
     outside = tempDir('keeper-gc-outside-');
     settings = testSettings({
-      gcMinAge: '0s', buildDir, snapshotMaxPerService: '3', snapshotMaxAge: '30d', crashRecordMaxPerService: '3', crashRecordMaxAge: '30d',
+      gcMinAge: '0s',
+      buildDir,
+      snapshotMaxPerService: '3',
+      snapshotMaxAge: '30d',
+      crashRecordMaxPerService: '3',
+      crashRecordMaxAge: '30d',
     });
     t = w.tenant(db);
 
@@ -128,9 +139,14 @@ describe('a sweep over a world of every class', () => {
     // a claimed pool container: only an environments row references it (W-G2)
     await refd('pool', { 'ah.type': 'warm-pool' }, (id) => w.environment(db, t, { containerId: id }));
     // an unclaimed pool container as ah labels it (ah.type=environment): its warm_pool row protects it
-    await refd('env', { 'ah.type': 'environment', 'ah.tenant': 'pool' }, (id) => w.poolRow(db, { containerId: id, volumeName: `ah-pool-${u}-ready` }));
+    await refd('env', { 'ah.type': 'environment', 'ah.tenant': 'pool' }, (id) =>
+      w.poolRow(db, { containerId: id, volumeName: `ah-pool-${u}-ready` }),
+    );
     // -- foreign: no ah label, an ah- name; and an ah kind GC does not collect
-    for (const [name, labels] of [[`ah-${u}-unlabelled`, {}], [`ah-${u}-registry`, { 'ah.type': 'registry' }]] as const) {
+    for (const [name, labels] of [
+      [`ah-${u}-unlabelled`, {}],
+      [`ah-${u}-registry`, { 'ah.type': 'registry' }],
+    ] as const) {
       await fx.run({ name, labels, network: 'none' }, false);
       kept.containers.push(name);
     }
@@ -161,7 +177,10 @@ describe('a sweep over a world of every class', () => {
     await fx.run({ name: `ah-svc-${u}-busy`, labels: { 'ah.service': `b${u}` }, network: `ah-tenant-${u}-busy`, init: true }, true);
     w.service(db, t, { containerId: (await docker.inspectContainer(`ah-svc-${u}-busy`)).id });
     await fx.network(`ah-tenant-${u}-stopped`);
-    const stoppedId = await fx.run({ name: `ah-svc-${u}-stopped`, labels: { 'ah.service': `st${u}` }, network: `ah-tenant-${u}-stopped` }, false);
+    const stoppedId = await fx.run(
+      { name: `ah-svc-${u}-stopped`, labels: { 'ah.service': `st${u}` }, network: `ah-tenant-${u}-stopped` },
+      false,
+    );
     w.service(db, t, { containerId: stoppedId });
     // Traefik joins tenant networks to route to them; alone it does not keep one: it is disconnected first
     const edge = `keeper-gc-${u}-edge`;
@@ -200,8 +219,13 @@ describe('a sweep over a world of every class', () => {
     w.service(db, t, { image: s2Image });
     snaps = {};
     const ages: [string, string, number][] = [
-      [s1, 'a60d', 60 * day], [s1, 'b45d', 45 * day], [s1, 'c3d', 3 * day], [s1, 'd2d', 2 * day], [s1, 'e1d', day],
-      [s2, 's2old', 90 * day], [s2, 's2new', day],
+      [s1, 'a60d', 60 * day],
+      [s1, 'b45d', 45 * day],
+      [s1, 'c3d', 3 * day],
+      [s1, 'd2d', 2 * day],
+      [s1, 'e1d', day],
+      [s2, 's2old', 90 * day],
+      [s2, 's2new', day],
     ];
     for (const [svc, key, age] of ages) {
       const ref = `127.0.0.1:5000/snapshots/${t}:${u}-${key}`;
@@ -226,7 +250,12 @@ describe('a sweep over a world of every class', () => {
 
   afterAll(async () => {
     await fx.cleanup();
-    for (const id of [orphan.image, kept.image]) await w.rawDocker().getImage(id).remove({ force: true }).catch(() => undefined);
+    for (const id of [orphan.image, kept.image])
+      await w
+        .rawDocker()
+        .getImage(id)
+        .remove({ force: true })
+        .catch(() => undefined);
     // every snapshot tag this file made, the ones retention kept included (untagging never removes TEST_IMAGE itself)
     for (const ref of madeTags.splice(0)) await docker.removeImage(ref).catch(() => undefined);
     db?.close();
@@ -293,7 +322,16 @@ describe('a sweep over a world of every class', () => {
   });
 
   it('the dry run removed nothing and listed exactly what the real run then removed, class by class', () => {
-    for (const cls of ['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords', 'buildImages'] as GcClass[]) {
+    for (const cls of [
+      'containers',
+      'volumes',
+      'networks',
+      'images',
+      'buildDirs',
+      'snapshots',
+      'crashRecords',
+      'buildImages',
+    ] as GcClass[]) {
       expect(byClass(dry, cls).removed, cls).toEqual([]);
       expect(names(dry, cls, 'planned'), cls).toEqual(names(real, cls, 'removed'));
       expect(byClass(real, cls).failed, cls).toEqual([]);
@@ -314,7 +352,9 @@ describe('a sweep over a world of every class', () => {
   });
 
   it('logs every removal with class, name, age and reason in the result, and records the sweep', () => {
-    for (const c of real.classes) for (const i of c.removed) expect(i).toMatchObject({ name: expect.any(String), ageSeconds: expect.any(Number), reason: expect.any(String) });
+    for (const c of real.classes)
+      for (const i of c.removed)
+        expect(i).toMatchObject({ name: expect.any(String), ageSeconds: expect.any(Number), reason: expect.any(String) });
     const recorded = lastLoopResults(db).find((r) => r.loop === 'gc');
     expect(recorded?.result).toMatchObject({ totals: { removed: real.totals.removed } });
     expect(recorded?.workflowId).toMatch(/^gc-test-/);

@@ -10,28 +10,38 @@ import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 export const T0 = 1_700_000_000;
 
 export function tenant(db: StateDb, id = uniqueId('tn')): string {
-  db.prepare(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`).run(id, id, `${id}@example.com`, T0, T0);
+  db.prepare(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`).run(
+    id,
+    id,
+    `${id}@example.com`,
+    T0,
+    T0,
+  );
   return id;
 }
 
 export function service(db: StateDb, t: string, opts: { containerId?: string; image?: string; id?: string } = {}): string {
   const id = opts.id ?? uniqueId('svc');
-  db.prepare(`INSERT INTO services (id, tenant_id, name, status, image, container_id, created_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`)
-    .run(id, t, id, opts.image ?? null, opts.containerId ?? null, T0, T0);
+  db.prepare(
+    `INSERT INTO services (id, tenant_id, name, status, image, container_id, created_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`,
+  ).run(id, t, id, opts.image ?? null, opts.containerId ?? null, T0, T0);
   return id;
 }
 
 export function database(db: StateDb, t: string, opts: { containerId?: string; volumeName?: string }): string {
   const id = uniqueId('db');
-  db.prepare(`INSERT INTO databases (id, tenant_id, name, type, status, container_id, password_encrypted, volume_name, created_at, updated_at)
-              VALUES (?, ?, ?, 'postgres', 'failed', ?, 'x', ?, ?, ?)`).run(id, t, id, opts.containerId ?? null, opts.volumeName ?? null, T0, T0);
+  db.prepare(
+    `INSERT INTO databases (id, tenant_id, name, type, status, container_id, password_encrypted, volume_name, created_at, updated_at)
+              VALUES (?, ?, ?, 'postgres', 'failed', ?, 'x', ?, ?, ?)`,
+  ).run(id, t, id, opts.containerId ?? null, opts.volumeName ?? null, T0, T0);
   return id;
 }
 
 export function environment(db: StateDb, t: string, opts: { containerId?: string; volumeName?: string }): string {
   const id = uniqueId('env');
-  db.prepare(`INSERT INTO environments (id, tenant_id, name, status, container_id, volume_name, created_at, updated_at) VALUES (?, ?, ?, 'stopped', ?, ?, ?, ?)`)
-    .run(id, t, id, opts.containerId ?? '', opts.volumeName ?? '', T0, T0);
+  db.prepare(
+    `INSERT INTO environments (id, tenant_id, name, status, container_id, volume_name, created_at, updated_at) VALUES (?, ?, ?, 'stopped', ?, ?, ?, ?)`,
+  ).run(id, t, id, opts.containerId ?? '', opts.volumeName ?? '', T0, T0);
   return id;
 }
 
@@ -39,33 +49,45 @@ export function environment(db: StateDb, t: string, opts: { containerId?: string
 export function kanban(db: StateDb, opts: { containerId?: string; volumeName?: string }): string {
   const t = tenant(db);
   const id = uniqueId('kb');
-  db.prepare(`INSERT INTO kanbans (id, tenant_id, status, container_id, volume_name, created_at, updated_at) VALUES (?, ?, 'ready', ?, ?, ?, ?)`)
-    .run(id, t, opts.containerId ?? null, opts.volumeName ?? null, T0, T0);
+  db.prepare(
+    `INSERT INTO kanbans (id, tenant_id, status, container_id, volume_name, created_at, updated_at) VALUES (?, ?, 'ready', ?, ?, ?, ?)`,
+  ).run(id, t, opts.containerId ?? null, opts.volumeName ?? null, T0, T0);
   return id;
 }
 
 export function poolRow(db: StateDb, opts: { containerId: string; volumeName: string; status?: string }): string {
   const id = uniqueId('wp_');
-  db.prepare(`INSERT INTO warm_pool (id, template_id, container_id, volume_name, status, created_at) VALUES (?, 'tmpl_default', ?, ?, ?, ?)`)
-    .run(id, opts.containerId, opts.volumeName, opts.status ?? 'ready', T0);
+  db.prepare(
+    `INSERT INTO warm_pool (id, template_id, container_id, volume_name, status, created_at) VALUES (?, 'tmpl_default', ?, ?, ?, ?)`,
+  ).run(id, opts.containerId, opts.volumeName, opts.status ?? 'ready', T0);
   return id;
 }
 
 export function snapshot(db: StateDb, t: string, serviceId: string, opts: { id?: string; imageRef: string; createdAt: number }): string {
   const id = opts.id ?? uniqueId('snap');
-  db.prepare(`INSERT INTO snapshots (id, tenant_id, service_id, name, image_ref, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-    .run(id, t, serviceId, id, opts.imageRef, opts.createdAt);
+  db.prepare(`INSERT INTO snapshots (id, tenant_id, service_id, name, image_ref, created_at) VALUES (?, ?, ?, ?, ?, ?)`).run(
+    id,
+    t,
+    serviceId,
+    id,
+    opts.imageRef,
+    opts.createdAt,
+  );
   return id;
 }
 
 export function snapshotIds(db: StateDb): string[] {
-  return (db.prepare('SELECT id FROM snapshots ORDER BY id').pluck().all() as string[]);
+  return db.prepare('SELECT id FROM snapshots ORDER BY id').pluck().all() as string[];
 }
 
 /** A crash record as a tick writes it (the facts of an `exit 1`), recorded at `recordedAt` (unix seconds). Returns its id. */
 export function crashRecord(db: StateDb, serviceId: string, recordedAt: number): string {
-  const r = db.prepare(`INSERT INTO keeper_crash_records (service_id, container_id, died_at_ms, exit_code, seen_by, reason, window_start, recorded_at)
-                        VALUES (?, 'c0ffee', ?, 1, 'look', 'exit code 1', ?, ?)`).run(serviceId, recordedAt * 1000, recordedAt, recordedAt);
+  const r = db
+    .prepare(
+      `INSERT INTO keeper_crash_records (service_id, container_id, died_at_ms, exit_code, seen_by, reason, window_start, recorded_at)
+                        VALUES (?, 'c0ffee', ?, 1, 'look', 'exit code 1', ?, ?)`,
+    )
+    .run(serviceId, recordedAt * 1000, recordedAt, recordedAt);
   return String(r.lastInsertRowid);
 }
 
@@ -94,7 +116,10 @@ export async function danglingImage(label: string | undefined): Promise<string> 
   } finally {
     await docker.getContainer(c.id).remove({ force: true });
     // The second image keeps the tag; it is not dangling and this fixture's business only.
-    await docker.getImage(`${repo}:x`).remove().catch(() => undefined);
+    await docker
+      .getImage(`${repo}:x`)
+      .remove()
+      .catch(() => undefined);
   }
 }
 

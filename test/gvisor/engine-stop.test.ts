@@ -8,19 +8,33 @@ import { DockerClient } from '../../src/docker/client';
 import { TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { gvisorEngine, processesUnder } from './helpers';
 
-it("a runsc start that fails here leaves runsc-gofer and runsc-sandbox; stopping the engine leaves none of its processes", async () => {
+it('a runsc start that fails here leaves runsc-gofer and runsc-sandbox; stopping the engine leaves none of its processes', async () => {
   const engine = gvisorEngine('gvisor-stop');
   const runDir = `/run/keeper-dockerd-${engine.name}/`;
   try {
     const docker = new DockerClient(engine.dockerHost);
     // runsc-net has networking, which runsc refuses in these machines' root network namespace.
-    const id = await docker.createContainer({ name: uniqueId('gv-net-'), image: TEST_IMAGE, cmd: ['sleep', '60'], confined: { readonlyRootfs: false, runtime: 'runsc-net' } });
+    const id = await docker.createContainer({
+      name: uniqueId('gv-net-'),
+      image: TEST_IMAGE,
+      cmd: ['sleep', '60'],
+      confined: { readonlyRootfs: false, runtime: 'runsc-net' },
+    });
     await expect(docker.startContainer(id)).rejects.toThrow(/cannot run with network enabled in root network namespace/);
-    const left = await waitFor('the failed start to leave runsc processes', () => {
-      const programs = processesUnder(runDir).map((p) => p.program);
-      return programs.includes('runsc-gofer') && programs.includes('runsc-sandbox') ? programs : undefined;
-    }, 10_000);
-    console.log(`left by the failed start: ${left.filter((p) => p.startsWith('runsc')).sort().join(', ')}`);
+    const left = await waitFor(
+      'the failed start to leave runsc processes',
+      () => {
+        const programs = processesUnder(runDir).map((p) => p.program);
+        return programs.includes('runsc-gofer') && programs.includes('runsc-sandbox') ? programs : undefined;
+      },
+      10_000,
+    );
+    console.log(
+      `left by the failed start: ${left
+        .filter((p) => p.startsWith('runsc'))
+        .sort()
+        .join(', ')}`,
+    );
   } finally {
     engine.stop();
   }

@@ -52,7 +52,8 @@ async function refill(settings: Settings): Promise<{ result: PoolRefillResult; m
   return { result, ms: Math.round(performance.now() - t0) };
 }
 
-const readyContainers = () => db!.prepare(`SELECT id, container_id FROM warm_pool WHERE status = 'ready' ORDER BY id`).all() as { id: string; container_id: string }[];
+const readyContainers = () =>
+  db!.prepare(`SELECT id, container_id FROM warm_pool WHERE status = 'ready' ORDER BY id`).all() as { id: string; container_id: string }[];
 
 describe('tenant containers under gVisor', () => {
   it("a refill makes pool containers under runsc, whose processes see gVisor's kernel, not the host's", async () => {
@@ -129,9 +130,26 @@ describe('tenant containers under gVisor', () => {
   it('keeper pool refill --once starts on this engine with the default runtime and fills the pool under runsc', async () => {
     const t = poolDb();
     db = t.db;
-    const flags = ['--db', t.file, '--host-id', uniqueId('gv-'), '--temporal-address', inject('devServerAddress'),
-      '--pooled-templates', 'default', '--pool-size', '1', '--disk-warn', '99', '--disk-block', '100'];
-    const r = await keeper(['pool', 'refill', '--once', '--json', ...flags], { DOCKER_HOST: engine.dockerHost, KEEPER_TENANT_RUNTIME: undefined });
+    const flags = [
+      '--db',
+      t.file,
+      '--host-id',
+      uniqueId('gv-'),
+      '--temporal-address',
+      inject('devServerAddress'),
+      '--pooled-templates',
+      'default',
+      '--pool-size',
+      '1',
+      '--disk-warn',
+      '99',
+      '--disk-block',
+      '100',
+    ];
+    const r = await keeper(['pool', 'refill', '--once', '--json', ...flags], {
+      DOCKER_HOST: engine.dockerHost,
+      KEEPER_TENANT_RUNTIME: undefined,
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const [row] = readyContainers();

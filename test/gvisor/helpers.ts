@@ -65,17 +65,23 @@ export const kernelSeenBy = (engine: ExtraEngine, id: string) => dockerCli(engin
 /** The network interfaces a container's processes see (from /proc/net/dev). */
 export function interfacesSeenBy(engine: ExtraEngine, id: string): string[] {
   const lines = dockerCli(engine, 'exec', id, 'cat', '/proc/net/dev').split('\n').slice(2);
-  return lines.map((l) => l.split(':')[0].trim()).filter(Boolean).sort();
+  return lines
+    .map((l) => l.split(':')[0].trim())
+    .filter(Boolean)
+    .sort();
 }
 
 /** Processes whose command line names `dir` (an engine's dockerd, shims and runsc processes): pid and program. */
 export function processesUnder(dir: string): { pid: number; program: string }[] {
-  return fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).flatMap((pid) => {
-    try {
-      const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      return args.some((a) => a.includes(dir)) ? [{ pid: Number(pid), program: path.basename(args[0]) }] : [];
-    } catch {
-      return []; // exited meanwhile
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .flatMap((pid) => {
+      try {
+        const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return args.some((a) => a.includes(dir)) ? [{ pid: Number(pid), program: path.basename(args[0]) }] : [];
+      } catch {
+        return []; // exited meanwhile
+      }
+    });
 }

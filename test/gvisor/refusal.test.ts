@@ -19,7 +19,8 @@ import { tempDir, TEST_IMAGE, testSettings } from '../helpers/fixtures';
 import { cleanupPoolDb, poolDb } from '../pool/helpers';
 
 /** The line, exactly as an operator sees it on stderr (the engine's list of runtimes varies by version). */
-const REFUSAL = /^keeper: tenant runtime runsc is not registered with the Docker engine \(it lists [^)]*\brunc\b[^)]*\): install gVisor \(Debian: apt-get install runsc\) and register it with the engine \("runtimes": \{"runsc": \{"path": "\/usr\/bin\/runsc"\}\} in daemon\.json, then restart dockerd\), or pass --tenant-runtime runc to run tenant code on the host kernel, with weaker isolation than ah's gVisor\n$/;
+const REFUSAL =
+  /^keeper: tenant runtime runsc is not registered with the Docker engine \(it lists [^)]*\brunc\b[^)]*\): install gVisor \(Debian: apt-get install runsc\) and register it with the engine \("runtimes": \{"runsc": \{"path": "\/usr\/bin\/runsc"\}\} in daemon\.json, then restart dockerd\), or pass --tenant-runtime runc to run tenant code on the host kernel, with weaker isolation than ah's gVisor\n$/;
 
 let engine: ExtraEngine;
 let docker: DockerClient;
@@ -63,11 +64,18 @@ describe('an engine without the tenant runtime', () => {
 
   it('a development host with no runtime named starts under runc, and its banner says so and why', async () => {
     const db = path.join(tempDir(), 'data', 'state.db');
-    const worker = startKeeper(['worker', '--db', db, '--host-id', 'gv-fallback', '--metrics-port', '0', '--log-format', 'json'], DEFAULT_RUNTIME);
+    const worker = startKeeper(
+      ['worker', '--db', db, '--host-id', 'gv-fallback', '--metrics-port', '0', '--log-format', 'json'],
+      DEFAULT_RUNTIME,
+    );
     try {
       await worker.waitForOutput(/keeper is running[\s\S]*pool\s+(next run|paused)/, 120_000);
-      expect(worker.output).toMatch(/^ {2}tenants {5}runtime runc: WEAKER than ah's: tenant code runs on the host kernel \(runc\), not under gVisor$/m);
-      expect(worker.output).toMatch(/^ {14}why: this Docker engine does not list runsc \(it lists [^)]*runc[^)]*\), and this is a development host \(embedded Temporal, no --tenant-runtime given\)/m);
+      expect(worker.output).toMatch(
+        /^ {2}tenants {5}runtime runc: WEAKER than ah's: tenant code runs on the host kernel \(runc\), not under gVisor$/m,
+      );
+      expect(worker.output).toMatch(
+        /^ {14}why: this Docker engine does not list runsc \(it lists [^)]*runc[^)]*\), and this is a development host \(embedded Temporal, no --tenant-runtime given\)/m,
+      );
       expect(worker.output).toContain('"msg":"tenant code runs under runc: no gVisor on this engine"');
     } finally {
       worker.child.kill('SIGTERM');
@@ -77,7 +85,10 @@ describe('an engine without the tenant runtime', () => {
 
   it('pool claim, pool refill --once and service create exit 2 with the same line, and change nothing', async () => {
     const { file, tenant, db } = pool!;
-    const rows = () => db.prepare(`SELECT (SELECT COUNT(*) FROM environments) e, (SELECT COUNT(*) FROM services) s, (SELECT COUNT(*) FROM warm_pool) p`).get();
+    const rows = () =>
+      db
+        .prepare(`SELECT (SELECT COUNT(*) FROM environments) e, (SELECT COUNT(*) FROM services) s, (SELECT COUNT(*) FROM warm_pool) p`)
+        .get();
     const before = rows();
     const flags = ['--db', file, '--disk-warn', '99', '--disk-block', '100'];
     const commands = [
@@ -98,8 +109,28 @@ describe('an engine without the tenant runtime', () => {
 
   it('with --tenant-runtime runc, the documented way to accept the host kernel, service create runs its container under runc', async () => {
     const { file, tenant } = pool!;
-    const r = await keeper(['service', 'create', '--tenant', tenant, '--name', 'accepted', '--image', TEST_IMAGE, '--db', file,
-      '--disk-warn', '99', '--disk-block', '100', '--tenant-runtime', 'runc', '--json'], DEFAULT_RUNTIME);
+    const r = await keeper(
+      [
+        'service',
+        'create',
+        '--tenant',
+        tenant,
+        '--name',
+        'accepted',
+        '--image',
+        TEST_IMAGE,
+        '--db',
+        file,
+        '--disk-warn',
+        '99',
+        '--disk-block',
+        '100',
+        '--tenant-runtime',
+        'runc',
+        '--json',
+      ],
+      DEFAULT_RUNTIME,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect((await docker.inspectContainer(JSON.parse(r.stdout).containerId)).runtime).toBe('runc');
@@ -109,12 +140,20 @@ describe('an engine without the tenant runtime', () => {
     const { file } = pool!;
     const gv = await keeper(['status', '--db', file, '--json'], DEFAULT_RUNTIME);
     expect(gv.code).toBe(0);
-    expect(JSON.parse(gv.stdout).tenantRuntime).toEqual({ runtime: 'runsc', registered: false, isolation: expect.stringMatching(/^gVisor/) });
+    expect(JSON.parse(gv.stdout).tenantRuntime).toEqual({
+      runtime: 'runsc',
+      registered: false,
+      isolation: expect.stringMatching(/^gVisor/),
+    });
     const gvText = await keeper(['status', '--db', file], DEFAULT_RUNTIME);
-    expect(gvText.stdout).toMatch(/^tenant runtime runsc \(NOT registered with this engine\): gVisor: tenant code runs on gVisor's application kernel, as in ah$/m);
+    expect(gvText.stdout).toMatch(
+      /^tenant runtime runsc \(NOT registered with this engine\): gVisor: tenant code runs on gVisor's application kernel, as in ah$/m,
+    );
 
     const rc = await keeper(['status', '--db', file, '--tenant-runtime', 'runc'], DEFAULT_RUNTIME);
-    expect(rc.stdout).toMatch(/^tenant runtime runc \(registered\): WEAKER than ah's: tenant code runs on the host kernel \(runc\), not under gVisor$/m);
+    expect(rc.stdout).toMatch(
+      /^tenant runtime runc \(registered\): WEAKER than ah's: tenant code runs on the host kernel \(runc\), not under gVisor$/m,
+    );
   });
 });
 
@@ -126,12 +165,21 @@ describe("the worker's check when the engine does not answer", () => {
     const down = new DockerClient('unix:///nonexistent/keeper-gvisor/docker.sock');
     // A worker on a configured Temporal: no fallback to runc.
     const onCluster = { log, embeddedTemporal: false };
-    expect(await workerTenantRuntime({ docker: down, settings, ...onCluster })).toEqual({ runtime: 'runsc', isolation: expect.any(String), verified: false });
+    expect(await workerTenantRuntime({ docker: down, settings, ...onCluster })).toEqual({
+      runtime: 'runsc',
+      isolation: expect.any(String),
+      verified: false,
+    });
     expect(lines.map((l) => JSON.parse(l))).toEqual([
       expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/^tenant runtime not verified/), tenantRuntime: 'runsc' }),
     ]);
     // The engine that answers without runsc stops it, as a setting error (exit code 2).
-    await expect(workerTenantRuntime({ docker, settings, ...onCluster })).rejects.toSatisfy((e) => e instanceof TenantRuntimeMissing && e instanceof SettingsError);
-    expect(await workerTenantRuntime({ docker, settings: testSettings({ tenantRuntime: 'runc' }), ...onCluster })).toMatchObject({ runtime: 'runc', verified: true });
+    await expect(workerTenantRuntime({ docker, settings, ...onCluster })).rejects.toSatisfy(
+      (e) => e instanceof TenantRuntimeMissing && e instanceof SettingsError,
+    );
+    expect(await workerTenantRuntime({ docker, settings: testSettings({ tenantRuntime: 'runc' }), ...onCluster })).toMatchObject({
+      runtime: 'runc',
+      verified: true,
+    });
   });
 });

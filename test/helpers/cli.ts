@@ -44,10 +44,12 @@ export function keeper(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
 
 /** Starts `keeper <args>` in the background; `waitForOutput` waits (bounded) for a line on stdout or stderr. */
 export function startKeeper(args: string[], env: NodeJS.ProcessEnv = {}) {
-  return watchOutput(spawn(process.execPath, [KEEPER_BIN, ...args], {
-    env: { ...process.env, ...CHILD_ENV, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }));
+  return watchOutput(
+    spawn(process.execPath, [KEEPER_BIN, ...args], {
+      env: { ...process.env, ...CHILD_ENV, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 /** A child's stdout and stderr as one text, its exit code, and a bounded wait for a pattern in that text. */

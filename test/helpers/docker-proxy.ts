@@ -101,15 +101,12 @@ export class DockerProxy {
       res.end(JSON.stringify({ message: `injected fault ${rule.status}: No such container: not found (${method} ${apiPath})` }));
       return;
     }
-    const upstream = http.request(
-      { socketPath: target, method, path: req.url, headers: req.headers },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        // A stream (events) may send no body for a long time: its client waits for the headers alone.
-        res.flushHeaders();
-        up.pipe(res);
-      },
-    );
+    const upstream = http.request({ socketPath: target, method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      // A stream (events) may send no body for a long time: its client waits for the headers alone.
+      res.flushHeaders();
+      up.pipe(res);
+    });
     upstream.on('error', (err) => {
       if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ message: `proxy: ${err.message}` }));

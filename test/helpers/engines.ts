@@ -63,5 +63,12 @@ export function stopEnginesOf(owner: string): void {
 /** The owners of the extra engines on this machine, as the script lists them. */
 export function engineOwners(): string[] {
   const listed = execFileSync('bash', [EXTRA_DOCKERD, 'list'], { encoding: 'utf8' });
-  return [...new Set(listed.split('\n').filter(Boolean).map((l) => l.split(' ')[1] ?? ''))];
+  return [
+    ...new Set(
+      listed
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(' ')[1] ?? ''),
+    ),
+  ];
 }

@@ -123,8 +123,11 @@ export async function waitFor<T>(
  * The confinement fields of a container's HostConfig, read with dockerode directly: keeper's adapter has no
  * use for them, only the tests that check tenant containers are confined as ah confines them.
  */
-export async function confinementOf(containerId: string): Promise<{ capDrop: string[]; securityOpt: string[]; pidsLimit: number; readonlyRootfs: boolean; tmpfs: string[] }> {
-  const h = (await new Dockerode(dockerOptions(process.env.DOCKER_HOST)).getContainer(containerId).inspect()).HostConfig as Dockerode.HostConfig & { PidsLimit?: number; Tmpfs?: Record<string, string> };
+export async function confinementOf(
+  containerId: string,
+): Promise<{ capDrop: string[]; securityOpt: string[]; pidsLimit: number; readonlyRootfs: boolean; tmpfs: string[] }> {
+  const h = (await new Dockerode(dockerOptions(process.env.DOCKER_HOST)).getContainer(containerId).inspect())
+    .HostConfig as Dockerode.HostConfig & { PidsLimit?: number; Tmpfs?: Record<string, string> };
   return {
     capDrop: h.CapDrop ?? [],
     securityOpt: h.SecurityOpt ?? [],
@@ -141,4 +144,3 @@ export const AH_CONFINEMENT = {
   pidsLimit: 256,
   tmpfs: ['/run', '/tmp', '/var/run', '/var/tmp'],
 };
-

@@ -31,7 +31,10 @@ const HOP_HEADERS = new Set([':method', ':path', ':scheme', ':authority', ':stat
 
 export async function startGrpcCapture(o: CaptureOptions): Promise<GrpcCapture> {
   const upstream = http2.connect(`https://${o.upstream}`, {
-    ca: fs.readFileSync(o.caFile), cert: fs.readFileSync(o.clientCertFile), key: fs.readFileSync(o.clientKeyFile), servername: o.serverName,
+    ca: fs.readFileSync(o.caFile),
+    cert: fs.readFileSync(o.clientCertFile),
+    key: fs.readFileSync(o.clientKeyFile),
+    servername: o.serverName,
   });
   upstream.on('error', () => undefined); // surfaced per stream
   const requests: GrpcCapture['requests'] = [];

@@ -22,14 +22,20 @@ function run(cmd: string, args: string[], netns?: string): string {
   return execFileSync(bin, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
 }
 
-const lines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 
 /** Name and kind of each interface: flags and counters change with traffic, the set of interfaces must not. */
 function interfaces(netns?: string): string[] {
-  return lines(run('ip', ['-o', 'link', 'show'], netns)).map((l) => {
-    const m = /^\d+:\s+([^:@]+)(?:@\S+)?:.*?link\/(\S+)/.exec(l);
-    return m ? `${m[1]} (${m[2]})` : l;
-  }).sort();
+  return lines(run('ip', ['-o', 'link', 'show'], netns))
+    .map((l) => {
+      const m = /^\d+:\s+([^:@]+)(?:@\S+)?:.*?link\/(\S+)/.exec(l);
+      return m ? `${m[1]} (${m[2]})` : l;
+    })
+    .sort();
 }
 
 /**
@@ -56,7 +62,9 @@ function iptables(netns?: string): string[] {
   } catch {
     return ['(iptables-save not available)'];
   }
-  return lines(text).filter((l) => !l.startsWith('#')).map((l) => l.replace(/\s\[\d+:\d+\]$/, ''));
+  return lines(text)
+    .filter((l) => !l.startsWith('#'))
+    .map((l) => l.replace(/\s\[\d+:\d+\]$/, ''));
 }
 
 async function engine(dockerHost: string | undefined) {

@@ -11,8 +11,24 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { DockerError } from '../../src/docker/errors';
 import type {
-  ContainerDetails, ContainerSpec, ContainerSummary, ContainerUsage, DockerEvent, Engine, EngineInfo, EngineRuntimes, EventQuery,
-  ImageSummary, LabelFilter, LogReadLimits, LogWindow, NetworkCreateOptions, NetworkDetails, PullProgressEvent, RepoImageSummary, VolumeSummary,
+  ContainerDetails,
+  ContainerSpec,
+  ContainerSummary,
+  ContainerUsage,
+  DockerEvent,
+  Engine,
+  EngineInfo,
+  EngineRuntimes,
+  EventQuery,
+  ImageSummary,
+  LabelFilter,
+  LogReadLimits,
+  LogWindow,
+  NetworkCreateOptions,
+  NetworkDetails,
+  PullProgressEvent,
+  RepoImageSummary,
+  VolumeSummary,
 } from '../../src/docker/engine';
 import { systemClock, type Clock } from '../../src/time';
 
@@ -126,7 +142,12 @@ export class MemoryEngine implements Engine {
   /** An image, tagged (`ref`) or dangling (`ref` null). Returns its id. */
   addImage(ref: string | null, opts: { labels?: Record<string, string>; createdAtMs?: number } = {}): string {
     const id = `sha256:${newId()}`;
-    this.images.set(id, { id, tags: ref ? [normalTag(ref)] : [], labels: opts.labels ?? {}, createdAtMs: opts.createdAtMs ?? this.clock.nowMs() });
+    this.images.set(id, {
+      id,
+      tags: ref ? [normalTag(ref)] : [],
+      labels: opts.labels ?? {},
+      createdAtMs: opts.createdAtMs ?? this.clock.nowMs(),
+    });
     return id;
   }
 
@@ -148,10 +169,23 @@ export class MemoryEngine implements Engine {
     const now = this.clock.nowMs();
     if (opts.oomKilled) this.emit(c, 'oom');
     this.emit(c, 'die', { exitCode: String(exitCode) });
-    Object.assign(c, { state: 'exited', exitCode, oomKilled: opts.oomKilled ?? false, finishedAtMs: now, health: c.hasHealthcheck ? 'unhealthy' : '' });
-    const policyRestarts = c.restartPolicy === 'always' || c.restartPolicy === 'unless-stopped' || (c.restartPolicy === 'on-failure' && exitCode !== 0);
+    Object.assign(c, {
+      state: 'exited',
+      exitCode,
+      oomKilled: opts.oomKilled ?? false,
+      finishedAtMs: now,
+      health: c.hasHealthcheck ? 'unhealthy' : '',
+    });
+    const policyRestarts =
+      c.restartPolicy === 'always' || c.restartPolicy === 'unless-stopped' || (c.restartPolicy === 'on-failure' && exitCode !== 0);
     if (opts.restarted ?? policyRestarts) {
-      Object.assign(c, { state: 'running', exitCode: 0, restartCount: c.restartCount + 1, startedAtMs: now, health: c.hasHealthcheck ? 'starting' : '' });
+      Object.assign(c, {
+        state: 'running',
+        exitCode: 0,
+        restartCount: c.restartCount + 1,
+        startedAtMs: now,
+        health: c.hasHealthcheck ? 'starting' : '',
+      });
       this.emit(c, 'start');
     }
   }
@@ -172,7 +206,10 @@ export class MemoryEngine implements Engine {
 
   async info(): Promise<EngineInfo> {
     return this.call('info', undefined, () => ({
-      serverVersion: 'memory', apiVersion: '1.41', dockerRootDir: this.dockerRootDir, containers: this.containers.size,
+      serverVersion: 'memory',
+      apiVersion: '1.41',
+      dockerRootDir: this.dockerRootDir,
+      containers: this.containers.size,
       containersRunning: [...this.containers.values()].filter((c) => c.state === 'running').length,
     }));
   }
@@ -184,16 +221,35 @@ export class MemoryEngine implements Engine {
   // ---- containers ----
 
   async listContainers(labels: LabelFilter, opts: { all?: boolean } = {}): Promise<ContainerSummary[]> {
-    return this.call('container.list', undefined, () => [...this.containers.values()]
-      .filter((c) => matchesLabels(c.labels, labels) && (opts.all ?? true ? true : c.state === 'running'))
-      .map((c) => ({ id: c.id, name: c.name, image: c.image, labels: { ...c.labels }, state: c.state, status: this.statusText(c), createdAt: sec(c.createdAtMs) })));
+    return this.call('container.list', undefined, () =>
+      [...this.containers.values()]
+        .filter((c) => matchesLabels(c.labels, labels) && ((opts.all ?? true) ? true : c.state === 'running'))
+        .map((c) => ({
+          id: c.id,
+          name: c.name,
+          image: c.image,
+          labels: { ...c.labels },
+          state: c.state,
+          status: this.statusText(c),
+          createdAt: sec(c.createdAtMs),
+        })),
+    );
   }
 
   async listContainerUsage(): Promise<ContainerUsage[]> {
-    return this.call('container.list', undefined, () => [...this.containers.values()].map((c) => ({
-      id: c.id, name: c.name, state: c.state, labels: { ...c.labels }, image: c.image, imageId: c.imageId, createdAt: sec(c.createdAtMs),
-      networks: [...c.networks], volumes: c.mounts.map((m) => m.name),
-    })));
+    return this.call('container.list', undefined, () =>
+      [...this.containers.values()].map((c) => ({
+        id: c.id,
+        name: c.name,
+        state: c.state,
+        labels: { ...c.labels },
+        image: c.image,
+        imageId: c.imageId,
+        createdAt: sec(c.createdAtMs),
+        networks: [...c.networks],
+        volumes: c.mounts.map((m) => m.name),
+      })),
+    );
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerDetails> {
@@ -206,16 +262,33 @@ export class MemoryEngine implements Engine {
       const image = this.findImage(spec.image);
       if (!image) throw notFound('container.create', `image: ${spec.image}`);
       const runtime = spec.confined?.runtime ?? this.engineRuntimes.defaultRuntime;
-      if (!this.engineRuntimes.names.includes(runtime)) throw new DockerError('container.create', 400, `docker container.create: HTTP 400: unknown or invalid runtime name: ${runtime}`);
+      if (!this.engineRuntimes.names.includes(runtime))
+        throw new DockerError('container.create', 400, `docker container.create: HTTP 400: unknown or invalid runtime name: ${runtime}`);
       const network = spec.network ?? 'bridge';
       if (!this.findNetwork(network)) throw notFound('container.create', `network ${network}`);
-      for (const v of spec.volumes ?? []) if (!this.volumes.has(v.name)) this.volumes.set(v.name, { name: v.name, labels: {}, createdAtMs: this.clock.nowMs() });
+      for (const v of spec.volumes ?? [])
+        if (!this.volumes.has(v.name)) this.volumes.set(v.name, { name: v.name, labels: {}, createdAtMs: this.clock.nowMs() });
       const c: MemoryContainer = {
-        id: newId(), name: spec.name, image: spec.image, imageId: image.id, labels: { ...spec.labels }, state: 'created', exitCode: 0, health: '',
-        hasHealthcheck: !!spec.healthcheck, restartCount: 0, startedAtMs: null, finishedAtMs: null, oomKilled: false, error: '',
-        restartPolicy: spec.restartPolicy ?? 'no', createdAtMs: this.clock.nowMs(), runtime,
+        id: newId(),
+        name: spec.name,
+        image: spec.image,
+        imageId: image.id,
+        labels: { ...spec.labels },
+        state: 'created',
+        exitCode: 0,
+        health: '',
+        hasHealthcheck: !!spec.healthcheck,
+        restartCount: 0,
+        startedAtMs: null,
+        finishedAtMs: null,
+        oomKilled: false,
+        error: '',
+        restartPolicy: spec.restartPolicy ?? 'no',
+        createdAtMs: this.clock.nowMs(),
+        runtime,
         networks: new Set(network === 'none' ? [] : [this.findNetwork(network)!.name]),
-        mounts: (spec.volumes ?? []).map((v) => ({ name: v.name, destination: v.target })), output: [],
+        mounts: (spec.volumes ?? []).map((v) => ({ name: v.name, destination: v.target })),
+        output: [],
       };
       this.containers.set(c.id, c);
       this.emit(c, 'create');
@@ -227,7 +300,14 @@ export class MemoryEngine implements Engine {
     return this.call('container.start', id, () => {
       const c = this.mustContainer('container.start', id);
       if (c.state === 'running') return; // the engine's 304, which the adapter ignores
-      Object.assign(c, { state: 'running', exitCode: 0, oomKilled: false, error: '', startedAtMs: this.clock.nowMs(), health: c.hasHealthcheck ? 'starting' : '' });
+      Object.assign(c, {
+        state: 'running',
+        exitCode: 0,
+        oomKilled: false,
+        error: '',
+        startedAtMs: this.clock.nowMs(),
+        health: c.hasHealthcheck ? 'starting' : '',
+      });
       this.emit(c, 'start');
     });
   }
@@ -250,7 +330,11 @@ export class MemoryEngine implements Engine {
   async removeContainer(id: string, opts: { force?: boolean } = {}): Promise<void> {
     return this.call('container.remove', id, () => {
       const c = this.mustContainer('container.remove', id);
-      if (c.state === 'running' && !opts.force) throw conflict('container.remove', `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`);
+      if (c.state === 'running' && !opts.force)
+        throw conflict(
+          'container.remove',
+          `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`,
+        );
       if (c.state === 'running') this.stop(c, 137);
       this.containers.delete(c.id);
       this.emit(c, 'destroy');
@@ -270,14 +354,20 @@ export class MemoryEngine implements Engine {
   async containerLogs(id: string, tail = 100): Promise<string> {
     return this.call('container.logs', id, () => {
       const lines = this.mustContainer('container.logs', id).output.map((o) => o.text);
-      return lines.slice(-tail).map((l) => `${l}\n`).join('');
+      return lines
+        .slice(-tail)
+        .map((l) => `${l}\n`)
+        .join('');
     });
   }
 
   async containerLogsBetween(id: string, window: LogWindow, limits: LogReadLimits): Promise<{ text: string; complete: boolean }> {
     return this.call('container.logs', id, () => {
       const c = this.mustContainer('container.logs', id);
-      const text = c.output.filter((o) => o.atMs >= window.sinceMs && o.atMs <= window.untilMs).map((o) => `${o.text}\n`).join('');
+      const text = c.output
+        .filter((o) => o.atMs >= window.sinceMs && o.atMs <= window.untilMs)
+        .map((o) => `${o.text}\n`)
+        .join('');
       const bytes = Buffer.from(text, 'utf8');
       if (bytes.length > limits.maxReadBytes) return { text: '', complete: false };
       return { text: bytes.subarray(Math.max(0, bytes.length - limits.keepBytes)).toString('utf8'), complete: true };
@@ -293,9 +383,11 @@ export class MemoryEngine implements Engine {
   }
 
   async listVolumes(namePrefix?: string): Promise<VolumeSummary[]> {
-    return this.call('volume.list', undefined, () => [...this.volumes.values()]
-      .filter((v) => !namePrefix || v.name.startsWith(namePrefix))
-      .map((v) => ({ name: v.name, labels: { ...v.labels }, createdAt: sec(v.createdAtMs) })));
+    return this.call('volume.list', undefined, () =>
+      [...this.volumes.values()]
+        .filter((v) => !namePrefix || v.name.startsWith(namePrefix))
+        .map((v) => ({ name: v.name, labels: { ...v.labels }, createdAt: sec(v.createdAtMs) })),
+    );
   }
 
   async removeVolume(name: string): Promise<void> {
@@ -310,16 +402,20 @@ export class MemoryEngine implements Engine {
   // ---- images ----
 
   async listDanglingImages(): Promise<ImageSummary[]> {
-    return this.call('image.list', undefined, () => [...this.images.values()]
-      .filter((i) => i.tags.length === 0)
-      .map((i) => ({ id: i.id, labels: { ...i.labels }, createdAt: sec(i.createdAtMs) })));
+    return this.call('image.list', undefined, () =>
+      [...this.images.values()]
+        .filter((i) => i.tags.length === 0)
+        .map((i) => ({ id: i.id, labels: { ...i.labels }, createdAt: sec(i.createdAtMs) })),
+    );
   }
 
   /** Tagged images under the prefix only: the in-memory engine keeps no registry digests. */
   async listImagesUnder(repoPrefix: string): Promise<RepoImageSummary[]> {
-    return this.call('image.list', undefined, () => [...this.images.values()]
-      .filter((i) => i.tags.some((t) => t.startsWith(repoPrefix)))
-      .map((i) => ({ id: i.id, repoTags: [...i.tags], repoDigests: [], createdAt: sec(i.createdAtMs) })));
+    return this.call('image.list', undefined, () =>
+      [...this.images.values()]
+        .filter((i) => i.tags.some((t) => t.startsWith(repoPrefix)))
+        .map((i) => ({ id: i.id, repoTags: [...i.tags], repoDigests: [], createdAt: sec(i.createdAtMs) })),
+    );
   }
 
   /** By tag: untags, and removes the image with its last tag. By id: removes it. Refused (409) while a container uses it. */
@@ -329,9 +425,14 @@ export class MemoryEngine implements Engine {
       if (!image) throw notFound('image.remove', `image: ${ref}`);
       const byTag = image.tags.includes(normalTag(ref));
       if (byTag && image.tags.length > 1) return void (image.tags = image.tags.filter((t) => t !== normalTag(ref)));
-      if (!byTag && image.tags.length > 1) throw conflict('image.remove', `unable to delete ${image.id} (must be forced) - image is referenced in multiple repositories`);
+      if (!byTag && image.tags.length > 1)
+        throw conflict('image.remove', `unable to delete ${image.id} (must be forced) - image is referenced in multiple repositories`);
       const user = [...this.containers.values()].find((c) => c.imageId === image.id);
-      if (user) throw conflict('image.remove', `unable to delete ${image.id} (cannot be forced) - image is being used by running container ${user.id}`);
+      if (user)
+        throw conflict(
+          'image.remove',
+          `unable to delete ${image.id} (cannot be forced) - image is being used by running container ${user.id}`,
+        );
       this.images.delete(image.id);
     });
   }
@@ -352,7 +453,8 @@ export class MemoryEngine implements Engine {
 
   async pullImage(ref: string, onProgress: (e: PullProgressEvent) => void): Promise<void> {
     return this.call('image.pull', ref, () => {
-      if (!this.registry.has(normalTag(ref))) throw notFound('image.pull', `manifest for ${ref} not found: manifest unknown: manifest unknown`);
+      if (!this.registry.has(normalTag(ref)))
+        throw notFound('image.pull', `manifest for ${ref} not found: manifest unknown: manifest unknown`);
       onProgress({ id: 'layer0', status: 'Pull complete' });
       if (!this.findImage(ref)) this.addImage(ref);
     });
@@ -361,9 +463,9 @@ export class MemoryEngine implements Engine {
   // ---- networks ----
 
   async listNetworks(namePrefix?: string): Promise<{ id: string; name: string }[]> {
-    return this.call('network.list', undefined, () => [...this.networks.values()]
-      .filter((n) => !namePrefix || n.name.startsWith(namePrefix))
-      .map((n) => ({ id: n.id, name: n.name })));
+    return this.call('network.list', undefined, () =>
+      [...this.networks.values()].filter((n) => !namePrefix || n.name.startsWith(namePrefix)).map((n) => ({ id: n.id, name: n.name })),
+    );
   }
 
   /** Only running containers are attached (have an endpoint); a stopped one is configured on it, not attached. */
@@ -373,7 +475,12 @@ export class MemoryEngine implements Engine {
       if (!n) throw notFound('network.inspect', `network ${idOrName}`);
       const attached = [...this.containers.values()].filter((c) => c.state === 'running' && c.networks.has(n.name));
       return {
-        id: n.id, name: n.name, internal: n.internal, options: { ...n.options }, labels: { ...n.labels }, createdAt: sec(n.createdAtMs),
+        id: n.id,
+        name: n.name,
+        internal: n.internal,
+        options: { ...n.options },
+        labels: { ...n.labels },
+        createdAt: sec(n.createdAtMs),
         containers: attached.map((c, i) => ({ id: c.id, name: c.name, ipv4: `172.30.0.${i + 2}` })),
       };
     });
@@ -396,7 +503,12 @@ export class MemoryEngine implements Engine {
       const n = this.findNetwork(network);
       if (!n) throw notFound('network.disconnect', `network ${network}`);
       const c = this.mustContainer('network.disconnect', containerId);
-      if (!c.networks.delete(n.name)) throw new DockerError('network.disconnect', 403, `docker network.disconnect: HTTP 403: container ${c.id} is not connected to network ${n.name}`);
+      if (!c.networks.delete(n.name))
+        throw new DockerError(
+          'network.disconnect',
+          403,
+          `docker network.disconnect: HTTP 403: container ${c.id} is not connected to network ${n.name}`,
+        );
     });
   }
 
@@ -405,7 +517,11 @@ export class MemoryEngine implements Engine {
       const n = this.findNetwork(idOrName);
       if (!n) throw notFound('network.remove', `network ${idOrName}`);
       if ([...this.containers.values()].some((c) => c.state === 'running' && c.networks.has(n.name))) {
-        throw new DockerError('network.remove', 403, `docker network.remove: HTTP 403: error while removing network: network ${n.name} id ${n.id} has active endpoints`);
+        throw new DockerError(
+          'network.remove',
+          403,
+          `docker network.remove: HTTP 403: error while removing network: network ${n.name} id ${n.id} has active endpoints`,
+        );
       }
       this.networks.delete(n.id);
     });
@@ -460,11 +576,26 @@ export class MemoryEngine implements Engine {
 
   private details(c: MemoryContainer): ContainerDetails {
     return {
-      id: c.id, name: c.name, image: c.image, labels: { ...c.labels }, status: c.state, exitCode: c.exitCode, health: c.health,
-      restartCount: c.restartCount, pid: c.state === 'running' ? 4242 : 0, startedAt: sec(c.startedAtMs), finishedAt: sec(c.finishedAtMs),
-      startedAtMs: c.startedAtMs, finishedAtMs: c.finishedAtMs, oomKilled: c.oomKilled, error: c.error, restartPolicy: c.restartPolicy,
-      createdAt: sec(c.createdAtMs), mounts: c.mounts.map((m) => ({ type: 'volume', name: m.name, destination: m.destination })),
-      networks: [...c.networks], runtime: c.runtime,
+      id: c.id,
+      name: c.name,
+      image: c.image,
+      labels: { ...c.labels },
+      status: c.state,
+      exitCode: c.exitCode,
+      health: c.health,
+      restartCount: c.restartCount,
+      pid: c.state === 'running' ? 4242 : 0,
+      startedAt: sec(c.startedAtMs),
+      finishedAt: sec(c.finishedAtMs),
+      startedAtMs: c.startedAtMs,
+      finishedAtMs: c.finishedAtMs,
+      oomKilled: c.oomKilled,
+      error: c.error,
+      restartPolicy: c.restartPolicy,
+      createdAt: sec(c.createdAtMs),
+      mounts: c.mounts.map((m) => ({ type: 'volume', name: m.name, destination: m.destination })),
+      networks: [...c.networks],
+      runtime: c.runtime,
     };
   }
 
@@ -482,7 +613,10 @@ export class MemoryEngine implements Engine {
 
   private emit(c: MemoryContainer, action: string, extra: Record<string, string> = {}): void {
     const e: DockerEvent = {
-      type: 'container', action, id: c.id, attributes: { ...c.labels, name: c.name, image: c.image, ...extra },
+      type: 'container',
+      action,
+      id: c.id,
+      attributes: { ...c.labels, name: c.name, image: c.image, ...extra },
       timeNano: BigInt(this.clock.nowMs()) * 1_000_000n,
     };
     this.events.push(e);
@@ -490,7 +624,14 @@ export class MemoryEngine implements Engine {
   }
 
   private addNetwork(name: string, opts: NetworkCreateOptions): MemoryNetwork {
-    const n = { id: newId(), name, internal: opts.internal ?? false, options: { ...opts.options }, labels: { ...opts.labels }, createdAtMs: this.clock.nowMs() };
+    const n = {
+      id: newId(),
+      name,
+      internal: opts.internal ?? false,
+      options: { ...opts.options },
+      labels: { ...opts.labels },
+      createdAtMs: this.clock.nowMs(),
+    };
     this.networks.set(n.id, n);
     return n;
   }
@@ -517,7 +658,12 @@ export class MemoryEngine implements Engine {
   }
 
   private findImage(ref: string): MemoryImage | undefined {
-    return this.images.get(ref) ?? [...this.images.values()].find((i) => i.tags.includes(normalTag(ref)) || (ref.length >= 12 && i.id.replace('sha256:', '').startsWith(ref.replace('sha256:', ''))));
+    return (
+      this.images.get(ref) ??
+      [...this.images.values()].find(
+        (i) => i.tags.includes(normalTag(ref)) || (ref.length >= 12 && i.id.replace('sha256:', '').startsWith(ref.replace('sha256:', ''))),
+      )
+    );
   }
 }
 

@@ -39,7 +39,12 @@ export interface AlertInfo {
 }
 
 export class Prometheus {
-  private constructor(readonly url: string, private readonly child: ChildProcess, readonly dir: string, private log: { text: string }) {}
+  private constructor(
+    readonly url: string,
+    private readonly child: ChildProcess,
+    readonly dir: string,
+    private log: { text: string },
+  ) {}
 
   /** Starts it on a free loopback port and waits (bounded) until it answers ready. */
   static async start(opts: PrometheusOptions): Promise<Prometheus> {
@@ -47,10 +52,16 @@ export class Prometheus {
     const config = path.join(dir, 'prometheus.yml');
     fs.writeFileSync(config, configText(opts));
     const port = await freePort();
-    const child = spawn('prometheus', [
-      `--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'prometheus',
+      [
+        `--config.file=${config}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const log = { text: '' };
     child.stdout?.on('data', (d) => (log.text += d));
     child.stderr?.on('data', (d) => (log.text += d));
@@ -71,7 +82,10 @@ export class Prometheus {
   }
 
   private async ready(): Promise<boolean> {
-    return fetch(`${this.url}/-/ready`).then((r) => r.ok, () => false);
+    return fetch(`${this.url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
   }
 
   /** GET /api/v1/<endpoint>: the `data` of a successful answer; an error answer throws with Prometheus's words. */

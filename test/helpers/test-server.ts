@@ -79,6 +79,10 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
 }
 
 const quietLogger = {
-  log() {}, trace() {}, debug() {}, info() {}, warn() {},
+  log() {},
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
   error: (m: string) => console.error(m),
 };

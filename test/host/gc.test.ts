@@ -4,7 +4,13 @@
  * test/gc/ runs the same classes on a real engine.
  */
 import { describe, expect, it } from 'vitest';
-import { removeBuildImages, removeDanglingImages, removeEmptyTenantNetworks, removeOrphanContainers, removeOrphanVolumes } from '../../src/host/gc/classes';
+import {
+  removeBuildImages,
+  removeDanglingImages,
+  removeEmptyTenantNetworks,
+  removeOrphanContainers,
+  removeOrphanVolumes,
+} from '../../src/host/gc/classes';
 import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 import { environment, service, tenant } from '../gc/world';
 import { memoryHost, type MemoryHost } from './world';
@@ -12,9 +18,18 @@ import { memoryHost, type MemoryHost } from './world';
 const OLD_SEC = 3600; // past the default --gc-min-age (10 min)
 const names = (items: { name: string }[]) => items.map((i) => i.name).sort();
 
-async function container(h: MemoryHost, name: string, labels: Record<string, string>, opts: { network?: string; volume?: string; start?: boolean } = {}) {
+async function container(
+  h: MemoryHost,
+  name: string,
+  labels: Record<string, string>,
+  opts: { network?: string; volume?: string; start?: boolean } = {},
+) {
   const id = await h.engine.createContainer({
-    name, image: TEST_IMAGE, labels, network: opts.network ?? 'none', volumes: opts.volume ? [{ name: opts.volume, target: '/data' }] : undefined,
+    name,
+    image: TEST_IMAGE,
+    labels,
+    network: opts.network ?? 'none',
+    volumes: opts.volume ? [{ name: opts.volume, target: '/data' }] : undefined,
   });
   if (opts.start ?? true) await h.engine.startContainer(id);
   return id;
@@ -50,10 +65,15 @@ describe('GC classes (in-memory engine)', () => {
     const h = memoryHost();
     h.engine.addImage(TEST_IMAGE);
     const t = tenant(h.db);
-    for (const v of ['ah-env-orphan', 'ah-pool-orphan', 'ah-db-mounted', 'ah-env-referenced', 'ah-other-prefix', 'mydata']) await h.engine.createVolume(v);
+    for (const v of ['ah-env-orphan', 'ah-pool-orphan', 'ah-db-mounted', 'ah-env-referenced', 'ah-other-prefix', 'mydata'])
+      await h.engine.createVolume(v);
     await container(h, 'ah-db-x', { 'ah.type': 'database' }, { volume: 'ah-db-mounted', start: false });
-    h.db.prepare(`INSERT INTO databases (id, tenant_id, name, type, status, container_id, password_encrypted, created_at, updated_at)
-      VALUES ('d1', ?, 'pg', 'postgres', 'ready', 'ah-db-x', 'x', 1, 1)`).run(t);
+    h.db
+      .prepare(
+        `INSERT INTO databases (id, tenant_id, name, type, status, container_id, password_encrypted, created_at, updated_at)
+      VALUES ('d1', ?, 'pg', 'postgres', 'ready', 'ah-db-x', 'x', 1, 1)`,
+      )
+      .run(t);
     environment(h.db, t, { volumeName: 'ah-env-referenced' });
     h.advance(OLD_SEC);
     await h.engine.createVolume('ah-env-young');
@@ -61,13 +81,20 @@ describe('GC classes (in-memory engine)', () => {
     const result = await removeOrphanVolumes(h.deps, { dryRun: false });
     expect(names(result.removed)).toEqual(['ah-env-orphan', 'ah-pool-orphan']);
     expect(result.kept).toEqual({ foreign: 1, referenced: 1, 'in-use': 1, young: 1 }); // `mydata` is not even listed
-    expect([...h.engine.volumes.keys()].sort()).toEqual(['ah-db-mounted', 'ah-env-referenced', 'ah-env-young', 'ah-other-prefix', 'mydata']);
+    expect([...h.engine.volumes.keys()].sort()).toEqual([
+      'ah-db-mounted',
+      'ah-env-referenced',
+      'ah-env-young',
+      'ah-other-prefix',
+      'mydata',
+    ]);
   });
 
   it('networks: removes old, empty ah-tenant- networks, with traefik detached; a stopped container configured on one keeps it', async () => {
     const h = memoryHost();
     h.engine.addImage(TEST_IMAGE);
-    for (const n of ['ah-tenant-empty', 'ah-tenant-traefik', 'ah-tenant-running', 'ah-tenant-stopped', 'other-net']) await h.engine.ensureNetwork(n);
+    for (const n of ['ah-tenant-empty', 'ah-tenant-traefik', 'ah-tenant-running', 'ah-tenant-stopped', 'other-net'])
+      await h.engine.ensureNetwork(n);
     await container(h, 'paas-traefik', {}, { network: 'ah-tenant-traefik' });
     await container(h, 'ah-a-s1', { 'ah.service': 's1' }, { network: 'ah-tenant-running' });
     await container(h, 'ah-a-s2', { 'ah.service': 's2' }, { network: 'ah-tenant-stopped', start: false });
@@ -91,7 +118,7 @@ describe('GC classes (in-memory engine)', () => {
     expect(names(await h.engine.listNetworks('ah-tenant-'))).toEqual(['ah-tenant-a']);
   });
 
-  it("images: removes old dangling images with an ah. label that no staying container uses", async () => {
+  it('images: removes old dangling images with an ah. label that no staying container uses', async () => {
     const h = memoryHost();
     const ours = h.engine.addImage(null, { labels: { 'ah.build': '1' } });
     const used = h.engine.addImage(null, { labels: { 'ah.build': '2' } });
@@ -120,7 +147,7 @@ describe('GC classes (in-memory engine)', () => {
     }
   });
 
-  it("build images: keeps the newest --build-images-per-service tags of a service, and any a container uses or no service owns", async () => {
+  it('build images: keeps the newest --build-images-per-service tags of a service, and any a container uses or no service owns', async () => {
     const h = memoryHost({ buildImagesPerService: '1' });
     const t = tenant(h.db);
     const s1 = service(h.db, t);

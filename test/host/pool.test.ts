@@ -42,7 +42,10 @@ describe('pool refill (in-memory engine)', () => {
     const c = h.engine.container(made.containerId!);
     expect(c).toMatchObject({ name: poolContainerName(req.entryId), state: 'running', runtime: 'runc', image: DEFAULT_IMAGE });
     expect([...c.networks]).toEqual([POOL_NETWORK]);
-    expect(await h.engine.inspectNetwork(POOL_NETWORK)).toMatchObject({ internal: true, options: { 'com.docker.network.bridge.enable_icc': 'false' } });
+    expect(await h.engine.inspectNetwork(POOL_NETWORK)).toMatchObject({
+      internal: true,
+      options: { 'com.docker.network.bridge.enable_icc': 'false' },
+    });
     expect(h.engine.volumes.has(poolVolumeName(req.entryId))).toBe(true);
     expect(poolRows(h)).toEqual([{ id: req.entryId, status: 'ready' }]);
     expect(await createPoolEntry(h.deps, req)).toMatchObject({ outcome: 'exists' });
@@ -52,11 +55,19 @@ describe('pool refill (in-memory engine)', () => {
   it('a retry adopts its own container by name (409); a name another entry holds is refused and that container stays', async () => {
     const h = poolHost();
     const req = entry();
-    const own = await h.engine.createContainer({ name: poolContainerName(req.entryId), image: DEFAULT_IMAGE, labels: { 'ah.pool-entry': req.entryId } });
+    const own = await h.engine.createContainer({
+      name: poolContainerName(req.entryId),
+      image: DEFAULT_IMAGE,
+      labels: { 'ah.pool-entry': req.entryId },
+    });
     expect(await createPoolEntry(h.deps, req)).toMatchObject({ outcome: 'created', containerId: own });
 
     const taken = entry();
-    const other = await h.engine.createContainer({ name: poolContainerName(taken.entryId), image: DEFAULT_IMAGE, labels: { 'ah.pool-entry': 'someone-else' } });
+    const other = await h.engine.createContainer({
+      name: poolContainerName(taken.entryId),
+      image: DEFAULT_IMAGE,
+      labels: { 'ah.pool-entry': 'someone-else' },
+    });
     const refused = await createPoolEntry(h.deps, taken).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(PoolEntryRefused);
     expect(refused).toMatchObject({ reason: 'NameTaken' });
@@ -87,7 +98,11 @@ describe('pool refill (in-memory engine)', () => {
     const report = await prunePoolGhosts(h.deps);
     expect(report).toMatchObject({ checked: 4, pruned: [ghost.entryId], replaced: [{ id: foreignRuntime.entryId, runtime: 'runsc' }] });
     expect(report.kept).toEqual([{ id: unsure.entryId, error: expect.stringContaining('HTTP 500') }]);
-    expect(poolRows(h).map((r) => r.id).sort()).toEqual([unsure.entryId, fine.entryId].sort());
+    expect(
+      poolRows(h)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([unsure.entryId, fine.entryId].sort());
     expect(h.engine.volumes.has(poolVolumeName(ghost.entryId))).toBe(false);
     expect(h.engine.containers.has(made[2].containerId!)).toBe(false);
     expect(h.engine.volumes.has(poolVolumeName(foreignRuntime.entryId))).toBe(false);
@@ -105,13 +120,22 @@ describe('claim (in-memory engine)', () => {
     const req = entry();
     const { containerId } = await createPoolEntry(h.deps, req);
     const r = await claim(h, tenant);
-    expect(r).toMatchObject({ mode: 'warm', containerId, poolEntry: req.entryId, poolDetach: 'deferred', volume: poolVolumeName(req.entryId) });
+    expect(r).toMatchObject({
+      mode: 'warm',
+      containerId,
+      poolEntry: req.entryId,
+      poolDetach: 'deferred',
+      volume: poolVolumeName(req.entryId),
+    });
     const c = h.engine.container(containerId!);
     expect(c.name).toBe(r.containerName);
     expect([...c.networks].sort()).toEqual([POOL_NETWORK, `ah-tenant-${tenant}`]);
     expect(await detachClaimedFromPool(h.deps)).toMatchObject({ detached: [containerId] });
     expect([...c.networks]).toEqual([`ah-tenant-${tenant}`]);
-    expect(h.db.prepare('SELECT status, container_id FROM environments WHERE id = ?').get(r.envId)).toEqual({ status: 'running', container_id: containerId });
+    expect(h.db.prepare('SELECT status, container_id FROM environments WHERE id = ?').get(r.envId)).toEqual({
+      status: 'running',
+      container_id: containerId,
+    });
   });
 
   it('cold: with no ready entry it creates the container and volume itself', async () => {
@@ -147,11 +171,16 @@ describe('template image pulls (in-memory engine; the real registry is test/pool
     const pulls = new ImagePulls(h.deps, async (why) => void asked.push(why));
     const first = await planPoolRefill(h.deps, pulls);
     expect(first.steps).toEqual([{ templateId: 'tmpl_default', count: 2 }]);
-    expect(first.missingImages).toEqual([expect.objectContaining({ templateId: 'tmpl_node', pull: expect.objectContaining({ state: 'pulling', attempts: 1 }) })]);
+    expect(first.missingImages).toEqual([
+      expect.objectContaining({ templateId: 'tmpl_node', pull: expect.objectContaining({ state: 'pulling', attempts: 1 }) }),
+    ]);
     await pulls.settled();
     expect(asked).toEqual([`image ${NODE_IMAGE} pulled`]);
     const next = await planPoolRefill(h.deps, pulls);
-    expect(next.steps).toEqual([{ templateId: 'tmpl_default', count: 2 }, { templateId: 'tmpl_node', count: 2 }]);
+    expect(next.steps).toEqual([
+      { templateId: 'tmpl_default', count: 2 },
+      { templateId: 'tmpl_node', count: 2 },
+    ]);
     expect(next.missingImages).toEqual([]);
     expect(h.engine.calls.get('image.pull')).toBe(1);
   });
@@ -161,7 +190,12 @@ describe('template image pulls (in-memory engine; the real registry is test/pool
     const pulls = new ImagePulls(h.deps, async () => undefined);
     await planPoolRefill(h.deps, pulls);
     await pulls.settled();
-    expect(imagePull(h.db, NODE_IMAGE)).toMatchObject({ state: 'failed', attempts: 1, nextTryAt: h.nowSec() + 60, error: expect.stringContaining('manifest unknown') });
+    expect(imagePull(h.db, NODE_IMAGE)).toMatchObject({
+      state: 'failed',
+      attempts: 1,
+      nextTryAt: h.nowSec() + 60,
+      error: expect.stringContaining('manifest unknown'),
+    });
     h.advance(59);
     expect((await planPoolRefill(h.deps, pulls)).missingImages?.[0].pull).toMatchObject({ state: 'failed', attempts: 1 });
     expect(h.engine.calls.get('image.pull')).toBe(1);
@@ -172,4 +206,3 @@ describe('template image pulls (in-memory engine; the real registry is test/pool
     expect(h.engine.calls.get('image.pull')).toBe(2);
   });
 });
-

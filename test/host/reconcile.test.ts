@@ -23,15 +23,25 @@ async function tick(h: MemoryHost) {
 }
 
 /** A tenant and a running service container as ah lays them out, with its service row. */
-async function runningService(h: MemoryHost, opts: {
-  restartPolicy?: 'no' | 'unless-stopped'; healthcheck?: boolean; fields?: Parameters<typeof addService>[2]; labels?: Record<string, string>; tenant?: string;
-} = {}) {
+async function runningService(
+  h: MemoryHost,
+  opts: {
+    restartPolicy?: 'no' | 'unless-stopped';
+    healthcheck?: boolean;
+    fields?: Parameters<typeof addService>[2];
+    labels?: Record<string, string>;
+    tenant?: string;
+  } = {},
+) {
   h.engine.addImage(TEST_IMAGE);
   const tenant = opts.tenant ?? addTenant(h.db);
   const sid = uniqueId('svc');
   const cid = await h.engine.createContainer({
-    name: `ah-${tenant}-${sid}`, image: TEST_IMAGE, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...opts.labels },
-    restartPolicy: opts.restartPolicy ?? 'unless-stopped', network: 'none',
+    name: `ah-${tenant}-${sid}`,
+    image: TEST_IMAGE,
+    labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...opts.labels },
+    restartPolicy: opts.restartPolicy ?? 'unless-stopped',
+    network: 'none',
     healthcheck: opts.healthcheck ? { cmd: ['true'], intervalMs: 1000 } : undefined,
   });
   await h.engine.startContainer(cid);
@@ -40,8 +50,10 @@ async function runningService(h: MemoryHost, opts: {
 }
 
 /** Every row of ah's tables that a tick could touch, and keeper's looks. */
-const rows = (h: MemoryHost) => ['services', 'deployments', 'databases', 'environments', 'keeper_container_looks']
-  .map((t) => h.db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all());
+const rows = (h: MemoryHost) =>
+  ['services', 'deployments', 'databases', 'environments', 'keeper_container_looks'].map((t) =>
+    h.db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all(),
+  );
 
 describe('crash accounting (in-memory engine)', () => {
   it('counts an exited container once, as ah writes it, and never again while it stays down', async () => {
@@ -179,12 +191,26 @@ describe('ownership (in-memory engine)', () => {
   it("acts only on a watched service's own container: foreign ones, a second container claiming the service, and rows it does not watch are left alone", async () => {
     const h = memoryHost();
     const { sid, cid, tenant } = await runningService(h);
-    const foreign = await h.engine.createContainer({ name: uniqueId('not-ah'), image: TEST_IMAGE, labels: {}, restartPolicy: 'no', network: 'none' });
+    const foreign = await h.engine.createContainer({
+      name: uniqueId('not-ah'),
+      image: TEST_IMAGE,
+      labels: {},
+      restartPolicy: 'no',
+      network: 'none',
+    });
     const claimant = await h.engine.createContainer({
-      name: `ah-${tenant}-${sid}-old`, image: TEST_IMAGE, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' }, restartPolicy: 'no', network: 'none',
+      name: `ah-${tenant}-${sid}-old`,
+      image: TEST_IMAGE,
+      labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
+      restartPolicy: 'no',
+      network: 'none',
     });
     const stopped = await runningService(h, { tenant, restartPolicy: 'no', fields: { status: 'stopped' } });
-    const held = await runningService(h, { tenant, restartPolicy: 'no', fields: { circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: h.nowSec() + 600 } });
+    const held = await runningService(h, {
+      tenant,
+      restartPolicy: 'no',
+      fields: { circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: h.nowSec() + 600 },
+    });
     for (const c of [foreign, claimant]) await h.engine.startContainer(c);
     await tick(h);
     h.advance(60);
@@ -234,7 +260,9 @@ describe("a service's crash policy labels (in-memory engine)", () => {
     expect(applied.opened).toEqual([{ serviceId: own.sid, generation: 1, retryAt: expect.any(Number) }]);
     expect(service(h.db, own.sid)).toMatchObject({ crash_count: 2, circuit_open: 1 });
     expect(service(h.db, bad.sid)).toMatchObject({ crash_count: 2, circuit_open: 0 });
-    expect(obs.labelProblems).toEqual([{ serviceId: bad.sid, problems: [expect.stringContaining(`label keeper.crash-window="ten" is not a duration`)] }]);
+    expect(obs.labelProblems).toEqual([
+      { serviceId: bad.sid, problems: [expect.stringContaining(`label keeper.crash-window="ten" is not a duration`)] },
+    ]);
   });
 
   it('keeper.expected-exit-codes=0 records each such exit, counts none of them, and still counts the others', async () => {

@@ -35,7 +35,10 @@ export function memoryHost(raw: RawSettings = {}): MemoryHost {
   const engine = new MemoryEngine(clock);
   const settings = testSettings(raw);
   return {
-    db, engine, settings, deps: testDeps({ db, docker: engine, settings, clock }),
+    db,
+    engine,
+    settings,
+    deps: testDeps({ db, docker: engine, settings, clock }),
     nowSec: () => Math.floor(nowMs / 1000),
     advance: (seconds) => void (nowMs += seconds * 1000),
   };

@@ -29,16 +29,26 @@ let engine: ExtraEngine | undefined;
 let tarball = '';
 
 /** PATH without any node_modules/.bin (vitest's runner adds the checkout's): nothing of the dev install leaks in. */
-const cleanPath = (process.env.PATH ?? '').split(path.delimiter).filter((d) => !d.includes('node_modules')).join(path.delimiter);
+const cleanPath = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .filter((d) => !d.includes('node_modules'))
+  .join(path.delimiter);
 /** The installed keeper's environment: found on PATH, no Temporal CLI, no checkout. */
 const installedEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-  HOME: process.env.HOME, PATH: `${path.join(prefix, 'bin')}${path.delimiter}${cleanPath}`, TEMPORAL_ADDRESS: '', ...extra,
+  HOME: process.env.HOME,
+  PATH: `${path.join(prefix, 'bin')}${path.delimiter}${cleanPath}`,
+  TEMPORAL_ADDRESS: '',
+  ...extra,
 });
 
 async function keeperInstalled(args: string[], extra: NodeJS.ProcessEnv = {}) {
   return run('keeper', args, { cwd: outside, env: installedEnv(extra), timeout: 120_000 })
     .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }))
-    .catch((err: { code?: number; stdout?: string; stderr?: string }) => ({ code: err.code, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+    .catch((err: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: err.code,
+      stdout: err.stdout ?? '',
+      stderr: err.stderr ?? '',
+    }));
 }
 
 beforeAll(async () => {
@@ -50,7 +60,9 @@ beforeAll(async () => {
   const packed = await run('npm', ['pack', '--pack-destination', work], { cwd: stage, timeout: 300_000 });
   tarball = path.join(work, packed.stdout.trim().split('\n').pop()!);
   await run('npm', ['install', '-g', '--prefix', prefix, tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
-    cwd: outside, env: { ...process.env, PATH: cleanPath }, timeout: 900_000,
+    cwd: outside,
+    env: { ...process.env, PATH: cleanPath },
+    timeout: 900_000,
   });
   engine = extraEngine('install');
 }, 1_200_000);
@@ -69,7 +81,8 @@ describe('the packed and installed keeper', () => {
     expect(listing).toContain('package/deploy/systemd/keeper.service');
     expect(listing.filter((f) => /^package\/(src|test|scripts)\//.test(f) || f.endsWith('.map'))).toEqual([]);
     const installed = path.join(prefix, 'lib', 'node_modules', 'keeper', 'node_modules');
-    for (const dev of ['typescript', 'vitest', 'tsx', '@temporalio/testing']) expect(fs.existsSync(path.join(installed, dev)), dev).toBe(false);
+    for (const dev of ['typescript', 'vitest', 'tsx', '@temporalio/testing'])
+      expect(fs.existsSync(path.join(installed, dev)), dev).toBe(false);
   });
 
   it('runs from any directory: its help, and keeper status on a state DB', async () => {
@@ -89,17 +102,38 @@ describe('the packed and installed keeper', () => {
 
   it('without a Temporal address or CLI, the worker says in one line what to do', async () => {
     const db = path.join(work, 'no-cli', 'state.db');
-    const r = await keeperInstalled(['worker', '--db', db, '--tenant-runtime', 'runc', '--metrics-port', '0'], { DOCKER_HOST: engine!.dockerHost });
+    const r = await keeperInstalled(['worker', '--db', db, '--tenant-runtime', 'runc', '--metrics-port', '0'], {
+      DOCKER_HOST: engine!.dockerHost,
+    });
     expect(r.code).toBe(1);
-    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^keeper: no Temporal CLI for the embedded dev server: put `temporal` on PATH.*KEEPER_TEMPORAL_CLI.*TEMPORAL_ADDRESS/)]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^keeper: no Temporal CLI for the embedded dev server: put `temporal` on PATH.*KEEPER_TEMPORAL_CLI.*TEMPORAL_ADDRESS/,
+      ),
+    ]);
   });
 
   it('runs a worker against a Temporal server until SIGTERM, then exits 0', async () => {
     const db = path.join(work, 'worker', 'state.db');
     fs.mkdirSync(path.dirname(db));
-    const args = ['worker', '--db', db, '--host-id', uniqueId('inst-'), '--temporal-address', inject('devServerAddress'),
-      '--tenant-runtime', 'runc', '--metrics-port', '0', '--log-format', 'json'];
-    const worker = watchOutput(spawn('keeper', args, { cwd: outside, env: installedEnv({ DOCKER_HOST: engine!.dockerHost }), stdio: ['ignore', 'pipe', 'pipe'] }));
+    const args = [
+      'worker',
+      '--db',
+      db,
+      '--host-id',
+      uniqueId('inst-'),
+      '--temporal-address',
+      inject('devServerAddress'),
+      '--tenant-runtime',
+      'runc',
+      '--metrics-port',
+      '0',
+      '--log-format',
+      'json',
+    ];
+    const worker = watchOutput(
+      spawn('keeper', args, { cwd: outside, env: installedEnv({ DOCKER_HOST: engine!.dockerHost }), stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     try {
       await worker.waitForOutput(/keeper is running[\s\S]*pool\s+next run/, 90_000);
     } finally {

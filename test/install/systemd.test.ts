@@ -53,7 +53,11 @@ function startAsSystemd(overrides: Record<string, string>) {
   const [execStart] = unitValues(unit, 'Service', 'ExecStart');
   const [binary, ...args] = execStart!.split(/\s+/);
   expect(binary).toBe(INSTALLED_KEEPER);
-  const env = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', ...parseEnvironmentFile(readSystemdFile('keeper.env')), ...overrides };
+  const env = {
+    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    ...parseEnvironmentFile(readSystemdFile('keeper.env')),
+    ...overrides,
+  };
   return watchOutput(spawn(process.execPath, [KEEPER_BIN, ...args], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
@@ -73,13 +77,19 @@ describe('deploy/systemd/keeper.service', () => {
     expect(await verify({ 'keeper.service': unit })).toEqual({ code: 0, stderr: '' });
     const dropIn = readSystemdFile('credentials.conf');
     expect(unitValues(dropIn, 'Service', 'LoadCredential')).toEqual([
-      'notify-secret:/etc/keeper/credentials/notify-secret', 'temporal-api-key:/etc/keeper/credentials/temporal-api-key']);
+      'notify-secret:/etc/keeper/credentials/notify-secret',
+      'temporal-api-key:/etc/keeper/credentials/temporal-api-key',
+    ]);
     // keeper gets the credential's path in the credentials directory (%d), never the secret.
     expect(unitValues(dropIn, 'Service', 'Environment')).toEqual([
-      'KEEPER_NOTIFY_SECRET_FILE=%d/notify-secret', 'KEEPER_TEMPORAL_API_KEY_FILE=%d/temporal-api-key']);
+      'KEEPER_NOTIFY_SECRET_FILE=%d/notify-secret',
+      'KEEPER_TEMPORAL_API_KEY_FILE=%d/temporal-api-key',
+    ]);
     expect(await verify({ 'keeper.service': unit, 'keeper.service.d/credentials.conf': dropIn })).toEqual({ code: 0, stderr: '' });
     // A bad key is reported: verify reads what the test gives it.
-    expect((await verify({ 'keeper.service': unit.replace('[Service]', '[Service]\nNoSuchKey=1') })).stderr).toMatch(/Unknown key 'NoSuchKey'/);
+    expect((await verify({ 'keeper.service': unit.replace('[Service]', '[Service]\nNoSuchKey=1') })).stderr).toMatch(
+      /Unknown key 'NoSuchKey'/,
+    );
   });
 
   it('runs as its own user with the sandbox on, and restarts on failure but not on a usage error', async () => {
@@ -97,12 +107,17 @@ describe('deploy/systemd/keeper.service', () => {
     expect(unitValues(unit, 'Unit', 'Requires')).toEqual([]);
     expect(unitValues(unit, 'Unit', 'Wants')).toEqual(['network-online.target docker.service']);
     expect(parseEnvironmentFile(readSystemdFile('keeper.env')).KEEPER_DB).toBe('/var/lib/keeper/state.db');
-    const { stdout } = await run('systemd-analyze', ['security', '--offline=true', '--no-pager', path.join(await unitCopy(), 'keeper.service')]);
+    const { stdout } = await run('systemd-analyze', [
+      'security',
+      '--offline=true',
+      '--no-pager',
+      path.join(await unitCopy(), 'keeper.service'),
+    ]);
     const exposure = Number(/Overall exposure level for keeper\.service: ([\d.]+)/.exec(stdout)?.[1]);
     expect(exposure, stdout.slice(-400)).toBeLessThanOrEqual(2);
   });
 
-  it("its ExecStart with its env file drains on SIGTERM and exits 0, logging that it stopped", async () => {
+  it('its ExecStart with its env file drains on SIGTERM and exits 0, logging that it stopped', async () => {
     const keeper = startAsSystemd(machine('graceful'));
     try {
       await keeper.waitForOutput(/keeper is running[\s\S]*pool\s+next run/, 90_000);
@@ -118,9 +133,14 @@ describe('deploy/systemd/keeper.service', () => {
     const credentials = fs.mkdtempSync(path.join(work, 'credentials-'));
     fs.writeFileSync(path.join(credentials, 'notify-secret'), 'a-webhook-secret-of-32-characters\n', { mode: 0o600 });
     const [secretFile] = unitValues(readSystemdFile('credentials.conf'), 'Service', 'Environment')
-      .filter((e) => e.startsWith('KEEPER_NOTIFY_SECRET_FILE=')).map((e) => e.replace('%d', credentials).split('=')[1]!);
-    const keeper = startAsSystemd({ ...machine('credentials'), CREDENTIALS_DIRECTORY: credentials,
-      KEEPER_NOTIFY_SECRET_FILE: secretFile!, KEEPER_NOTIFY_WEBHOOK: 'http://127.0.0.1:9/alerts' });
+      .filter((e) => e.startsWith('KEEPER_NOTIFY_SECRET_FILE='))
+      .map((e) => e.replace('%d', credentials).split('=')[1]!);
+    const keeper = startAsSystemd({
+      ...machine('credentials'),
+      CREDENTIALS_DIRECTORY: credentials,
+      KEEPER_NOTIFY_SECRET_FILE: secretFile!,
+      KEEPER_NOTIFY_WEBHOOK: 'http://127.0.0.1:9/alerts',
+    });
     try {
       await keeper.waitForOutput(/keeper is running[\s\S]*pool\s+next run/, 90_000);
     } finally {

@@ -19,8 +19,9 @@ interface AlertTest {
 }
 
 const rules = (parse(fs.readFileSync(ALERT_RULES, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
-const tests = (parse(fs.readFileSync(ALERT_TESTS, 'utf8')) as { tests: { alert_rule_test: AlertTest[] }[] }).tests
-  .flatMap((t) => t.alert_rule_test);
+const tests = (parse(fs.readFileSync(ALERT_TESTS, 'utf8')) as { tests: { alert_rule_test: AlertTest[] }[] }).tests.flatMap(
+  (t) => t.alert_rule_test,
+);
 
 describe('deploy/prometheus/keeper-alerts.yml', () => {
   it('is valid for promtool check rules', () => {
@@ -38,8 +39,15 @@ describe('deploy/prometheus/keeper-alerts.yml', () => {
   it('has the alerts the brief asks for, each with a severity, a summary and a description', () => {
     const names = new Set(rules.map((r) => r.alert));
     expect([...names].sort()).toEqual([
-      'KeeperAlertDeliveryFailing', 'KeeperCircuitOpen', 'KeeperDiskBlock', 'KeeperDiskWarn', 'KeeperEventWatcherUnavailable', 'KeeperLoopFailing',
-      'KeeperLoopNotRunning', 'KeeperServiceCrashing', 'KeeperWorkerDown',
+      'KeeperAlertDeliveryFailing',
+      'KeeperCircuitOpen',
+      'KeeperDiskBlock',
+      'KeeperDiskWarn',
+      'KeeperEventWatcherUnavailable',
+      'KeeperLoopFailing',
+      'KeeperLoopNotRunning',
+      'KeeperServiceCrashing',
+      'KeeperWorkerDown',
     ]);
     for (const r of rules) {
       expect(['warning', 'critical'], r.alert).toContain(r.labels?.severity);
@@ -53,8 +61,14 @@ describe('deploy/prometheus/keeper-alerts.yml', () => {
   it('has a unit test that makes each alert fire, and one where it stays silent', () => {
     for (const name of new Set(rules.map((r) => r.alert))) {
       const cases = tests.filter((t) => t.alertname === name);
-      expect(cases.some((t) => (t.exp_alerts ?? []).length > 0), `${name} fires in a test`).toBe(true);
-      expect(cases.some((t) => (t.exp_alerts ?? []).length === 0), `${name} stays silent in a test`).toBe(true);
+      expect(
+        cases.some((t) => (t.exp_alerts ?? []).length > 0),
+        `${name} fires in a test`,
+      ).toBe(true);
+      expect(
+        cases.some((t) => (t.exp_alerts ?? []).length === 0),
+        `${name} stays silent in a test`,
+      ).toBe(true);
     }
   });
 });
@@ -70,7 +84,9 @@ interface Panel {
 
 describe('deploy/grafana/keeper.json', () => {
   const dashboard = JSON.parse(fs.readFileSync(DASHBOARD, 'utf8')) as {
-    uid: string; panels: Panel[]; templating: { list: { name: string; type: string }[] };
+    uid: string;
+    panels: Panel[];
+    templating: { list: { name: string; type: string }[] };
   };
   const panels = dashboard.panels.filter((p) => p.type !== 'row');
   const variables = new Set(dashboard.templating.list.map((v) => v.name));
@@ -90,11 +106,22 @@ describe('deploy/grafana/keeper.json', () => {
   });
 
   it('shows crashes, circuits, loop runs, failures and latency, the pool, GC, Docker calls, disk and alert deliveries', () => {
-    const exprs = panels.flatMap((p) => p.targets ?? []).map((t) => t.expr).join('\n');
+    const exprs = panels
+      .flatMap((p) => p.targets ?? [])
+      .map((t) => t.expr)
+      .join('\n');
     for (const metric of [
-      'keeper_crashes_total', 'keeper_circuits_open', 'temporal_workflow_completed_total', 'temporal_workflow_failed_total',
-      'temporal_workflow_endtoend_latency_bucket', 'keeper_pool_ready', 'keeper_gc_removals_total',
-      'keeper_docker_api_calls_total', 'keeper_disk_used_ratio', 'keeper_event_watcher_state', 'keeper_notifications_total',
+      'keeper_crashes_total',
+      'keeper_circuits_open',
+      'temporal_workflow_completed_total',
+      'temporal_workflow_failed_total',
+      'temporal_workflow_endtoend_latency_bucket',
+      'keeper_pool_ready',
+      'keeper_gc_removals_total',
+      'keeper_docker_api_calls_total',
+      'keeper_disk_used_ratio',
+      'keeper_event_watcher_state',
+      'keeper_notifications_total',
     ]) {
       expect(exprs, metric).toContain(metric);
     }
@@ -104,8 +131,7 @@ describe('deploy/grafana/keeper.json', () => {
     const all = dashboard.panels;
     expect(new Set(all.map((p) => p.id)).size).toBe(all.length);
     for (const p of all) expect(p.gridPos.x + p.gridPos.w, p.title).toBeLessThanOrEqual(24);
-    const overlap = (a: Panel['gridPos'], b: Panel['gridPos']) =>
-      a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+    const overlap = (a: Panel['gridPos'], b: Panel['gridPos']) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
     for (const [i, a] of all.entries()) {
       for (const b of all.slice(i + 1)) expect(overlap(a.gridPos, b.gridPos), `${a.title} / ${b.title}`).toBe(false);
     }

@@ -29,18 +29,43 @@ let metricsUrl = '';
 let service: { id: string; containerId: string } | undefined;
 
 /** Series the SDK and keeper create at their first increment; this test makes none of those events happen. */
-const FIRST_EVENT_ONLY = new Set(['temporal_workflow_failed_total', 'temporal_activity_execution_failed_total', 'keeper_gc_removals_total']);
+const FIRST_EVENT_ONLY = new Set([
+  'temporal_workflow_failed_total',
+  'temporal_activity_execution_failed_total',
+  'keeper_gc_removals_total',
+]);
 
 beforeAll(async () => {
   const port = await freePort();
   metricsUrl = `http://127.0.0.1:${port}/metrics`;
   receiver = await WebhookReceiver.start();
   // Short loops so that a crash is seen in seconds; no GC (it would sweep the shared engine), no pool containers.
-  worker = startKeeper([
-    'worker', '--db', path.join(dir, 'state.db'), '--host-id', hostId, '--metrics-port', String(port),
-    '--reconcile-interval', '2s', '--pool-interval', '2s', '--pool-size', '0', '--gc-first-delay', '24h',
-    '--crash-threshold', '2', '--log-format', 'json', '--notify-webhook', receiver.url(),
-  ], { TEMPORAL_ADDRESS: inject('devServerAddress') });
+  worker = startKeeper(
+    [
+      'worker',
+      '--db',
+      path.join(dir, 'state.db'),
+      '--host-id',
+      hostId,
+      '--metrics-port',
+      String(port),
+      '--reconcile-interval',
+      '2s',
+      '--pool-interval',
+      '2s',
+      '--pool-size',
+      '0',
+      '--gc-first-delay',
+      '24h',
+      '--crash-threshold',
+      '2',
+      '--log-format',
+      'json',
+      '--notify-webhook',
+      receiver.url(),
+    ],
+    { TEMPORAL_ADDRESS: inject('devServerAddress') },
+  );
   await worker.waitForOutput(/keeper is running/, 60_000);
   prometheus = await Prometheus.start({ targets: [`127.0.0.1:${port}`], ruleFiles: [ALERT_RULES] });
 });
@@ -65,8 +90,16 @@ async function forgetHost(host: string, serviceId: string | undefined): Promise<
   const connection = await Connection.connect({ address: inject('devServerAddress') });
   try {
     const client = new Client({ connection });
-    for (const loop of LOOPS) await client.schedule.getHandle(ids.schedule(host, loop)).delete().catch(() => undefined);
-    if (serviceId) await client.workflow.getHandle(ids.circuit(host, serviceId)).terminate('test over').catch(() => undefined);
+    for (const loop of LOOPS)
+      await client.schedule
+        .getHandle(ids.schedule(host, loop))
+        .delete()
+        .catch(() => undefined);
+    if (serviceId)
+      await client.workflow
+        .getHandle(ids.circuit(host, serviceId))
+        .terminate('test over')
+        .catch(() => undefined);
   } finally {
     await connection.close();
   }
@@ -76,47 +109,88 @@ const metricsText = async () => (await fetch(metricsUrl)).text();
 
 describe('a real Prometheus scraping a real keeper worker', () => {
   it('has the worker as a healthy target', async () => {
-    const target = await waitFor('the keeper target to be up', async () => {
-      const [t] = await prometheus!.targets();
-      if (t?.health === 'down') throw new Error(`target down: ${t.lastError}`); // kept for the timeout's message
-      return t?.health === 'up' ? t : undefined;
-    }, 30_000);
+    const target = await waitFor(
+      'the keeper target to be up',
+      async () => {
+        const [t] = await prometheus!.targets();
+        if (t?.health === 'down') throw new Error(`target down: ${t.lastError}`); // kept for the timeout's message
+        return t?.health === 'up' ? t : undefined;
+      },
+      30_000,
+    );
     expect(target).toMatchObject({ health: 'up', lastError: '', labels: { job: 'keeper' } });
     const up = await prometheus!.query('up{job="keeper"}');
     expect(up.map((s) => s.value)).toEqual([1]);
   });
 
   it('sees a real crash in keeper_crashes_total', { timeout: 90_000 }, async () => {
-    const r = await keeper(['service', 'create', '--db', path.join(dir, 'state.db'), '--tenant', tenant, '--name', 'loop', '--image', CRASHLOOP_IMAGE, '--json']);
+    const r = await keeper([
+      'service',
+      'create',
+      '--db',
+      path.join(dir, 'state.db'),
+      '--tenant',
+      tenant,
+      '--name',
+      'loop',
+      '--image',
+      CRASHLOOP_IMAGE,
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     service = JSON.parse(r.stdout) as { id: string; containerId: string };
-    const crashes = await waitFor('keeper_crashes_total in Prometheus', async () => {
-      const [s] = await prometheus!.query(`keeper_crashes_total{keeper_host="${hostId}",service_id="${service!.id}"}`);
-      return s && s.value >= 1 ? s : undefined;
-    }, 60_000, 500);
+    const crashes = await waitFor(
+      'keeper_crashes_total in Prometheus',
+      async () => {
+        const [s] = await prometheus!.query(`keeper_crashes_total{keeper_host="${hostId}",service_id="${service!.id}"}`);
+        return s && s.value >= 1 ? s : undefined;
+      },
+      60_000,
+      500,
+    );
     expect(crashes.metric).toMatchObject({ job: 'keeper', keeper_host: hostId, service_id: service.id });
   });
 
   it('fires KeeperCircuitOpen once the crash-looping service has its circuit opened', { timeout: 90_000 }, async () => {
-    const alert = await waitFor('KeeperCircuitOpen to fire', async () => {
-      const alerts = await prometheus!.alerts();
-      return alerts.find((a) => a.labels.alertname === 'KeeperCircuitOpen' && a.labels.keeper_host === hostId && a.state === 'firing');
-    }, 60_000, 500);
+    const alert = await waitFor(
+      'KeeperCircuitOpen to fire',
+      async () => {
+        const alerts = await prometheus!.alerts();
+        return alerts.find((a) => a.labels.alertname === 'KeeperCircuitOpen' && a.labels.keeper_host === hostId && a.state === 'firing');
+      },
+      60_000,
+      500,
+    );
     expect(alert.labels).toMatchObject({ severity: 'warning', job: 'keeper' });
     expect(Number(alert.value)).toBe(1);
     expect((await docker.inspectContainer(service!.containerId)).status).toBe('exited');
   });
 
   it("delivers the circuit's alert to the webhook, and counts it in keeper_notifications_total", { timeout: 90_000 }, async () => {
-    await waitFor('the opened alert at the receiver', () => receiver!.uniqueKeys().includes(`keeper/${hostId}/${service!.id}/g1/circuit-opened`), 30_000);
-    const delivered = await waitFor('keeper_notifications_total in Prometheus', async () => {
-      const [s] = await prometheus!.query(`keeper_notifications_total{keeper_host="${hostId}",kind="circuit-opened",outcome="delivered"}`);
-      return s && s.value >= 1 ? s : undefined;
-    }, 60_000, 500);
+    await waitFor(
+      'the opened alert at the receiver',
+      () => receiver!.uniqueKeys().includes(`keeper/${hostId}/${service!.id}/g1/circuit-opened`),
+      30_000,
+    );
+    const delivered = await waitFor(
+      'keeper_notifications_total in Prometheus',
+      async () => {
+        const [s] = await prometheus!.query(
+          `keeper_notifications_total{keeper_host="${hostId}",kind="circuit-opened",outcome="delivered"}`,
+        );
+        return s && s.value >= 1 ? s : undefined;
+      },
+      60_000,
+      500,
+    );
     expect(delivered.metric).toMatchObject({ job: 'keeper', keeper_host: hostId });
     // A counter born at its first event has a rate (what the dashboard's panel shows) from its second scrape on.
-    await waitFor('a second scrape of it', async () =>
-      (await prometheus!.query(`increase(keeper_notifications_total{keeper_host="${hostId}"}[1m])`)).length > 0, 30_000, 500);
+    await waitFor(
+      'a second scrape of it',
+      async () => (await prometheus!.query(`increase(keeper_notifications_total{keeper_host="${hostId}"}[1m])`)).length > 0,
+      30_000,
+      500,
+    );
   });
 
   it('serves an exposition that promtool check metrics accepts, lint included', async () => {
@@ -136,7 +210,7 @@ describe('a real Prometheus scraping a real keeper worker', () => {
     expect(used.size).toBeGreaterThan(10);
   });
 
-  it("runs every dashboard query on the real Prometheus; panels of what happened here have data", async () => {
+  it('runs every dashboard query on the real Prometheus; panels of what happened here have data', async () => {
     const empty: string[] = [];
     for (const expr of queriesOfDashboard()) {
       const q = expr.replaceAll('$__rate_interval', '1m').replaceAll('$host', hostId);

@@ -63,12 +63,29 @@ async function receiver(): Promise<WebhookReceiver> {
 /** A service whose circuit is open (generation 1, retrying in an hour) after the two recorded deaths of its window. */
 function openCircuitWithDeaths(db: StateDb): string {
   const windowStart = nowSec() - 60;
-  const id = addService(db, addTenant(db), { status: 'crashed', containerId: null, crashCount: 5, crashWindowStart: windowStart,
-    circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() + 3600 });
-  const death = (exitCode: number, oomKilled: boolean) =>
-    ({ seenBy: 'event' as const, diedAtMs: Date.now() - 30_000, exitCode, oomKilled, engineError: '', logWindow: null });
-  insertCrashRecords(db, { serviceId: id, containerId: 'c0ffee00c0ffee00', windowStarts: [windowStart, windowStart], recordedAt: nowSec() },
-    [death(3, false), death(137, true)], []);
+  const id = addService(db, addTenant(db), {
+    status: 'crashed',
+    containerId: null,
+    crashCount: 5,
+    crashWindowStart: windowStart,
+    circuitOpen: 1,
+    circuitOpenCount: 1,
+    circuitRetryAt: nowSec() + 3600,
+  });
+  const death = (exitCode: number, oomKilled: boolean) => ({
+    seenBy: 'event' as const,
+    diedAtMs: Date.now() - 30_000,
+    exitCode,
+    oomKilled,
+    engineError: '',
+    logWindow: null,
+  });
+  insertCrashRecords(
+    db,
+    { serviceId: id, containerId: 'c0ffee00c0ffee00', windowStarts: [windowStart, windowStart], recordedAt: nowSec() },
+    [death(3, false), death(137, true)],
+    [],
+  );
   return id;
 }
 
@@ -80,18 +97,33 @@ describe('alerts to webhooks', () => {
     const host = await hostAlerting([generic.url(), `slack:${slack.url()}`]);
     const svc = openCircuitWithDeaths(host.db);
     const handle = await env.client.workflow.start(circuitBreaker, {
-      taskQueue: taskQueueFor(host.settings.hostId), workflowId: ids.circuit(host.settings.hostId, svc), args: [{ serviceId: svc }],
+      taskQueue: taskQueueFor(host.settings.hostId),
+      workflowId: ids.circuit(host.settings.hostId, svc),
+      args: [{ serviceId: svc }],
     });
     await waitFor('the opened alert at both receivers', () => generic.received.length === 1 && slack.received.length === 1, 30_000);
     const openedKey = `keeper/${host.settings.hostId}/${svc}/g1/circuit-opened`;
-    expect(generic.received[0].headers).toMatchObject({ 'idempotency-key': openedKey, 'x-keeper-event': 'circuit-opened', 'content-type': 'application/json' });
+    expect(generic.received[0].headers).toMatchObject({
+      'idempotency-key': openedKey,
+      'x-keeper-event': 'circuit-opened',
+      'content-type': 'application/json',
+    });
     expect(WebhookReceiver.signedWith(generic.received[0], SECRET)).toBe(true);
     expect(WebhookReceiver.signedWith(slack.received[0], SECRET)).toBe(true);
-    expect(bodyOf(generic, 0)).toMatchObject({ key: openedKey, kind: 'circuit-opened', serviceId: svc, generation: 1,
-      deaths: [{ reason: 'exit code 3, restarted by Docker' }, { reason: 'exit code 137 (OOM killed), restarted by Docker' }] });
+    expect(bodyOf(generic, 0)).toMatchObject({
+      key: openedKey,
+      kind: 'circuit-opened',
+      serviceId: svc,
+      generation: 1,
+      deaths: [{ reason: 'exit code 3, restarted by Docker' }, { reason: 'exit code 137 (OOM killed), restarted by Docker' }],
+    });
     expect(Object.keys(bodyOf(slack, 0))).toEqual(['text']);
-    expect(bodyOf(slack, 0).text).toContain(`service ${svc}: circuit opened after 2 crashes (last: exit code 137 (OOM killed), restarted by Docker)`);
-    expect((await handle.describe()).memo).toMatchObject({ deaths: [{ reason: 'exit code 3, restarted by Docker' }, { reason: 'exit code 137 (OOM killed), restarted by Docker' }] });
+    expect(bodyOf(slack, 0).text).toContain(
+      `service ${svc}: circuit opened after 2 crashes (last: exit code 137 (OOM killed), restarted by Docker)`,
+    );
+    expect((await handle.describe()).memo).toMatchObject({
+      deaths: [{ reason: 'exit code 3, restarted by Docker' }, { reason: 'exit code 137 (OOM killed), restarted by Docker' }],
+    });
 
     await handle.signal(circuitResetSignal, 'test');
     expect(await handle.result()).toMatchObject({ closedBy: 'reset', status: 'stopped' });
@@ -99,10 +131,14 @@ describe('alerts to webhooks', () => {
     expect(generic.received[1].headers['idempotency-key']).toBe(`keeper/${host.settings.hostId}/${svc}/g1/circuit-closed`);
     expect(bodyOf(slack, 1).text).toContain('circuit closed by an operator reset; service stopped');
     expect(service(host.db, svc).circuit_open).toBe(0);
-    const status = await waitFor('keeper status to count 4 deliveries', async () => {
-      const out = await keeper(['status', '--db', host.file, '--host-id', host.settings.hostId, '--notify-webhook', generic.url()]);
-      return out.stdout.includes('4 delivered, 0 failed') ? out : undefined;
-    }, 20_000);
+    const status = await waitFor(
+      'keeper status to count 4 deliveries',
+      async () => {
+        const out = await keeper(['status', '--db', host.file, '--host-id', host.settings.hostId, '--notify-webhook', generic.url()]);
+        return out.stdout.includes('4 delivered, 0 failed') ? out : undefined;
+      },
+      20_000,
+    );
     expect(status.stdout).not.toContain('/hook'); // targets are shown by origin and hash, never by path (tokens live there)
   });
 
@@ -113,36 +149,74 @@ describe('alerts to webhooks', () => {
     const at = Date.now();
     const events: NotificationEvent[] = [
       { kind: 'circuit-opened', hostId: host.settings.hostId, serviceId: 'svc-down', generation: 1, atMs: at, deaths: [] },
-      { kind: 'circuit-closed', hostId: host.settings.hostId, serviceId: 'svc-down', generation: 1, atMs: at, closedBy: 'timer', status: 'running' },
-      { kind: 'recovery-failed', hostId: host.settings.hostId, serviceId: 'svc-down', generation: 2, atMs: at, error: 'kept container is gone' },
+      {
+        kind: 'circuit-closed',
+        hostId: host.settings.hostId,
+        serviceId: 'svc-down',
+        generation: 1,
+        atMs: at,
+        closedBy: 'timer',
+        status: 'running',
+      },
+      {
+        kind: 'recovery-failed',
+        hostId: host.settings.hostId,
+        serviceId: 'svc-down',
+        generation: 2,
+        atMs: at,
+        error: 'kept container is gone',
+      },
     ];
-    const handles = await Promise.all(events.map((e) => env.client.workflow.start(notifyOperators, {
-      taskQueue: taskQueueFor(host.settings.hostId), workflowId: uniqueId('notify-down-'), args: [e],
-    })));
+    const handles = await Promise.all(
+      events.map((e) =>
+        env.client.workflow.start(notifyOperators, {
+          taskQueue: taskQueueFor(host.settings.hostId),
+          workflowId: uniqueId('notify-down-'),
+          args: [e],
+        }),
+      ),
+    );
     await new Promise((resolve) => setTimeout(resolve, 120_000)); // the outage itself: the receiver stays down 2 minutes
     expect(r.received).toHaveLength(0);
     await r.up();
     const results = await Promise.all(handles.map((h) => h.result()));
-    expect(results.map((x) => [x.delivered, x.failed])).toEqual([[1, 0], [1, 0], [1, 0]]);
+    expect(results.map((x) => [x.delivered, x.failed])).toEqual([
+      [1, 0],
+      [1, 0],
+      [1, 0],
+    ]);
     for (const x of results) expect(x.ends[0].attempts).toBeGreaterThan(3); // it was retried through the outage
     expect(r.uniqueKeys().sort()).toEqual(events.map((e) => `keeper/${host.settings.hostId}/svc-down/g${e.generation}/${e.kind}`).sort());
-    console.log(`webhook down 120 s: delivered ${results.map((x) => `after ${x.ends[0].attempts} attempts`).join(', ')}; ` +
-      `${r.received.length} requests for ${r.uniqueKeys().length} events, ${Math.round((Math.max(...r.received.map((x) => x.atMs)) - at) / 1000)} s after the first attempt`);
+    console.log(
+      `webhook down 120 s: delivered ${results.map((x) => `after ${x.ends[0].attempts} attempts`).join(', ')}; ` +
+        `${r.received.length} requests for ${r.uniqueKeys().length} events, ${Math.round((Math.max(...r.received.map((x) => x.atMs)) - at) / 1000)} s after the first attempt`,
+    );
   }, 300_000);
 
   it('a receiver that answers 404 is asked once, and keeper status names the refusal', async () => {
     const r = await receiver();
     r.status = 404;
     const host = await hostAlerting([r.url()]);
-    const event: NotificationEvent = { kind: 'circuit-opened', hostId: host.settings.hostId, serviceId: 'svc-404', generation: 1, atMs: Date.now(), deaths: [] };
+    const event: NotificationEvent = {
+      kind: 'circuit-opened',
+      hostId: host.settings.hostId,
+      serviceId: 'svc-404',
+      generation: 1,
+      atMs: Date.now(),
+      deaths: [],
+    };
     const result = await env.client.workflow.execute(notifyOperators, {
-      taskQueue: taskQueueFor(host.settings.hostId), workflowId: uniqueId('notify-404-'), args: [event],
+      taskQueue: taskQueueFor(host.settings.hostId),
+      workflowId: uniqueId('notify-404-'),
+      args: [event],
     });
     expect(result).toMatchObject({ delivered: 0, failed: 1 });
     expect(result.ends[0]).toMatchObject({ attempts: 1, error: expect.stringMatching(/refused the notification: HTTP 404$/) });
     expect(r.received).toHaveLength(1);
     const out = await keeper(['status', '--db', host.file, '--host-id', host.settings.hostId, '--notify-webhook', r.url()]);
     expect(out.code).toBe(0);
-    expect(out.stdout).toMatch(/0 delivered, 1 failed \(30 days\); last failure \d+ s ago: circuit-opened of svc-404 to http:\/\/127\.0\.0\.1:\d+ \(\w{12}\): .*HTTP 404/);
+    expect(out.stdout).toMatch(
+      /0 delivered, 1 failed \(30 days\); last failure \d+ s ago: circuit-opened of svc-404 to http:\/\/127\.0\.0\.1:\d+ \(\w{12}\): .*HTTP 404/,
+    );
   });
 });

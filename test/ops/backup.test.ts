@@ -46,14 +46,22 @@ afterAll(async () => {
 
 function startWriter(file: string): ChildProcess & { ready: Promise<void> } {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'writer-child.ts')], {
-    env: { ...process.env, DRILL_DB: file }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DRILL_DB: file },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d) => ((out += d), out.includes('writing') && resolve()));
     child.on('exit', (code) => reject(new Error(`writer exited (${code}) before writing`)));
   });
-  processes.push({ kill: async () => void (child.exitCode === null && child.signalCode === null && (child.kill('SIGKILL'), await new Promise((r) => child.once('exit', r)))) });
+  processes.push({
+    kill: async () =>
+      void (
+        child.exitCode === null &&
+        child.signalCode === null &&
+        (child.kill('SIGKILL'), await new Promise((r) => child.once('exit', r)))
+      ),
+  });
   return Object.assign(child, { ready });
 }
 
@@ -68,8 +76,15 @@ function readCopy(file: string): Counted & { keeperN: number; ahN: number } {
   try {
     const keeperN = db.prepare(`SELECT MAX(first_seen) FROM keeper_reported_problems WHERE subject = 'drill'`).pluck().get() as number;
     const ahN = Number(db.prepare('SELECT name FROM tenants WHERE id = ?').pluck().get(DRILL_TENANT));
-    const crashCount = Object.fromEntries((db.prepare('SELECT id, crash_count FROM services').all() as { id: string; crash_count: number }[]).map((r) => [r.id, r.crash_count]));
-    const records = Object.fromEntries(Object.keys(crashCount).map((id) => [id, db.prepare('SELECT COUNT(*) FROM keeper_crash_records WHERE service_id = ?').pluck().get(id) as number]));
+    const crashCount = Object.fromEntries(
+      (db.prepare('SELECT id, crash_count FROM services').all() as { id: string; crash_count: number }[]).map((r) => [r.id, r.crash_count]),
+    );
+    const records = Object.fromEntries(
+      Object.keys(crashCount).map((id) => [
+        id,
+        db.prepare('SELECT COUNT(*) FROM keeper_crash_records WHERE service_id = ?').pluck().get(id) as number,
+      ]),
+    );
     return { keeperN, ahN, crashCount, records };
   } finally {
     db.close();
@@ -89,8 +104,14 @@ describe('keeper backup and restore', () => {
     const quiet = addService(db, tenant, {}); // no container: nothing to count
 
     const worker: ChildWorker = startChildWorker({
-      TEMPORAL_ADDRESS: inject('devServerAddress'), KEEPER_TEST_BUNDLE: inject('workflowBundlePath'), KEEPER_TEST_SCHEDULES: '1',
-      KEEPER_DB: file, KEEPER_HOST_ID: host, KEEPER_RECONCILE_INTERVAL: '1s', KEEPER_CRASH_THRESHOLD: '3', KEEPER_CIRCUIT_BACKOFF: '1h',
+      TEMPORAL_ADDRESS: inject('devServerAddress'),
+      KEEPER_TEST_BUNDLE: inject('workflowBundlePath'),
+      KEEPER_TEST_SCHEDULES: '1',
+      KEEPER_DB: file,
+      KEEPER_HOST_ID: host,
+      KEEPER_RECONCILE_INTERVAL: '1s',
+      KEEPER_CRASH_THRESHOLD: '3',
+      KEEPER_CIRCUIT_BACKOFF: '1h',
       DOCKER_HOST: engine.dockerHost,
     });
     processes.push(worker);
@@ -112,12 +133,17 @@ describe('keeper backup and restore', () => {
     await waitFor('the crash loop counted once', () => service(db, loopId).crash_count >= 1, 60_000);
     await backup();
     await backup();
-    await waitFor('the crash loop\'s circuit open and its container stopped', async () =>
-      service(db, loopId).circuit_open === 1 && (await fixture.docker.inspectContainer(loopCid)).status === 'exited', 90_000);
+    await waitFor(
+      "the crash loop's circuit open and its container stopped",
+      async () => service(db, loopId).circuit_open === 1 && (await fixture.docker.inspectContainer(loopCid)).status === 'exited',
+      90_000,
+    );
     await waitFor('the dead service counted', () => service(db, died.sid).crash_count === 1, 30_000);
     await backup();
     const seen = copies.map(readCopy);
-    console.log(`drill: copies at writer transactions ${seen.map((c) => c.keeperN).join(', ')}; crash counts in the last ${JSON.stringify(seen.at(-1)!.crashCount)}`);
+    console.log(
+      `drill: copies at writer transactions ${seen.map((c) => c.keeperN).join(', ')}; crash counts in the last ${JSON.stringify(seen.at(-1)!.crashCount)}`,
+    );
     // The writer wrote between the copies: each was taken from a DB being written.
     seen.slice(1).forEach((c, i) => expect(c.keeperN).toBeGreaterThan(seen[i].keeperN));
 
@@ -146,7 +172,17 @@ describe('keeper backup and restore', () => {
 
     const next = uniqueId('host-restored-');
     hosts.push(next);
-    const tick = await keeperInProcess(['reconcile', '--once', '--json', '--db', restored, '--host-id', next, '--temporal-address', inject('devServerAddress')]);
+    const tick = await keeperInProcess([
+      'reconcile',
+      '--once',
+      '--json',
+      '--db',
+      restored,
+      '--host-id',
+      next,
+      '--temporal-address',
+      inject('devServerAddress'),
+    ]);
     expect(tick.code, tick.err).toBe(0);
     expect(JSON.parse(tick.out)).toMatchObject({ dockerReachable: true, crashes: 0 });
     const after = readCopy(restored);

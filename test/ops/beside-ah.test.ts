@@ -36,10 +36,20 @@ function setup(opts: { keeperArrivedAgoSec?: number } = {}) {
 /** One death counted by keeper's own path: the look swap and the row update in one transaction. */
 function keeperCounts(db: StateDb, sid: string, restartCount: number): void {
   const look = (n: number) => ({ containerId: CID, state: 'running', restartCount: n, health: '' });
-  const outcome = recordCrash(db, {
-    serviceId: sid, containerId: CID, expectedLook: restartCount === 1 ? null : look(restartCount - 1), nextLook: look(restartCount),
-    deaths: 1, reason: 'exit code 1', statusAfter: 'running',
-  }, nowSec(), crashPolicy(testSettings()));
+  const outcome = recordCrash(
+    db,
+    {
+      serviceId: sid,
+      containerId: CID,
+      expectedLook: restartCount === 1 ? null : look(restartCount - 1),
+      nextLook: look(restartCount),
+      deaths: 1,
+      reason: 'exit code 1',
+      statusAfter: 'running',
+    },
+    nowSec(),
+    crashPolicy(testSettings()),
+  );
   expect(outcome.counted).toBe(1);
 }
 
@@ -53,7 +63,7 @@ function ahCounts(file: string, sid: string): void {
 const warnings = (lines: string[]) => lines.map((l) => JSON.parse(l)).filter((r) => r.level === 'warn');
 
 describe('another writer counting crashes on the state DB', () => {
-  it('is logged once per change, shown by keeper status, and cleared when the count is keeper\'s again', async () => {
+  it("is logged once per change, shown by keeper status, and cleared when the count is keeper's again", async () => {
     const { file, db, settings, captured, tick } = setup();
     const sid = addService(db, 't1', { containerId: CID });
     keeperCounts(db, sid, 1);
@@ -70,7 +80,9 @@ describe('another writer counting crashes on the state DB', () => {
 
     const status = await keeperInProcess(['status', '--db', file, '--host-id', settings.hostId]);
     expect(status.code).toBe(0);
-    expect(status.out).toMatch(/crash counts\s+WARNING: another writer counts crashes \(1 service\): stop ah's loops, see docs\/running-beside-ah.md/);
+    expect(status.out).toMatch(
+      /crash counts\s+WARNING: another writer counts crashes \(1 service\): stop ah's loops, see docs\/running-beside-ah.md/,
+    );
     const json = JSON.parse((await keeperInProcess(['status', '--json', '--db', file, '--host-id', settings.hostId])).out);
     expect(json.otherWriter).toEqual([{ serviceId: sid, crashCount: 2, keeperCounted: 1, windowStart: expect.any(Number) }]);
 
@@ -87,7 +99,9 @@ describe('another writer counting crashes on the state DB', () => {
     const cleared = captured.records().filter((r) => String(r.msg).startsWith("no crash count on this state DB is above keeper's"));
     expect(cleared).toHaveLength(1);
     expect(warnings(captured.lines)).toHaveLength(2);
-    expect((await keeperInProcess(['status', '--db', file, '--host-id', settings.hostId])).out).toMatch(/crash counts\s+counted by keeper alone/);
+    expect((await keeperInProcess(['status', '--db', file, '--host-id', settings.hostId])).out).toMatch(
+      /crash counts\s+counted by keeper alone/,
+    );
     db.close();
   });
 

@@ -67,12 +67,20 @@ async function hostWithInFlight(): Promise<{ settings: Settings; db: StateDb; si
   recordHostStart(db, settings.hostId, nowSec());
   await ensureSchedules(env.client, settings);
   const retryAt = nowSec() + 3600;
-  const sid = addService(db, 't1', { status: 'crashed', containerId: null, crashCount: 5, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: retryAt });
+  const sid = addService(db, 't1', {
+    status: 'crashed',
+    containerId: null,
+    crashCount: 5,
+    circuitOpen: 1,
+    circuitOpenCount: 1,
+    circuitRetryAt: retryAt,
+  });
   const host = settings.hostId;
   const common = { taskQueue: taskQueueFor(host), typedSearchAttributes: serviceAttributes(host, sid) };
   await env.client.workflow.start(circuitBreaker, { ...common, workflowId: ids.circuit(host, sid), args: [{ serviceId: sid }] });
   await env.client.workflow.start(notifyOperators, {
-    ...common, workflowId: ids.notify(host, sid, 1, 'circuit-opened'),
+    ...common,
+    workflowId: ids.notify(host, sid, 1, 'circuit-opened'),
     args: [{ kind: 'circuit-opened', hostId: host, serviceId: sid, generation: 1, atMs: Date.now(), retryAt }],
   });
   await waitFor('visibility to list both workflows', async () => (await hostFootprint(env.client, host)).running.length >= 2);
@@ -87,7 +95,9 @@ describe('keeper uninstall', () => {
     const { settings, sid } = await hostWithInFlight();
     const r = await uninstall(settings);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/^keeper: nothing removed: 1 circuit workflow running: choose --circuits close\|hand-over\|leave; 1 alert pending: choose --alerts drop\|leave\n$/);
+    expect(r.err).toMatch(
+      /^keeper: nothing removed: 1 circuit workflow running: choose --circuits close\|hand-over\|leave; 1 alert pending: choose --alerts drop\|leave\n$/,
+    );
     expect(r.out).toContain(`circuit ${sid}  open, retries at `);
     expect(r.out).toContain(`workflow ${ids.circuit(settings.hostId, sid)}`);
     expect(r.out).toContain(`alert ${ids.notify(settings.hostId, sid, 1, 'circuit-opened')}  pending delivery`);
@@ -95,15 +105,17 @@ describe('keeper uninstall', () => {
     expect(await statusOf(ids.circuit(settings.hostId, sid))).toBe('RUNNING');
   });
 
-  it('refuses while a worker polls the host\'s task queue', async () => {
+  it("refuses while a worker polls the host's task queue", async () => {
     const { settings, db } = await hostWithInFlight();
     const worker = await keeperWorker(env, { settings, db, docker: new DockerClient() });
     const running = worker.run();
     try {
-      await waitFor('the worker\'s first poll', async () => (await lastPollAgoMs(env.client, taskQueueFor(settings.hostId))) !== undefined);
+      await waitFor("the worker's first poll", async () => (await lastPollAgoMs(env.client, taskQueueFor(settings.hostId))) !== undefined);
       const r = await uninstall(settings, '--circuits', 'hand-over', '--alerts', 'drop');
       expect(r.code).toBe(1);
-      expect(r.err).toMatch(new RegExp(`^keeper: a worker polls ${taskQueueFor(settings.hostId)} \\(last poll \\d+ s ago\\): stop it first`));
+      expect(r.err).toMatch(
+        new RegExp(`^keeper: a worker polls ${taskQueueFor(settings.hostId)} \\(last poll \\d+ s ago\\): stop it first`),
+      );
       expect(await schedulesLeft(settings.hostId)).toBe(3);
     } finally {
       worker.shutdown();
@@ -135,7 +147,17 @@ describe('keeper uninstall', () => {
     db.prepare('UPDATE services SET circuit_retry_at = ? WHERE id = ?').run(nowSec() - 1, sid);
     const next = testSettings({ db: settings.db });
     hostsUsed.push(next.hostId);
-    const tick = await keeperInProcess(['reconcile', '--once', '--json', '--db', settings.db, '--host-id', next.hostId, '--temporal-address', dev()]);
+    const tick = await keeperInProcess([
+      'reconcile',
+      '--once',
+      '--json',
+      '--db',
+      settings.db,
+      '--host-id',
+      next.hostId,
+      '--temporal-address',
+      dev(),
+    ]);
     expect(tick.code, tick.err).toBe(0);
     expect(JSON.parse(tick.out)).toMatchObject({ circuitsExpired: 1 });
     expect(service(db, sid)).toMatchObject({ circuit_open: 0, status: 'stopped' });
@@ -159,13 +181,15 @@ describe('keeper uninstall', () => {
     const r = await uninstall(settings, '--circuits', 'leave', '--alerts', 'leave');
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain(`circuit ${ids.circuit(host, sid)}  left running: it needs a worker polling ${taskQueueFor(host)}`);
-    expect(r.out).toContain(`alert ${ids.notify(host, sid, 1, 'circuit-opened')}  left running: it needs a worker polling ${taskQueueFor(host)}`);
+    expect(r.out).toContain(
+      `alert ${ids.notify(host, sid, 1, 'circuit-opened')}  left running: it needs a worker polling ${taskQueueFor(host)}`,
+    );
     expect(await statusOf(ids.circuit(host, sid))).toBe('RUNNING');
     expect(await schedulesLeft(host)).toBe(0);
     db.close();
   });
 
-  it('--purge-state drops keeper_* tables of an ah-made DB and nothing of ah\'s; twice is harmless', async () => {
+  it("--purge-state drops keeper_* tables of an ah-made DB and nothing of ah's; twice is harmless", async () => {
     const file = path.join(tempDir(), 'state.db');
     makeAhDb(file);
     const db = openStateDb(file);
@@ -200,7 +224,7 @@ describe('keeper uninstall', () => {
     db.close();
   });
 
-  it('a worker started under a new host id warns of the old id\'s schedules until keeper uninstall --host-id OLD', async () => {
+  it("a worker started under a new host id warns of the old id's schedules until keeper uninstall --host-id OLD", async () => {
     const file = path.join(tempDir(), 'state.db');
     makeAhDb(file);
     const [oldId, newId] = [uniqueId('old-'), uniqueId('new-')];
@@ -217,7 +241,11 @@ describe('keeper uninstall', () => {
     expect(await runWorker(oldId)).toEqual([]);
     const warned = await runWorker(newId);
     expect(warned).toHaveLength(1);
-    expect(JSON.parse(warned[0]).msg).toMatch(new RegExp(`^this state DB was used by keeper host id ${oldId} \\(last started .*\\), whose 3 schedules( and \\d+ running workflows?)? are still on Temporal .*remove them with: keeper uninstall --host-id ${oldId} --db ${file}$`));
+    expect(JSON.parse(warned[0]).msg).toMatch(
+      new RegExp(
+        `^this state DB was used by keeper host id ${oldId} \\(last started .*\\), whose 3 schedules( and \\d+ running workflows?)? are still on Temporal .*remove them with: keeper uninstall --host-id ${oldId} --db ${file}$`,
+      ),
+    );
 
     const removed = await keeperInProcess(['uninstall', '--db', file, '--host-id', oldId, '--temporal-address', dev()]);
     expect(removed.code, removed.err).toBe(0);
@@ -225,7 +253,7 @@ describe('keeper uninstall', () => {
     expect(await runWorker(newId)).toEqual([]);
   }, 240_000);
 
-  it('with no Temporal configured and the worker stopped, it serves the embedded server\'s temporal.db itself', async () => {
+  it("with no Temporal configured and the worker stopped, it serves the embedded server's temporal.db itself", async () => {
     const dir = tempDir();
     const file = path.join(dir, 'state.db');
     makeAhDb(file);

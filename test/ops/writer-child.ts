@@ -9,9 +9,13 @@ export const DRILL_TENANT = 'drill-writer';
 
 function main(): void {
   const db = openStateDb(process.env.DRILL_DB!, { create: false });
-  db.prepare(`INSERT OR IGNORE INTO tenants (id, name, email, created_at, updated_at) VALUES (?, '0', 'drill@example.com', 1, 1)`).run(DRILL_TENANT);
+  db.prepare(`INSERT OR IGNORE INTO tenants (id, name, email, created_at, updated_at) VALUES (?, '0', 'drill@example.com', 1, 1)`).run(
+    DRILL_TENANT,
+  );
   // Over a thousand pages: a copy takes many of better-sqlite3's default 100-page steps, between which this writer writes.
-  db.prepare(`INSERT OR IGNORE INTO keeper_reported_problems (subject, problem, first_seen) VALUES ('drill-padding', ?, 0)`).run('x'.repeat(4_000_000));
+  db.prepare(`INSERT OR IGNORE INTO keeper_reported_problems (subject, problem, first_seen) VALUES ('drill-padding', ?, 0)`).run(
+    'x'.repeat(4_000_000),
+  );
   const problem = db.prepare(`INSERT INTO keeper_reported_problems (subject, problem, first_seen) VALUES ('drill', ?, ?)`);
   const tenant = db.prepare('UPDATE tenants SET name = ? WHERE id = ?');
   const write = db.transaction((n: number) => {

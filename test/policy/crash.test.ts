@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { backoffFor, countCrashes, crashPolicy, deathsBetween, decayedOpenCount, openingAt, reachesThreshold } from '../../src/policy/crash';
+import {
+  backoffFor,
+  countCrashes,
+  crashPolicy,
+  deathsBetween,
+  decayedOpenCount,
+  openingAt,
+  reachesThreshold,
+} from '../../src/policy/crash';
 import type { ContainerLook } from '../../src/contracts/reconcile';
 import { mayHaveChangedSince, statusAgeLowerBound, isUnhealthy } from '../../src/policy/container-status';
 import { loadSettings } from '../../src/settings';
@@ -13,7 +21,14 @@ describe('crash policy defaults', () => {
 });
 
 describe('backoffFor (ah TestCircuitRetryBackoff)', () => {
-  it.each([[0, 1800], [1, 1800], [2, 3600], [3, 14400], [10, 14400], [100, 14400]])('opening %i waits %i s', (n, s) => {
+  it.each([
+    [0, 1800],
+    [1, 1800],
+    [2, 3600],
+    [3, 14400],
+    [10, 14400],
+    [100, 14400],
+  ])('opening %i waits %i s', (n, s) => {
     expect(backoffFor(n, p.backoffSec)).toBe(s);
   });
 });
@@ -55,7 +70,12 @@ describe('escalation decay', () => {
 });
 
 describe('deathsBetween', () => {
-  const look = (state: string, restartCount: number, containerId = 'c1'): ContainerLook => ({ containerId, state, restartCount, health: '' });
+  const look = (state: string, restartCount: number, containerId = 'c1'): ContainerLook => ({
+    containerId,
+    state,
+    restartCount,
+    health: '',
+  });
   it('counts each restart Docker made between two looks', () => {
     expect(deathsBetween(look('running', 0), look('running', 3), 0, 1000, 600)).toBe(3);
   });

@@ -3,8 +3,14 @@ import { countDatedCrashes } from '../../src/policy/crash';
 import { dateDeaths, LIVE_LAG_MS } from '../../src/policy/death-dating';
 import type { DeathFacts, SeenBy } from '../../src/contracts/reconcile';
 
-const death = (seenBy: SeenBy, diedAtMs: number | null): DeathFacts =>
-  ({ seenBy, diedAtMs, exitCode: null, oomKilled: null, engineError: '', logWindow: null });
+const death = (seenBy: SeenBy, diedAtMs: number | null): DeathFacts => ({
+  seenBy,
+  diedAtMs,
+  exitCode: null,
+  oomKilled: null,
+  engineError: '',
+  logWindow: null,
+});
 const times = (ds: { diedAtMs: number }[]) => ds.map((d) => d.diedAtMs);
 const methods = (ds: { datedBy: string }[]) => ds.map((d) => d.datedBy);
 
@@ -18,19 +24,34 @@ describe('dateDeaths', () => {
   });
 
   it('calls a death live when keeper looked within LIVE_LAG_MS of it', () => {
-    const dated = dateDeaths([death('event', 200_000 - LIVE_LAG_MS - 1), death('event', 200_000 - LIVE_LAG_MS), death('look', 199_000)], unseen);
+    const dated = dateDeaths(
+      [death('event', 200_000 - LIVE_LAG_MS - 1), death('event', 200_000 - LIVE_LAG_MS), death('look', 199_000)],
+      unseen,
+    );
     expect(methods(dated)).toEqual(['event', 'live', 'live']);
     expect(methods(dateDeaths([death('health-check', 200_000)], unseen))).toEqual(['live']);
   });
 
   it('spreads deaths of unknown time evenly over the whole unseen interval when none is dated', () => {
-    const dated = dateDeaths([death('restart-count', null), death('restart-count', null), death('restart-count', null), death('missing', null)], unseen);
+    const dated = dateDeaths(
+      [death('restart-count', null), death('restart-count', null), death('restart-count', null), death('missing', null)],
+      unseen,
+    );
     expect(times(dated)).toEqual([120_000, 140_000, 160_000, 180_000]);
     expect(methods(dated)).toEqual(['spread', 'spread', 'spread', 'spread']);
   });
 
   it('spreads undated deaths only over the gap between their dated neighbours (events rolled over: the oldest)', () => {
-    const dated = dateDeaths([death('restart-count', null), death('restart-count', null), death('event', 130_000), death('restart-count', null), death('look', 190_000)], unseen);
+    const dated = dateDeaths(
+      [
+        death('restart-count', null),
+        death('restart-count', null),
+        death('event', 130_000),
+        death('restart-count', null),
+        death('look', 190_000),
+      ],
+      unseen,
+    );
     expect(times(dated)).toEqual([110_000, 120_000, 130_000, 160_000, 190_000]);
     expect(methods(dated)).toEqual(['spread', 'spread', 'event', 'spread', 'live']);
   });
@@ -68,8 +89,14 @@ describe('countDatedCrashes', () => {
   });
 
   it('continues the window already open on the row', () => {
-    expect(countDatedCrashes({ crashCount: 2, windowStart: 995 }, [1000], policy)).toMatchObject({ reached: true, counters: { crashCount: 3, windowStart: 995 } });
-    expect(countDatedCrashes({ crashCount: 2, windowStart: 980 }, [1000], policy)).toMatchObject({ reached: false, counters: { crashCount: 1, windowStart: 1000 } });
+    expect(countDatedCrashes({ crashCount: 2, windowStart: 995 }, [1000], policy)).toMatchObject({
+      reached: true,
+      counters: { crashCount: 3, windowStart: 995 },
+    });
+    expect(countDatedCrashes({ crashCount: 2, windowStart: 980 }, [1000], policy)).toMatchObject({
+      reached: false,
+      counters: { crashCount: 1, windowStart: 1000 },
+    });
   });
 
   it('deaths seen at one moment (no dates) count as before: all in the window of that moment', () => {

@@ -3,7 +3,13 @@ import { factsOfDeaths, type ContainerEventFact, type RunState } from '../../src
 
 const T = 1_800_000_000_000;
 const exited: RunState = {
-  status: 'exited', exitCode: 3, oomKilled: false, error: '', startedAtMs: T, finishedAtMs: T + 5_000, restartPolicy: 'no',
+  status: 'exited',
+  exitCode: 3,
+  oomKilled: false,
+  error: '',
+  startedAtMs: T,
+  finishedAtMs: T + 5_000,
+  restartPolicy: 'no',
 };
 const running: RunState = { ...exited, status: 'running', exitCode: 0, startedAtMs: T + 9_000, finishedAtMs: T + 8_000 };
 
@@ -31,14 +37,16 @@ describe('factsOfDeaths', () => {
 
   it('an OOM event of the run before does not make this death an OOM kill', () => {
     const events: ContainerEventFact[] = [
-      { action: 'oom', atMs: T - 400 }, { action: 'die', atMs: T - 300, exitCode: 137 },
-      { action: 'start', atMs: T }, { action: 'die', atMs: T + 8_000, exitCode: 1 },
+      { action: 'oom', atMs: T - 400 },
+      { action: 'die', atMs: T - 300, exitCode: 137 },
+      { action: 'start', atMs: T },
+      { action: 'die', atMs: T + 8_000, exitCode: 1 },
     ];
     const facts = factsOfDeaths(2, false, running, events);
     expect(facts.map((f) => f.oomKilled)).toEqual([true, false]);
   });
 
-  it('deaths whose events are gone: the last has the inspect\'s time, older ones only their number', () => {
+  it("deaths whose events are gone: the last has the inspect's time, older ones only their number", () => {
     const facts = factsOfDeaths(3, false, running, []);
     expect(facts.map((f) => f.seenBy)).toEqual(['restart-count', 'restart-count', 'restart-count']);
     expect(facts.map((f) => f.diedAtMs)).toEqual([null, null, T + 8_000]);

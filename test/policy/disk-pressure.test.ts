@@ -4,7 +4,11 @@ import { diskPressureStep, judgeDisk, NO_DISK_PRESSURE, nextPoolHold, withPoolHo
 
 const GB = 1024 ** 3;
 const verdictAt = (...pcts: number[]) =>
-  judgeDisk(pcts.map((p, i) => ({ path: `/d${i}`, role: 'configured path', totalBytes: 100 * GB, freeBytes: (100 - p) * GB })), 80, 90);
+  judgeDisk(
+    pcts.map((p, i) => ({ path: `/d${i}`, role: 'configured path', totalBytes: 100 * GB, freeBytes: (100 - p) * GB })),
+    80,
+    90,
+  );
 const COOL = 60_000;
 
 /** Runs the watcher's rule over usages, one check a second; returns the seconds at which a sweep was asked for. */
@@ -26,7 +30,9 @@ describe('disk pressure asks for a sweep', () => {
 
   it('never while every path is under the block threshold, warning or not', () => {
     expect(sweepsOver([50, 85, 89.9, 80, 10])).toEqual([]);
-    expect(diskPressureStep(NO_DISK_PRESSURE, judgeDisk([{ path: '/x', role: 'configured path', error: 'gone' }], 80, 90), 0, COOL).sweep).toBe(false);
+    expect(
+      diskPressureStep(NO_DISK_PRESSURE, judgeDisk([{ path: '/x', role: 'configured path', error: 'gone' }], 80, 90), 0, COOL).sweep,
+    ).toBe(false);
   });
 
   it('again on a new crossing, but at most once per cooldown; a crossing inside the cooldown is served when it ends', () => {
@@ -54,7 +60,9 @@ describe("the pool's hold", () => {
   it('turns a warning into a block that says why, and leaves an unheld verdict as it is', () => {
     const held = withPoolHold(verdictAt(85), true);
     expect(held.level).toBe('block');
-    expect(held.message).toBe('disk usage at /d0 (configured path): 85.0% used, above warning threshold 80%; held since a path reached the block threshold 90%, until every path is under 80%');
+    expect(held.message).toBe(
+      'disk usage at /d0 (configured path): 85.0% used, above warning threshold 80%; held since a path reached the block threshold 90%, until every path is under 80%',
+    );
     expect(withPoolHold(verdictAt(85), false)).toEqual(verdictAt(85));
     expect(withPoolHold(verdictAt(95), true)).toEqual(verdictAt(95));
   });

@@ -1,19 +1,36 @@
 /** ah's build images: the pure rules that recognise, attribute and keep them (src/policy/gc.ts). */
 import { describe, expect, it } from 'vitest';
-import { attributeBuildRef, buildRepoOf, planBuildImages, type BuildAttribution, type BuildImageObs, type BuildImageRule } from '../../src/policy/gc';
+import {
+  attributeBuildRef,
+  buildRepoOf,
+  planBuildImages,
+  type BuildAttribution,
+  type BuildImageObs,
+  type BuildImageRule,
+} from '../../src/policy/gc';
 
 const NOW = 1_800_000_000;
 const REPO = '127.0.0.1:5000/ah/t1-svc1';
 const by: BuildAttribution = {
-  services: [{ id: 'svc1', tenantId: 't1' }, { id: 'svc2', tenantId: 't1' }],
+  services: [
+    { id: 'svc1', tenantId: 't1' },
+    { id: 'svc2', tenantId: 't1' },
+  ],
   builds: new Map([[`${REPO}:b1`, { serviceId: 'svc1', createdAt: NOW - 5000 }]]),
 };
 const rule = (over: Partial<BuildImageRule> = {}): BuildImageRule => ({
-  guard: { now: NOW, minAgeSeconds: 600 }, perService: 2, usedImageIds: new Set(), referencedRefs: new Set(), ...over,
+  guard: { now: NOW, minAgeSeconds: 600 },
+  perService: 2,
+  usedImageIds: new Set(),
+  referencedRefs: new Set(),
+  ...over,
 });
 const tagged = (id: string, tag: string, age: number): BuildImageObs => ({ id, repoTags: [tag], repoDigests: [], createdAt: NOW - age });
 const dangling = (id: string, digestRepo: string, age: number): BuildImageObs => ({
-  id, repoTags: ['<none>:<none>'], repoDigests: [`${digestRepo}@sha256:${'a'.repeat(64)}`], createdAt: NOW - age,
+  id,
+  repoTags: ['<none>:<none>'],
+  repoDigests: [`${digestRepo}@sha256:${'a'.repeat(64)}`],
+  createdAt: NOW - age,
 });
 const removed = (images: BuildImageObs[], r = rule()) => planBuildImages(images, by, r).remove.map((x) => x.target.ref);
 
@@ -33,7 +50,13 @@ describe('build image names', () => {
     expect(attributeBuildRef('127.0.0.1:5000/ah/t1-svc2:b1', by)).toBe('svc2');
     expect(attributeBuildRef('127.0.0.1:5000/ah/t1-gone:b1', by)).toBeUndefined();
     // two rows whose tenant-service read the same: ambiguous, so nobody's
-    const twins: BuildAttribution = { services: [{ id: 'b-c', tenantId: 'a' }, { id: 'c', tenantId: 'a-b' }], builds: new Map() };
+    const twins: BuildAttribution = {
+      services: [
+        { id: 'b-c', tenantId: 'a' },
+        { id: 'c', tenantId: 'a-b' },
+      ],
+      builds: new Map(),
+    };
     expect(attributeBuildRef('127.0.0.1:5000/ah/a-b-c:x', twins)).toBeUndefined();
   });
 });
@@ -41,18 +64,34 @@ describe('build image names', () => {
 describe('build image retention', () => {
   it('keeps the newest N tags per service and removes the older ones, each service counted apart', () => {
     const images = [
-      tagged('i1', `${REPO}:b1`, 4000), tagged('i2', `${REPO}:b2`, 3000), tagged('i3', `${REPO}:b3`, 2000), tagged('i4', `${REPO}:b4`, 1000),
+      tagged('i1', `${REPO}:b1`, 4000),
+      tagged('i2', `${REPO}:b2`, 3000),
+      tagged('i3', `${REPO}:b3`, 2000),
+      tagged('i4', `${REPO}:b4`, 1000),
       tagged('j1', '127.0.0.1:5000/ah/t1-svc2:b1', 9000),
     ];
     const plan = planBuildImages(images, by, rule());
     expect(plan.remove.map((x) => x.target.ref)).toEqual([`${REPO}:b1`, `${REPO}:b2`]);
-    expect(plan.remove[0].item).toMatchObject({ name: `${REPO}:b1`, ageSeconds: 4000, reason: expect.stringContaining('over the limit of 2 per service for service svc1') });
+    expect(plan.remove[0].item).toMatchObject({
+      name: `${REPO}:b1`,
+      ageSeconds: 4000,
+      reason: expect.stringContaining('over the limit of 2 per service for service svc1'),
+    });
     expect(plan.kept).toEqual({ 'within-limits': 3 });
   });
 
   it('never removes a tag a container uses or a service row names, and such a tag does not make room for an older one', () => {
-    const images = [tagged('i1', `${REPO}:b1`, 4000), tagged('i2', `${REPO}:b2`, 3000), tagged('i3', `${REPO}:b3`, 2000), tagged('i4', `${REPO}:b4`, 1000)];
-    const plan = planBuildImages(images, by, rule({ perService: 1, usedImageIds: new Set(['i1']), referencedRefs: new Set([`${REPO}:b2`]) }));
+    const images = [
+      tagged('i1', `${REPO}:b1`, 4000),
+      tagged('i2', `${REPO}:b2`, 3000),
+      tagged('i3', `${REPO}:b3`, 2000),
+      tagged('i4', `${REPO}:b4`, 1000),
+    ];
+    const plan = planBuildImages(
+      images,
+      by,
+      rule({ perService: 1, usedImageIds: new Set(['i1']), referencedRefs: new Set([`${REPO}:b2`]) }),
+    );
     expect(plan.remove.map((x) => x.target.ref)).toEqual([`${REPO}:b3`]);
     expect(plan.kept).toEqual({ 'image-in-use': 1, referenced: 1, 'within-limits': 1 });
   });
@@ -85,7 +124,11 @@ describe('untagged build images', () => {
   });
 
   it('keeps one a container uses, one with no known service, and one of unknown age', () => {
-    const images = [dangling('sha256:d1', REPO, 900), dangling('sha256:d2', '127.0.0.1:5000/ah/t9-nobody', 900), { ...dangling('sha256:d3', REPO, 0), createdAt: 0 }];
+    const images = [
+      dangling('sha256:d1', REPO, 900),
+      dangling('sha256:d2', '127.0.0.1:5000/ah/t9-nobody', 900),
+      { ...dangling('sha256:d3', REPO, 0), createdAt: 0 },
+    ];
     const plan = planBuildImages(images, by, rule({ usedImageIds: new Set(['sha256:d1']) }));
     expect(plan.remove).toEqual([]);
     expect(plan.kept).toEqual({ 'image-in-use': 1, unattributed: 1, 'age-unknown': 1 });

@@ -19,8 +19,18 @@ import {
 const NOW = 1_800_000_000;
 const guard = { now: NOW, minAgeSeconds: 600 };
 const old = NOW - 3600;
-const refs = (c: string[] = [], v: string[] = []): References => ({ containerIds: new Set(c), volumeNames: new Set(v), serviceImages: new Set() });
-const ctr = (labels: Record<string, string>, createdAt = old, id = 'a'.repeat(64), name = 'ah-x') => ({ id, name, labels, state: 'exited', createdAt });
+const refs = (c: string[] = [], v: string[] = []): References => ({
+  containerIds: new Set(c),
+  volumeNames: new Set(v),
+  serviceImages: new Set(),
+});
+const ctr = (labels: Record<string, string>, createdAt = old, id = 'a'.repeat(64), name = 'ah-x') => ({
+  id,
+  name,
+  labels,
+  state: 'exited',
+  createdAt,
+});
 
 describe('containers', () => {
   it('knows ah kinds: ah.service, and ah.type database/environment/kanban/warm-pool; nothing else', () => {
@@ -32,16 +42,28 @@ describe('containers', () => {
   });
 
   it('removes an old unreferenced ah container and says why', () => {
-    expect(judgeContainer(ctr({ 'ah.type': 'kanban' }), refs(), guard)).toEqual({ remove: true, reason: expect.stringContaining('orphan kanban') });
-    expect(judgeContainer(ctr({ 'ah.type': 'warm-pool' }), refs(), guard)).toEqual({ remove: true, reason: expect.stringContaining('warm-pool leftover') });
+    expect(judgeContainer(ctr({ 'ah.type': 'kanban' }), refs(), guard)).toEqual({
+      remove: true,
+      reason: expect.stringContaining('orphan kanban'),
+    });
+    expect(judgeContainer(ctr({ 'ah.type': 'warm-pool' }), refs(), guard)).toEqual({
+      remove: true,
+      reason: expect.stringContaining('warm-pool leftover'),
+    });
   });
 
   it('keeps foreign, referenced (full id, 12+ prefix or name), young and age-unknown containers', () => {
     const id = 'abcdef012345'.padEnd(64, '9');
     expect(judgeContainer(ctr({ app: 'x' }), refs(), guard)).toEqual({ remove: false, keep: 'foreign' });
     expect(judgeContainer(ctr({ 'ah.service': 's' }, old, id), refs([id]), guard)).toEqual({ remove: false, keep: 'referenced' });
-    expect(judgeContainer(ctr({ 'ah.service': 's' }, old, id), refs([id.slice(0, 12)]), guard)).toEqual({ remove: false, keep: 'referenced' });
-    expect(judgeContainer(ctr({ 'ah.service': 's' }, old, id, 'ah-t-s'), refs(['ah-t-s']), guard)).toEqual({ remove: false, keep: 'referenced' });
+    expect(judgeContainer(ctr({ 'ah.service': 's' }, old, id), refs([id.slice(0, 12)]), guard)).toEqual({
+      remove: false,
+      keep: 'referenced',
+    });
+    expect(judgeContainer(ctr({ 'ah.service': 's' }, old, id, 'ah-t-s'), refs(['ah-t-s']), guard)).toEqual({
+      remove: false,
+      keep: 'referenced',
+    });
     // an 11-character prefix is too short to prove anything
     expect(judgeContainer(ctr({ 'ah.service': 's' }, old, id), refs([id.slice(0, 11)]), guard).remove).toBe(true);
     expect(judgeContainer(ctr({ 'ah.service': 's' }, NOW - 599), refs(), guard)).toEqual({ remove: false, keep: 'young' });
@@ -64,19 +86,34 @@ describe('containers', () => {
 
 describe('volumes', () => {
   it('collects the four ah prefixes only', () => {
-    for (const name of ['ah-db-1', 'ah-env-1', 'ah-kanban-1', 'ah-pool-wp_1']) expect(judgeVolume({ name, createdAt: old }, refs(), new Set(), guard).remove, name).toBe(true);
-    for (const name of ['ah-registry', 'ah-dbx', 'db-1', 'x-ah-db-1']) expect(judgeVolume({ name, createdAt: old }, refs(), new Set(), guard), name).toEqual({ remove: false, keep: 'foreign' });
+    for (const name of ['ah-db-1', 'ah-env-1', 'ah-kanban-1', 'ah-pool-wp_1'])
+      expect(judgeVolume({ name, createdAt: old }, refs(), new Set(), guard).remove, name).toBe(true);
+    for (const name of ['ah-registry', 'ah-dbx', 'db-1', 'x-ah-db-1'])
+      expect(judgeVolume({ name, createdAt: old }, refs(), new Set(), guard), name).toEqual({ remove: false, keep: 'foreign' });
   });
 
   it('keeps referenced (a claimed pool volume by environments), mounted and young volumes', () => {
-    expect(judgeVolume({ name: 'ah-pool-wp_1', createdAt: old }, refs([], ['ah-pool-wp_1']), new Set(), guard)).toEqual({ remove: false, keep: 'referenced' });
-    expect(judgeVolume({ name: 'ah-env-1', createdAt: old }, refs(), new Set(['ah-env-1']), guard)).toEqual({ remove: false, keep: 'in-use' });
+    expect(judgeVolume({ name: 'ah-pool-wp_1', createdAt: old }, refs([], ['ah-pool-wp_1']), new Set(), guard)).toEqual({
+      remove: false,
+      keep: 'referenced',
+    });
+    expect(judgeVolume({ name: 'ah-env-1', createdAt: old }, refs(), new Set(['ah-env-1']), guard)).toEqual({
+      remove: false,
+      keep: 'in-use',
+    });
     expect(judgeVolume({ name: 'ah-env-1', createdAt: NOW - 10 }, refs(), new Set(), guard)).toEqual({ remove: false, keep: 'young' });
   });
 });
 
 describe('networks', () => {
-  const net = (over: Partial<Parameters<typeof judgeNetwork>[0]> = {}) => ({ id: 'n', name: 'ah-tenant-t', createdAt: old, attached: [], configuredOn: [], ...over });
+  const net = (over: Partial<Parameters<typeof judgeNetwork>[0]> = {}) => ({
+    id: 'n',
+    name: 'ah-tenant-t',
+    createdAt: old,
+    attached: [],
+    configuredOn: [],
+    ...over,
+  });
   it('removes an empty ah-tenant network, Traefik alone counting as empty', () => {
     expect(judgeNetwork(net(), guard).remove).toBe(true);
     expect(judgeNetwork(net({ attached: ['paas-traefik'] }), guard).remove).toBe(true);
@@ -94,13 +131,23 @@ describe('dangling images', () => {
   it('removes only ah-labelled, unused, old ones', () => {
     expect(judgeDanglingImage({ id: 'i', labels: { 'ah.build': 'b' }, createdAt: old }, new Set(), guard).remove).toBe(true);
     expect(judgeDanglingImage({ id: 'i', labels: {}, createdAt: old }, new Set(), guard)).toEqual({ remove: false, keep: 'foreign' });
-    expect(judgeDanglingImage({ id: 'i', labels: { 'ah.build': 'b' }, createdAt: old }, new Set(['i']), guard)).toEqual({ remove: false, keep: 'in-use' });
+    expect(judgeDanglingImage({ id: 'i', labels: { 'ah.build': 'b' }, createdAt: old }, new Set(['i']), guard)).toEqual({
+      remove: false,
+      keep: 'in-use',
+    });
   });
 });
 
 describe('build directories', () => {
   const rule = { nowMs: NOW * 1000, maxAgeMs: 3_600_000, realBase: '/b', sep: '/' };
-  const e = (over: Partial<Parameters<typeof judgeBuildDir>[0]> = {}) => ({ name: 'b1', path: '/b/b1', kind: 'directory' as const, mtimeMs: rule.nowMs - 7_200_000, resolved: '/b/b1', ...over });
+  const e = (over: Partial<Parameters<typeof judgeBuildDir>[0]> = {}) => ({
+    name: 'b1',
+    path: '/b/b1',
+    kind: 'directory' as const,
+    mtimeMs: rule.nowMs - 7_200_000,
+    resolved: '/b/b1',
+    ...over,
+  });
   it('removes an old directory inside the base', () => expect(judgeBuildDir(e(), rule).remove).toBe(true));
   it('keeps symlinks, files, hidden, young, and anything resolving outside the base (or to a sibling with the same prefix)', () => {
     expect(judgeBuildDir(e({ kind: 'symlink' }), rule)).toEqual({ remove: false, keep: 'symlink' });
@@ -114,9 +161,15 @@ describe('build directories', () => {
   });
 });
 
-describe('snapshot retention (ah\'s rules and tests, with W-G8 fixed)', () => {
+describe("snapshot retention (ah's rules and tests, with W-G8 fixed)", () => {
   const day = 86_400;
-  const snap = (id: string, ageS: number, serviceId = 'svc-1'): SnapshotRow => ({ id, tenantId: 't', serviceId, imageRef: `r/${id}`, createdAt: NOW - ageS });
+  const snap = (id: string, ageS: number, serviceId = 'svc-1'): SnapshotRow => ({
+    id,
+    tenantId: 't',
+    serviceId,
+    imageRef: `r/${id}`,
+    createdAt: NOW - ageS,
+  });
   const removed = (rows: SnapshotRow[], max: number, maxAge: number, running = new Set<string>()) =>
     planSnapshots(rows, running, { now: NOW, maxPerService: max, maxAgeSeconds: maxAge }).remove.map((r) => r.item.name);
 
@@ -125,7 +178,10 @@ describe('snapshot retention (ah\'s rules and tests, with W-G8 fixed)', () => {
     expect(removed(rows, 3, 0)).toEqual(['snap-1', 'snap-2']);
   });
   it('age limit: strictly older than the limit', () => {
-    expect(removed([snap('a', 40 * day), snap('b', 35 * day), snap('c', 5 * day), snap('edge', 30 * day)], 0, 30 * day)).toEqual(['a', 'b']);
+    expect(removed([snap('a', 40 * day), snap('b', 35 * day), snap('c', 5 * day), snap('edge', 30 * day)], 0, 30 * day)).toEqual([
+      'a',
+      'b',
+    ]);
   });
   it('within both limits: nothing', () => expect(removed([snap('a', 3), snap('b', 2), snap('c', 1)], 10, 30 * day)).toEqual([]));
   it('per service', () => {
@@ -155,7 +211,8 @@ describe('crash record retention (keeper crashes)', () => {
   const day = 86_400;
   // Record ids are AUTOINCREMENT integers: a higher id was recorded later.
   const rec = (id: number, ageS: number, serviceId = 'svc-1'): RetainedRow => ({ id: String(id), serviceId, createdAt: NOW - ageS });
-  const plan = (rows: RetainedRow[], max: number, maxAge: number) => planCrashRecords(rows, { now: NOW, maxPerService: max, maxAgeSeconds: maxAge });
+  const plan = (rows: RetainedRow[], max: number, maxAge: number) =>
+    planCrashRecords(rows, { now: NOW, maxPerService: max, maxAgeSeconds: maxAge });
   const removed = (rows: RetainedRow[], max: number, maxAge: number) => plan(rows, max, maxAge).remove.map((r) => r.target.id);
 
   it('count pass, per service: each keeps its newest N, whatever the other has', () => {
@@ -179,7 +236,11 @@ describe('crash record retention (keeper crashes)', () => {
   it('both passes: the count first, then the age over what is left; each record once', () => {
     const rows = [rec(1, 60 * day), rec(2, 45 * day), rec(3, 40 * day), rec(4, 2 * day), rec(5, day)];
     const p = plan(rows, 3, 30 * day);
-    expect(p.remove.map((r) => [r.target.id, r.item.reason.startsWith('over the limit') ? 'count' : 'age'])).toEqual([['1', 'count'], ['2', 'count'], ['3', 'age']]);
+    expect(p.remove.map((r) => [r.target.id, r.item.reason.startsWith('over the limit') ? 'count' : 'age'])).toEqual([
+      ['1', 'count'],
+      ['2', 'count'],
+      ['3', 'age'],
+    ]);
     expect(p.kept).toEqual({ 'within-limits': 2 });
   });
   it('0 turns each pass off; both 0 keeps everything', () => {

@@ -5,7 +5,12 @@ import type { NotificationEvent } from '../../src/contracts/notification';
 
 const AT_MS = Date.UTC(2026, 11, 2, 10, 0, 0);
 const opened: NotificationEvent = {
-  kind: 'circuit-opened', hostId: 'h1', serviceId: 'svc-1', generation: 2, atMs: AT_MS, retryAt: AT_MS / 1000 + 1800,
+  kind: 'circuit-opened',
+  hostId: 'h1',
+  serviceId: 'svc-1',
+  generation: 2,
+  atMs: AT_MS,
+  retryAt: AT_MS / 1000 + 1800,
   deaths: [
     { diedAtMs: AT_MS - 60_000, reason: 'exit code 3', containerId: 'abc' },
     { diedAtMs: AT_MS - 1000, reason: 'exit code 137 (OOM killed)', containerId: 'abc' },
@@ -26,27 +31,48 @@ describe('notification events', () => {
       'keeper h1: service svc-1: circuit opened after 2 crashes (last: exit code 137 (OOM killed)); it retries at 2026-12-02T10:30:00Z. Reset: keeper circuit reset svc-1',
     );
     expect(notificationText({ ...opened, deaths: [], retryAt: undefined })).toBe(
-      'keeper h1: service svc-1: circuit opened after repeated crashes. Reset: keeper circuit reset svc-1');
+      'keeper h1: service svc-1: circuit opened after repeated crashes. Reset: keeper circuit reset svc-1',
+    );
   });
 
   it('says how a circuit closed, and why recovery failed', () => {
-    expect(notificationText({ ...opened, kind: 'circuit-closed', closedBy: 'reset', status: 'running' }))
-      .toBe('keeper h1: service svc-1: circuit closed by an operator reset; service running');
-    expect(notificationText({ ...opened, kind: 'circuit-closed', closedBy: 'timer', status: 'stopped' }))
-      .toBe('keeper h1: service svc-1: circuit closed by its timer; service stopped');
-    expect(notificationText({ ...opened, kind: 'recovery-failed', error: 'kept container is gone; redeploy required' }))
-      .toBe('keeper h1: service svc-1: circuit closed but recovery failed: kept container is gone; redeploy required');
+    expect(notificationText({ ...opened, kind: 'circuit-closed', closedBy: 'reset', status: 'running' })).toBe(
+      'keeper h1: service svc-1: circuit closed by an operator reset; service running',
+    );
+    expect(notificationText({ ...opened, kind: 'circuit-closed', closedBy: 'timer', status: 'stopped' })).toBe(
+      'keeper h1: service svc-1: circuit closed by its timer; service stopped',
+    );
+    expect(notificationText({ ...opened, kind: 'recovery-failed', error: 'kept container is gone; redeploy required' })).toBe(
+      'keeper h1: service svc-1: circuit closed but recovery failed: kept container is gone; redeploy required',
+    );
   });
 
   it('gives Slack only its text, and the generic receiver every fact with the key', () => {
     expect(slackBody(opened)).toEqual({ text: notificationText(opened) });
     const body = genericBody(opened);
-    expect(body).toMatchObject({ key: 'keeper/h1/svc-1/g2/circuit-opened', kind: 'circuit-opened', hostId: 'h1', serviceId: 'svc-1',
-      generation: 2, at: '2026-12-02T10:00:00Z', deaths: opened.deaths, text: notificationText(opened) });
+    expect(body).toMatchObject({
+      key: 'keeper/h1/svc-1/g2/circuit-opened',
+      kind: 'circuit-opened',
+      hostId: 'h1',
+      serviceId: 'svc-1',
+      generation: 2,
+      at: '2026-12-02T10:00:00Z',
+      deaths: opened.deaths,
+      text: notificationText(opened),
+    });
   });
 
   it('retries server errors, timeouts and rate limits, never any other 4xx', () => {
     expect([500, 502, 503, 504, 408, 429].map(isRetryableStatus)).toEqual([true, true, true, true, true, true]);
-    expect([400, 401, 403, 404, 410, 422, 301, 302].map(isRetryableStatus)).toEqual([false, false, false, false, false, false, false, false]);
+    expect([400, 401, 403, 404, 410, 422, 301, 302].map(isRetryableStatus)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

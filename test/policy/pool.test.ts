@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { BRIDGE_ICC_OPTION, hasRoom, planRefill, POOL_NETWORK_OPTIONS, poolNetworkIsolates, resolvePooledTemplates } from '../../src/policy/pool';
+import {
+  BRIDGE_ICC_OPTION,
+  hasRoom,
+  planRefill,
+  POOL_NETWORK_OPTIONS,
+  poolNetworkIsolates,
+  resolvePooledTemplates,
+} from '../../src/policy/pool';
 
 const TEMPLATES = [
   { id: 'tmpl_default', name: 'default' },
@@ -15,7 +22,13 @@ describe('resolvePooledTemplates', () => {
     expect(r.unknown).toEqual(['cobol']);
   });
   it('prefers an id over a name, as ah does', () => {
-    const r = resolvePooledTemplates(['x'], [{ id: 'y', name: 'x' }, { id: 'x', name: 'z' }]);
+    const r = resolvePooledTemplates(
+      ['x'],
+      [
+        { id: 'y', name: 'x' },
+        { id: 'x', name: 'z' },
+      ],
+    );
     expect(r.pooled.map((t) => t.id)).toEqual(['x']);
   });
 });
@@ -24,18 +37,23 @@ describe('planRefill', () => {
   const pooled = ['tmpl_default', 'tmpl_node', 'tmpl_python'];
   it('fills an empty pool to 2/2/2 under a total of 6', () => {
     expect(planRefill({ pooled, ready: {}, size: 2, maxTotal: 6 })).toEqual([
-      { templateId: 'tmpl_default', count: 2 }, { templateId: 'tmpl_node', count: 2 }, { templateId: 'tmpl_python', count: 2 },
+      { templateId: 'tmpl_default', count: 2 },
+      { templateId: 'tmpl_node', count: 2 },
+      { templateId: 'tmpl_python', count: 2 },
     ]);
   });
   it('stops at the max total, in priority order', () => {
     expect(planRefill({ pooled, ready: {}, size: 5, maxTotal: 3 })).toEqual([{ templateId: 'tmpl_default', count: 3 }]);
     expect(planRefill({ pooled, ready: {}, size: 2, maxTotal: 5 })).toEqual([
-      { templateId: 'tmpl_default', count: 2 }, { templateId: 'tmpl_node', count: 2 }, { templateId: 'tmpl_python', count: 1 },
+      { templateId: 'tmpl_default', count: 2 },
+      { templateId: 'tmpl_node', count: 2 },
+      { templateId: 'tmpl_python', count: 1 },
     ]);
   });
   it('tops up only what is missing, and counts ready rows of unpooled templates towards the total', () => {
     expect(planRefill({ pooled, ready: { tmpl_default: 2, tmpl_node: 1 }, size: 2, maxTotal: 6 })).toEqual([
-      { templateId: 'tmpl_node', count: 1 }, { templateId: 'tmpl_python', count: 2 },
+      { templateId: 'tmpl_node', count: 1 },
+      { templateId: 'tmpl_python', count: 2 },
     ]);
     expect(planRefill({ pooled, ready: { tmpl_go: 5 }, size: 2, maxTotal: 6 })).toEqual([{ templateId: 'tmpl_default', count: 1 }]);
   });

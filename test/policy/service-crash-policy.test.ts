@@ -4,26 +4,51 @@ import { crashPolicy } from '../../src/policy/crash';
 import { crashSettingParsers } from '../../src/settings';
 import { isExpectedExit, labelCondition, labelConditions, parseExitCodes, serviceCrashPolicy } from '../../src/policy/service-crash-policy';
 
-const host = crashPolicy({ crashWindowMs: 600_000, crashThreshold: 5, circuitBackoffMs: [1_800_000, 3_600_000, 14_400_000], escalationDecayMs: 86_400_000 });
+const host = crashPolicy({
+  crashWindowMs: 600_000,
+  crashThreshold: 5,
+  circuitBackoffMs: [1_800_000, 3_600_000, 14_400_000],
+  escalationDecayMs: 86_400_000,
+});
 
 describe('serviceCrashPolicy', () => {
   it('is the host policy when the container has no keeper labels', () => {
-    expect(serviceCrashPolicy('svc1', { 'ah.service': 'svc1' }, host, crashSettingParsers)).toEqual({ policy: host, expectedExitCodes: [], problems: [] });
+    expect(serviceCrashPolicy('svc1', { 'ah.service': 'svc1' }, host, crashSettingParsers)).toEqual({
+      policy: host,
+      expectedExitCodes: [],
+      problems: [],
+    });
   });
 
-  it('applies each valid label, in the host settings\' syntax', () => {
-    const p = serviceCrashPolicy('svc1', {
-      'keeper.crash-threshold': '2', 'keeper.crash-window': '90s', 'keeper.circuit-backoff': '1m, 5m', 'keeper.expected-exit-codes': '0,143',
-    }, host, crashSettingParsers);
+  it("applies each valid label, in the host settings' syntax", () => {
+    const p = serviceCrashPolicy(
+      'svc1',
+      {
+        'keeper.crash-threshold': '2',
+        'keeper.crash-window': '90s',
+        'keeper.circuit-backoff': '1m, 5m',
+        'keeper.expected-exit-codes': '0,143',
+      },
+      host,
+      crashSettingParsers,
+    );
     expect(p.problems).toEqual([]);
     expect(p.policy).toEqual({ ...host, threshold: 2, windowSec: 90, backoffSec: [60, 300] });
     expect(p.expectedExitCodes).toEqual([0, 143]);
   });
 
   it('falls back to the host value for each bad label, with a one-line problem naming it', () => {
-    const p = serviceCrashPolicy('svc1', {
-      'keeper.crash-threshold': '0', 'keeper.crash-window': 'ten', 'keeper.circuit-backoff': '', 'keeper.expected-exit-codes': '0,300',
-    }, host, crashSettingParsers);
+    const p = serviceCrashPolicy(
+      'svc1',
+      {
+        'keeper.crash-threshold': '0',
+        'keeper.crash-window': 'ten',
+        'keeper.circuit-backoff': '',
+        'keeper.expected-exit-codes': '0,300',
+      },
+      host,
+      crashSettingParsers,
+    );
     expect(p.policy).toEqual(host);
     expect(p.expectedExitCodes).toEqual([]);
     expect(p.problems).toEqual([

@@ -20,7 +20,17 @@ import { ids, taskQueueFor } from '../../src/ids';
 import { ensureSchedules, requestPoolRefill } from '../../src/temporal/schedules';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
-import { AH_CONFINEMENT, confinementOf, EngineFixture, testDeps, testSettings, TEST_TENANT_RUNTIME, uniqueId, waitFor, WEB_IMAGE } from '../helpers/fixtures';
+import {
+  AH_CONFINEMENT,
+  confinementOf,
+  EngineFixture,
+  testDeps,
+  testSettings,
+  TEST_TENANT_RUNTIME,
+  uniqueId,
+  waitFor,
+  WEB_IMAGE,
+} from '../helpers/fixtures';
 import { keeperWorker } from '../helpers/temporal';
 import { poolDb, poolTestFile, readyByTemplate } from './helpers';
 import { TestDockerClient } from '../helpers/test-docker';
@@ -52,7 +62,13 @@ describe('claimEnvironment', () => {
     const poolRow = db.prepare('SELECT id, volume_name FROM warm_pool').get() as { id: string; volume_name: string };
 
     const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'dev1' });
-    expect(r).toMatchObject({ mode: 'warm', containerId: cid, volume: poolRow.volume_name, poolEntry: poolRow.id, templateId: 'tmpl_default' });
+    expect(r).toMatchObject({
+      mode: 'warm',
+      containerId: cid,
+      volume: poolRow.volume_name,
+      poolEntry: poolRow.id,
+      templateId: 'tmpl_default',
+    });
     expect(r.containerName).toBe(environmentContainerName(t.tenant, r.envId));
 
     const c = await docker.inspectContainer(cid);
@@ -65,7 +81,13 @@ describe('claimEnvironment', () => {
     expect(await confinementOf(cid)).toEqual({ ...AH_CONFINEMENT, readonlyRootfs: false });
 
     const row = getEnvironment(db, r.envId)!;
-    expect(row).toMatchObject({ status: 'running', containerId: cid, volumeName: poolRow.volume_name, templateId: 'default', leaseDurationSeconds: 3600 });
+    expect(row).toMatchObject({
+      status: 'running',
+      containerId: cid,
+      volumeName: poolRow.volume_name,
+      templateId: 'default',
+      leaseDurationSeconds: 3600,
+    });
     expect(row.leaseExpiresAt).toBe(r.leaseExpiresAt);
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
   });
@@ -108,10 +130,14 @@ describe('claimEnvironment', () => {
       const address = (await docker.inspectNetwork(network)).containers.find((c) => c.id === web)!.ipv4;
       const request = `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${address} 8000 | grep -q '^HTTP/'`;
       const client = await engine.run({ name: uniqueId('probe-'), cmd: ['sh', '-c', request], network });
-      const exited = await waitFor(`the probe on ${network} to exit`, async () => {
-        const c = await docker.inspectContainer(client);
-        return c.status === 'exited' ? { code: c.exitCode } : undefined;
-      }, 30_000);
+      const exited = await waitFor(
+        `the probe on ${network} to exit`,
+        async () => {
+          const c = await docker.inspectContainer(client);
+          return c.status === 'exited' ? { code: c.exitCode } : undefined;
+        },
+        30_000,
+      );
       return exited.code;
     };
     try {
@@ -128,7 +154,10 @@ describe('claimEnvironment', () => {
     const t = poolDb();
     db = t.db;
     await fill(settingsFor(t.file)); // a default entry, which a go claim must not take
-    const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'gocold', template: 'go' });
+    const r = await claimEnvironment(
+      { db, docker, tenantRuntime: TEST_TENANT_RUNTIME },
+      { tenant: t.tenant, name: 'gocold', template: 'go' },
+    );
     expect(r).toMatchObject({ mode: 'cold', volume: `ah-env-${r.envId}`, templateId: 'tmpl_go' });
     const c = await docker.inspectContainer(r.containerId);
     expect(c.name).toBe(environmentContainerName(t.tenant, r.envId));
@@ -148,7 +177,10 @@ describe('claimEnvironment', () => {
     const proxy = await DockerProxy.start();
     try {
       proxy.fail({ method: 'POST', path: /^\/networks\/[^/]+\/connect$/, status: 500, times: 1 });
-      const r = await claimEnvironment({ db, docker: new DockerClient(proxy.dockerHost), tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'moved' });
+      const r = await claimEnvironment(
+        { db, docker: new DockerClient(proxy.dockerHost), tenantRuntime: TEST_TENANT_RUNTIME },
+        { tenant: t.tenant, name: 'moved' },
+      );
       expect(r.mode).toBe('cold');
       expect(r.fallbackReason).toMatch(/could not be moved: .*HTTP 500/);
       expect(getEnvironment(db, r.envId)).toMatchObject({ status: 'running', containerId: r.containerId, volumeName: `ah-env-${r.envId}` });
@@ -164,9 +196,14 @@ describe('claimEnvironment', () => {
     const t = poolDb();
     db = t.db;
     db.prepare(`UPDATE environment_templates SET base_image = 'keeper-test/missing:latest' WHERE id = 'tmpl_go'`).run();
-    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'broken', template: 'go' })).rejects.toThrow(/HTTP 404/);
+    await expect(
+      claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'broken', template: 'go' }),
+    ).rejects.toThrow(/HTTP 404/);
     const row = db.prepare(`SELECT id, status, container_id, volume_name FROM environments WHERE name = 'broken'`).get() as {
-      id: string; status: string; container_id: string; volume_name: string;
+      id: string;
+      status: string;
+      container_id: string;
+      volume_name: string;
     };
     expect(row).toMatchObject({ status: 'failed', container_id: '', volume_name: '' });
     await expect(docker.inspectVolume(`ah-env-${row.id}`)).rejects.toSatisfy(isNotFound);
@@ -177,12 +214,20 @@ describe('claimEnvironment', () => {
     const t = poolDb();
     db = t.db;
     await fill(settingsFor(t.file));
-    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: 'nobody', name: 'x' })).rejects.toThrow('tenant "nobody" not found');
-    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'x', template: 'cobol' })).rejects.toThrow('template "cobol" not found');
-    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: '9lives' })).rejects.toThrow(/invalid environment name/);
+    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: 'nobody', name: 'x' })).rejects.toThrow(
+      'tenant "nobody" not found',
+    );
+    await expect(
+      claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'x', template: 'cobol' }),
+    ).rejects.toThrow('template "cobol" not found');
+    await expect(
+      claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: '9lives' }),
+    ).rejects.toThrow(/invalid environment name/);
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
     await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'twice', template: 'go' });
-    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'twice' })).rejects.toThrow(/already exists/);
+    await expect(claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'twice' })).rejects.toThrow(
+      /already exists/,
+    );
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
   });
 
@@ -237,7 +282,10 @@ describe('claims and refills', () => {
     }
     const worker = await keeperWorker(env, { db, docker: new GatedDocker(), settings });
     await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('pool-refill-') });
+      const handle = await env.client.workflow.start(poolRefill, {
+        taskQueue: taskQueueFor(settings.hostId),
+        workflowId: uniqueId('pool-refill-'),
+      });
       await waitFor('the refill to be creating a container', () => held, 30_000);
       const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'during' });
       expect(r).toMatchObject({ mode: 'warm', containerId: cid });
@@ -272,14 +320,19 @@ describe('claims and refills', () => {
         const schedule = env.client.schedule.getHandle(ids.schedule(settings.hostId, 'pool'));
         await schedule.pause('test');
         const runs = (await schedule.describe()).info.numActionsTaken;
-        expect(await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'trig2' })).toMatchObject({ mode: 'warm' });
+        expect(
+          await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'trig2' }),
+        ).toMatchObject({ mode: 'warm' });
         expect(await requestPoolRefill(settings)).toBe('not triggered: the pool schedule is paused');
         expect((await schedule.describe()).info.numActionsTaken).toBe(runs);
       });
     } finally {
-      await env.client.schedule.getHandle(ids.schedule(settings.hostId, 'pool')).delete().catch((e) => {
-        if (!(e instanceof ScheduleNotFoundError)) throw e;
-      });
+      await env.client.schedule
+        .getHandle(ids.schedule(settings.hostId, 'pool'))
+        .delete()
+        .catch((e) => {
+          if (!(e instanceof ScheduleNotFoundError)) throw e;
+        });
     }
   });
 });

@@ -20,8 +20,20 @@ describe('keeper pool', () => {
     const t = poolDb();
     db = t.db;
     const settings = testSettings({ db: t.file });
-    const flags = ['--db', t.file, '--host-id', settings.hostId, '--temporal-address', inject('devServerAddress'), '--disk-warn', '99', '--disk-block', '100',
-      '--tenant-runtime', TEST_TENANT_RUNTIME];
+    const flags = [
+      '--db',
+      t.file,
+      '--host-id',
+      settings.hostId,
+      '--temporal-address',
+      inject('devServerAddress'),
+      '--disk-warn',
+      '99',
+      '--disk-block',
+      '100',
+      '--tenant-runtime',
+      TEST_TENANT_RUNTIME,
+    ];
     const worker = await keeperWorker(env, { db, docker, settings });
 
     const refill = await worker.runUntil(keeperInProcess(['pool', 'refill', '--once', '--json', ...flags]));
@@ -40,10 +52,26 @@ describe('keeper pool', () => {
     expect(human.out).toContain('go        tmpl_go       no      0');
     expect(human.out).toMatch(/total ready 6 \(size 2 per template, max 6\)\nlast refill \S+, ok: 6 created$/m);
 
-    const claim = await keeperInProcess(['pool', 'claim', '--tenant', t.tenant, '--name', 'cli1', '--template', 'node', '--json', ...flags]);
+    const claim = await keeperInProcess([
+      'pool',
+      'claim',
+      '--tenant',
+      t.tenant,
+      '--name',
+      'cli1',
+      '--template',
+      'node',
+      '--json',
+      ...flags,
+    ]);
     expect(claim.code).toBe(0);
     const c = JSON.parse(claim.out);
-    expect(c).toMatchObject({ mode: 'warm', templateId: 'tmpl_node', volume: expect.stringMatching(/^ah-pool-wp_/), containerName: `ah-env-${t.tenant}-${c.envId}` });
+    expect(c).toMatchObject({
+      mode: 'warm',
+      templateId: 'tmpl_node',
+      volume: expect.stringMatching(/^ah-pool-wp_/),
+      containerName: `ah-env-${t.tenant}-${c.envId}`,
+    });
     expect(c.refill).toMatch(/^not triggered \(.*\); the next pool tick refills$/); // no pool schedule on this test host
 
     const drain = await keeperInProcess(['pool', 'drain', '--json', ...flags]);

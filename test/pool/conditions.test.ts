@@ -27,7 +27,11 @@ async function refill(db: StateDb, settings: Settings, capture: CapturedLog): Pr
 }
 
 /** keeper's own lines about conditions (not the SDK's, nor other lines the worker writes). */
-const conditionLines = (c: CapturedLog) => c.records().filter((r) => r.condition !== undefined).map((r) => ({ level: r.level, msg: r.msg }));
+const conditionLines = (c: CapturedLog) =>
+  c
+    .records()
+    .filter((r) => r.condition !== undefined)
+    .map((r) => ({ level: r.level, msg: r.msg }));
 
 const settingsFor = (file: string, hostId: string, extra: RawSettings = {}) =>
   testSettings({ db: file, hostId, diskWarn: '99', diskBlock: '100', pooledTemplates: 'default,node', poolSize: '1', ...extra });
@@ -42,12 +46,17 @@ describe('refill conditions, logged once', () => {
     await refill(db, settings, capture);
     await refill(db, settings, capture);
 
-    expect(first.plan?.missingImages).toEqual([{ templateId: 'tmpl_node', name: 'node', image: MISSING, pull: expect.objectContaining({ attempts: 1 }) }]);
+    expect(first.plan?.missingImages).toEqual([
+      { templateId: 'tmpl_node', name: 'node', image: MISSING, pull: expect.objectContaining({ attempts: 1 }) },
+    ]);
     expect(first.failed).toEqual([]); // a condition of the refill, not a failed activity
     expect(first.error).toBeUndefined();
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
     expect(conditionLines(capture)).toEqual([
-      { level: 'warn', msg: `template node: image ${MISSING} is not on this engine; keeper pulls it in the background (keeper pool status shows how), or drop node from --pooled-templates` },
+      {
+        level: 'warn',
+        msg: `template node: image ${MISSING} is not on this engine; keeper pulls it in the background (keeper pool status shows how), or drop node from --pooled-templates`,
+      },
     ]);
 
     db.prepare(`UPDATE environment_templates SET base_image = ? WHERE id = 'tmpl_node'`).run(TEST_IMAGE);
@@ -67,11 +76,25 @@ describe('refill conditions, logged once', () => {
     await refill(db, settingsFor(file, host, { diskWarn: '0', diskBlock: '0' }), capture);
     expect(blocked).toMatchObject({ blocked: true, created: [] });
     const lines = () => conditionLines(capture);
-    expect(lines()).toEqual([{ level: 'warn', msg: expect.stringMatching(/^pool refill blocked by the disk guard: insufficient disk space at .*; free space there, or raise --disk-block$/) }]);
+    expect(lines()).toEqual([
+      {
+        level: 'warn',
+        msg: expect.stringMatching(
+          /^pool refill blocked by the disk guard: insufficient disk space at .*; free space there, or raise --disk-block$/,
+        ),
+      },
+    ]);
 
     await refill(db, settingsFor(file, host, { diskWarn: '0', diskBlock: '100' }), capture);
     await refill(db, settingsFor(file, host, { diskWarn: '0', diskBlock: '100' }), capture);
-    expect(lines().slice(1)).toEqual([{ level: 'warn', msg: expect.stringMatching(/^disk guard warns: disk usage at .* above warning threshold 0%.*\(pool refills and deploys stop at --disk-block\)$/) }]);
+    expect(lines().slice(1)).toEqual([
+      {
+        level: 'warn',
+        msg: expect.stringMatching(
+          /^disk guard warns: disk usage at .* above warning threshold 0%.*\(pool refills and deploys stop at --disk-block\)$/,
+        ),
+      },
+    ]);
 
     // Another host on the same DB has not reported it yet.
     const other = captureLog();

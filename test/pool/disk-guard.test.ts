@@ -45,7 +45,11 @@ describe('disk guard', () => {
     const t = poolDb();
     db = t.db;
     const v = await readDiskGuard({ docker: new DockerClient('unix:///nonexistent/docker.sock'), settings: testSettings({ db: t.file }) });
-    expect(v.paths[1]).toMatchObject({ role: 'docker root dir', level: 'unknown', message: expect.stringContaining('docker info failed, root dir unknown') });
+    expect(v.paths[1]).toMatchObject({
+      role: 'docker root dir',
+      level: 'unknown',
+      message: expect.stringContaining('docker info failed, root dir unknown'),
+    });
     expect(v.level).not.toBe('ok');
   });
 
@@ -62,14 +66,20 @@ describe('disk guard', () => {
     expect(result.blocked).toBe(true);
     expect(result.plan).toBeNull();
     expect(result.created).toEqual([]);
-    expect(result.error).toMatch(new RegExp(`^pool refill blocked by the disk guard: insufficient disk space at ${path.dirname(t.file)} \\(state DB directory\\): \\d+\\.\\d% used, block threshold ${block}%`));
+    expect(result.error).toMatch(
+      new RegExp(
+        `^pool refill blocked by the disk guard: insufficient disk space at ${path.dirname(t.file)} \\(state DB directory\\): \\d+\\.\\d% used, block threshold ${block}%`,
+      ),
+    );
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
     expect(await docker.listContainers({ 'ah.type': 'warm-pool' })).toEqual([]);
     const recorded = JSON.parse(db.prepare(`SELECT result_json FROM keeper_loop_results WHERE loop = 'pool'`).pluck().get() as string);
     expect(recorded).toMatchObject({ blocked: true, error: result.error });
 
     await expect(assertDiskAllows({ docker, settings }, 'deploy')).rejects.toThrow(DiskBlockedError);
-    await expect(assertDiskAllows({ docker, settings }, 'deploy')).rejects.toThrow(/^deploy blocked by the disk guard: insufficient disk space at /);
+    await expect(assertDiskAllows({ docker, settings }, 'deploy')).rejects.toThrow(
+      /^deploy blocked by the disk guard: insufficient disk space at /,
+    );
   });
 
   it('a block refuses a cold environment create, leaving nothing, but still lets a warm claim take a ready container', async () => {
@@ -78,17 +88,26 @@ describe('disk guard', () => {
     const roomy = testSettings({ db: t.file, diskWarn: '99.9', diskBlock: '100' });
     const [cid] = await (async () => {
       const { createPoolActivities } = await import('../../src/activities/pool');
-      const r = await createPoolActivities(testDeps({ db, docker, settings: roomy })).createPoolEntry({ entryId: uniqueId('wp_'), templateId: 'tmpl_default' });
+      const r = await createPoolActivities(testDeps({ db, docker, settings: roomy })).createPoolEntry({
+        entryId: uniqueId('wp_'),
+        templateId: 'tmpl_default',
+      });
       return [r.containerId!];
     })();
     const block = Math.max(0, Math.floor(usedPercentOf(path.dirname(t.file))) - 1);
     const settings = testSettings({ db: t.file, diskWarn: String(block), diskBlock: String(block) });
-    const warm = await claimEnvironment({ db, docker, settings, tenantRuntime: settings.tenantRuntime }, { tenant: t.tenant, name: 'warmok' });
-    expect(warm).toMatchObject({ mode: 'warm', containerId: cid });
-    await expect(claimEnvironment({ db, docker, settings, tenantRuntime: settings.tenantRuntime }, { tenant: t.tenant, name: 'coldno' })).rejects.toThrow(
-      /^cold environment create blocked by the disk guard: insufficient disk space at /,
+    const warm = await claimEnvironment(
+      { db, docker, settings, tenantRuntime: settings.tenantRuntime },
+      { tenant: t.tenant, name: 'warmok' },
     );
-    const row = db.prepare(`SELECT id, status, container_id, volume_name FROM environments WHERE name = 'coldno'`).get() as Record<string, string>;
+    expect(warm).toMatchObject({ mode: 'warm', containerId: cid });
+    await expect(
+      claimEnvironment({ db, docker, settings, tenantRuntime: settings.tenantRuntime }, { tenant: t.tenant, name: 'coldno' }),
+    ).rejects.toThrow(/^cold environment create blocked by the disk guard: insufficient disk space at /);
+    const row = db.prepare(`SELECT id, status, container_id, volume_name FROM environments WHERE name = 'coldno'`).get() as Record<
+      string,
+      string
+    >;
     expect(row).toMatchObject({ status: 'failed', container_id: '', volume_name: '' });
     expect(await docker.listContainers({ 'ah.environment': row.id })).toEqual([]);
   });
@@ -103,7 +122,9 @@ describe('disk guard', () => {
     const at = (warn: string, block: string) => testSettings({ hostId, db: t.file, diskWarn: warn, diskBlock: block, poolSize: '0' });
     const refill = async (settings: ReturnType<typeof testSettings>) => {
       const worker = await keeperWorker(env, { db, docker, settings });
-      return worker.runUntil(env.client.workflow.execute(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('pool-refill-') }));
+      return worker.runUntil(
+        env.client.workflow.execute(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('pool-refill-') }),
+      );
     };
     expect((await refill(at(below, below))).blocked).toBe(true);
     expect(isPoolHeld({ db, settings: at(below, below) })).toBe(true);

@@ -28,7 +28,11 @@ async function sweep(settings: Settings): Promise<GcSweepResult> {
   );
 }
 
-const exists = (p: Promise<unknown>) => p.then(() => true, (e) => (isNotFound(e) ? false : Promise.reject(e)));
+const exists = (p: Promise<unknown>) =>
+  p.then(
+    () => true,
+    (e) => (isNotFound(e) ? false : Promise.reject(e)),
+  );
 
 describe('pool resources under GC', () => {
   it("a claimed container's volume survives a GC sweep, also after its container is gone", async () => {

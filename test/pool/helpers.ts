@@ -28,7 +28,9 @@ export function poolDb(): { db: StateDb; file: string; tenant: string } {
   db.prepare('UPDATE environment_templates SET base_image = ?').run(TEST_IMAGE);
   const tenant = uniqueId('tn');
   db.prepare(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES (?, ?, ?, 1700000000, 1700000000)`).run(
-    tenant, tenant, `${tenant}@example.com`,
+    tenant,
+    tenant,
+    `${tenant}@example.com`,
   );
   return { db, file, tenant };
 }
@@ -36,7 +38,9 @@ export function poolDb(): { db: StateDb; file: string; tenant: string } {
 export function addTenant(db: StateDb): string {
   const tenant = uniqueId('tn');
   db.prepare(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES (?, ?, ?, 1700000000, 1700000000)`).run(
-    tenant, tenant, `${tenant}@example.com`,
+    tenant,
+    tenant,
+    `${tenant}@example.com`,
   );
   return tenant;
 }
@@ -51,20 +55,29 @@ export async function cleanupPoolDb(db: StateDb, docker = new DockerClient()): P
   const envIds = db.prepare('SELECT id FROM environments').pluck().all() as string[];
   const poolContainers = await docker.listContainers({ 'ah.type': 'warm-pool' });
   for (const c of [...rows.map((r) => r.c).filter(Boolean), ...poolContainers.map((c) => c.id)]) {
-    await docker.removeContainer(c, { force: true }).catch((e) => { if (!isNotFound(e)) throw e; });
+    await docker.removeContainer(c, { force: true }).catch((e) => {
+      if (!isNotFound(e)) throw e;
+    });
   }
   for (const t of tenants) {
-    for (const c of await docker.listContainers({ 'ah.tenant': t })) await docker.removeContainer(c.id, { force: true }).catch(() => undefined);
+    for (const c of await docker.listContainers({ 'ah.tenant': t }))
+      await docker.removeContainer(c.id, { force: true }).catch(() => undefined);
   }
   const volumes = new Set([...rows.map((r) => r.v).filter(Boolean), ...envIds.map((id) => `ah-env-${id}`)]);
   for (const v of await docker.listVolumes('ah-pool-')) volumes.add(v.name);
-  for (const v of volumes) await docker.removeVolume(v).catch((e) => { if (!isNotFound(e)) throw e; });
+  for (const v of volumes)
+    await docker.removeVolume(v).catch((e) => {
+      if (!isNotFound(e)) throw e;
+    });
   for (const t of tenants) await docker.removeNetwork(`ah-tenant-${t}`).catch(() => undefined);
   await docker.removeNetwork('ah-pool').catch(() => undefined);
   db.close();
 }
 
 export function readyByTemplate(db: StateDb): Record<string, number> {
-  const rows = db.prepare(`SELECT template_id t, COUNT(*) n FROM warm_pool WHERE status = 'ready' GROUP BY template_id`).all() as { t: string; n: number }[];
+  const rows = db.prepare(`SELECT template_id t, COUNT(*) n FROM warm_pool WHERE status = 'ready' GROUP BY template_id`).all() as {
+    t: string;
+    n: number;
+  }[];
   return Object.fromEntries(rows.map((r) => [r.t, r.n]));
 }

@@ -74,13 +74,20 @@ function pushFreshImage(ref: string): void {
 function hostDb(templates: Record<string, string>): { db: StateDb; file: string } {
   const fresh = freshDb();
   dbs.push(fresh.db);
-  for (const [id, image] of Object.entries(templates)) fresh.db.prepare('UPDATE environment_templates SET base_image = ? WHERE id = ?').run(image, id);
+  for (const [id, image] of Object.entries(templates))
+    fresh.db.prepare('UPDATE environment_templates SET base_image = ? WHERE id = ?').run(image, id);
   return fresh;
 }
 
 function settingsFor(file: string, pooledTemplates: string): Settings {
   return testSettings({
-    db: file, diskWarn: '99', diskBlock: '100', pooledTemplates, poolSize: '1', poolInterval: '1h', temporalAddress: inject('devServerAddress'),
+    db: file,
+    diskWarn: '99',
+    diskBlock: '100',
+    pooledTemplates,
+    poolSize: '1',
+    poolInterval: '1h',
+    temporalAddress: inject('devServerAddress'),
   });
 }
 
@@ -110,13 +117,22 @@ describe('template images pulled in the background', () => {
         await waitFor('the refill the pull asked for to pool the pulled image', () => readyByTemplate(db).tmpl_default === 1, 60_000);
         expect(await docker.imageExists(made)).toBe(true);
         expect(messages(capture)).toContain(`image ${made} pulled: refill triggered`);
-        const runs = await waitFor('both refills to be done', async () => {
-          const actions = (await schedule.describe()).info.recentActions;
-          const done = await Promise.all(actions.map((a) => env.client.workflow.getHandle(a.action.workflow.workflowId).result() as Promise<PoolRefillResult>));
-          return done.length === 2 && done;
-        }, 30_000);
+        const runs = await waitFor(
+          'both refills to be done',
+          async () => {
+            const actions = (await schedule.describe()).info.recentActions;
+            const done = await Promise.all(
+              actions.map((a) => env.client.workflow.getHandle(a.action.workflow.workflowId).result() as Promise<PoolRefillResult>),
+            );
+            return done.length === 2 && done;
+          },
+          30_000,
+        );
         // The first did not wait: both pulls were under way when it planned, and python was pooled as usual.
-        expect(runs[0].plan?.missingImages?.map((m) => [m.name, m.pull?.state])).toEqual([['default', 'pulling'], ['node', 'pulling']]);
+        expect(runs[0].plan?.missingImages?.map((m) => [m.name, m.pull?.state])).toEqual([
+          ['default', 'pulling'],
+          ['node', 'pulling'],
+        ]);
         expect(runs[0].created.map((c) => c.templateId)).toEqual(['tmpl_python']);
         expect(runs[0]).toMatchObject({ failed: [], blocked: false });
         // The second, asked for by the pull, pooled default; node's pull had failed and was not yet due again.
@@ -124,9 +140,12 @@ describe('template images pulled in the background', () => {
         expect(runs[1].plan?.missingImages?.map((m) => [m.name, m.pull?.state])).toEqual([['node', 'failed']]);
       });
     } finally {
-      await env.client.schedule.getHandle(ids.schedule(settings.hostId, 'pool')).delete().catch((e) => {
-        if (!(e instanceof ScheduleNotFoundError)) throw e;
-      });
+      await env.client.schedule
+        .getHandle(ids.schedule(settings.hostId, 'pool'))
+        .delete()
+        .catch((e) => {
+          if (!(e instanceof ScheduleNotFoundError)) throw e;
+        });
     }
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1, tmpl_python: 1 });
     expect(imagePull(db, made)).toMatchObject({ state: 'pulled', attempts: 0, error: '', progress: '' });
@@ -135,19 +154,39 @@ describe('template images pulled in the background', () => {
     expect(failed).toMatchObject({ state: 'failed', attempts: 1, error: expect.stringContaining('manifest unknown') });
     expect(failed.error).toContain(absent);
     expect(failed.nextTryAt! - failed.finishedAt!).toBe(60);
-    expect(messages(capture)).toEqual(expect.arrayContaining([
-      `pulling image ${made} in the background (attempt 1); its templates are pooled once it is here`,
-      expect.stringMatching(new RegExp(`^image pull of ${absent.replace(/[.]/g, '\\.')} failed \\(attempt 1\\): .*manifest unknown.*; next try at a refill after `)),
-    ]));
+    expect(messages(capture)).toEqual(
+      expect.arrayContaining([
+        `pulling image ${made} in the background (attempt 1); its templates are pooled once it is here`,
+        expect.stringMatching(
+          new RegExp(
+            `^image pull of ${absent.replace(/[.]/g, '\\.')} failed \\(attempt 1\\): .*manifest unknown.*; next try at a refill after `,
+          ),
+        ),
+      ]),
+    );
 
-    const flags = ['--db', file, '--host-id', settings.hostId, '--pooled-templates', 'default,node,python', '--tenant-runtime', TEST_TENANT_RUNTIME];
+    const flags = [
+      '--db',
+      file,
+      '--host-id',
+      settings.hostId,
+      '--pooled-templates',
+      'default,node,python',
+      '--tenant-runtime',
+      TEST_TENANT_RUNTIME,
+    ];
     const human = await keeperInProcess(['pool', 'status', ...flags]);
     expect(human.code).toBe(0);
     expect(human.out).toMatch(new RegExp(`^pull ${made.replace(/[.]/g, '\\.')} \\(default\\): pulled \\d{4}-\\d\\d-\\d\\dT[\\d:]+Z$`, 'm'));
-    expect(human.out).toMatch(/^pull .*absent:v1 \(node\): failed \(attempt 1\): .*manifest unknown.*; next try at \d{4}-\d\d-\d\dT[\d:]+Z$/m);
+    expect(human.out).toMatch(
+      /^pull .*absent:v1 \(node\): failed \(attempt 1\): .*manifest unknown.*; next try at \d{4}-\d\d-\d\dT[\d:]+Z$/m,
+    );
     const json = JSON.parse((await keeperInProcess(['pool', 'status', '--json', ...flags])).out) as PoolStatusReport;
     // By image: absent:v1 sorts before made:….
-    expect(json.pulls.map((p) => [p.templates, p.state])).toEqual([[['node'], 'failed'], [['default'], 'pulled']]);
+    expect(json.pulls.map((p) => [p.templates, p.state])).toEqual([
+      [['node'], 'failed'],
+      [['default'], 'pulled'],
+    ]);
   }, 180_000);
 
   it('a registry that wants credentials: the pull fails saying keeper holds none', async () => {
@@ -162,7 +201,9 @@ describe('template images pulled in the background', () => {
     });
     const { error } = imagePull(db, ref)!;
     expect(error).toContain('no basic auth credentials');
-    expect(error).toContain(`(the registry of ${ref} wants credentials; keeper holds none: pull it on this engine with docker login and docker pull)`);
+    expect(error).toContain(
+      `(the registry of ${ref} wants credentials; keeper holds none: pull it on this engine with docker login and docker pull)`,
+    );
     expect(error.split('\n')).toHaveLength(1);
   }, 120_000);
 
@@ -173,8 +214,9 @@ describe('template images pulled in the background', () => {
     const settings = settingsFor(file, 'default,node');
     const now = Math.floor(Date.now() / 1000);
     // A pull under way in a live process (this one stands for a worker pulling it right now).
-    db.prepare(`INSERT INTO keeper_image_pulls (image, state, attempts, started_at, owner_pid, updated_at) VALUES (?, 'pulling', 1, ?, ?, ?)`)
-      .run(shared, now, process.pid, now);
+    db.prepare(
+      `INSERT INTO keeper_image_pulls (image, state, attempts, started_at, owner_pid, updated_at) VALUES (?, 'pulling', 1, ?, ?, ?)`,
+    ).run(shared, now, process.pid, now);
     const capture = captureLog();
     const worker = await keeperWorker(env, { db, docker, settings, log: capture.log });
     await worker.runUntil(async () => {
@@ -186,12 +228,25 @@ describe('template images pulled in the background', () => {
       // Its process is gone (a worker restarted mid-pull): the next refill starts it again, once for both templates.
       const gone = spawnSync('true').pid!;
       db.prepare('UPDATE keeper_image_pulls SET owner_pid = ?').run(gone);
-      const status = await keeperInProcess(['pool', 'status', '--db', file, '--host-id', settings.hostId, '--tenant-runtime', TEST_TENANT_RUNTIME]);
-      expect(status.out).toMatch(/^pull .*shared:.* \(default, node\): pulling since .*; its process has ended, the next refill starts it again$/m);
+      const status = await keeperInProcess([
+        'pool',
+        'status',
+        '--db',
+        file,
+        '--host-id',
+        settings.hostId,
+        '--tenant-runtime',
+        TEST_TENANT_RUNTIME,
+      ]);
+      expect(status.out).toMatch(
+        /^pull .*shared:.* \(default, node\): pulling since .*; its process has ended, the next refill starts it again$/m,
+      );
       await refill(settings);
       await waitFor('the pull to end', () => imagePull(db, shared)?.state === 'pulled', 60_000);
       // This host has no pool schedule: the pull says so, and the next refill pools the image.
-      expect(messages(capture)).toContainEqual(expect.stringMatching(new RegExp(`^image .*shared:.* pulled: refill not triggered \\(.+\\); the next pool run refills$`)));
+      expect(messages(capture)).toContainEqual(
+        expect.stringMatching(new RegExp(`^image .*shared:.* pulled: refill not triggered \\(.+\\); the next pool run refills$`)),
+      );
       expect(imagePulls(db)).toEqual([expect.objectContaining({ image: shared, state: 'pulled', ownerPid: process.pid })]);
       const filled = await refill(settings);
       expect(filled.created.map((c) => c.templateId).sort()).toEqual(['tmpl_default', 'tmpl_node']);
@@ -221,7 +276,9 @@ describe('template images pulled in the background', () => {
     const lines = messages(capture).filter((m) => m.startsWith(`pulling image ${ref}: `));
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.at(-1)).toMatch(/: 1\/1 layers done, [\d.]+\/[\d.]+ MB$/);
-    expect(messages(capture)).toContainEqual(expect.stringMatching(/^pulled image .*progress.* \(1\/1 layers done, [\d.]+\/[\d.]+ MB\); asking for a refill$/));
+    expect(messages(capture)).toContainEqual(
+      expect.stringMatching(/^pulled image .*progress.* \(1\/1 layers done, [\d.]+\/[\d.]+ MB\); asking for a refill$/),
+    );
     expect(imagePull(db, ref)).toMatchObject({ state: 'pulled', attempts: 0 });
   }, 120_000);
 

@@ -62,7 +62,11 @@ describe('poolRefill', () => {
     db = t.db;
     db.prepare(`UPDATE environment_templates SET memory_mb = 64, cpu_millicores = 250 WHERE id = 'tmpl_node'`).run();
     await refill(settingsFor(t.file, { pooledTemplates: 'node', poolSize: '1' }));
-    const row = db.prepare(`SELECT id, container_id, volume_name FROM warm_pool`).get() as { id: string; container_id: string; volume_name: string };
+    const row = db.prepare(`SELECT id, container_id, volume_name FROM warm_pool`).get() as {
+      id: string;
+      container_id: string;
+      volume_name: string;
+    };
     expect(row.volume_name).toBe(poolVolumeName(row.id));
     const c = await docker.inspectContainer(row.container_id);
     expect(c.name).toBe(poolContainerName(row.id));
@@ -72,8 +76,14 @@ describe('poolRefill', () => {
     expect(c.networks).toEqual(['ah-pool']);
     expect(c.mounts).toEqual([expect.objectContaining({ type: 'volume', name: row.volume_name, destination: '/workspace' })]);
     const raw = await (docker as unknown as { docker: { getContainer(id: string): { inspect(): Promise<ContainerInspectInfo> } } }).docker
-      .getContainer(row.container_id).inspect();
-    expect(raw.HostConfig).toMatchObject({ Memory: 64 * 1024 * 1024, NanoCpus: 250e6, Init: true, RestartPolicy: { Name: 'unless-stopped' } });
+      .getContainer(row.container_id)
+      .inspect();
+    expect(raw.HostConfig).toMatchObject({
+      Memory: 64 * 1024 * 1024,
+      NanoCpus: 250e6,
+      Init: true,
+      RestartPolicy: { Name: 'unless-stopped' },
+    });
     expect(raw.Config.Cmd).toEqual(['sleep', 'infinity']);
   });
 
@@ -148,7 +158,9 @@ describe('createPoolEntry under retries', () => {
     db.prepare(`UPDATE environment_templates SET base_image = 'keeper-test/missing:latest' WHERE id = 'tmpl_default'`).run();
     const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file) }));
     const entryId = uniqueId('wp_');
-    await expect(acts.createPoolEntry({ entryId, templateId: 'tmpl_default' })).rejects.toThrow('image keeper-test/missing:latest of template tmpl_default is not on this engine');
+    await expect(acts.createPoolEntry({ entryId, templateId: 'tmpl_default' })).rejects.toThrow(
+      'image keeper-test/missing:latest of template tmpl_default is not on this engine',
+    );
     expect((await docker.listNetworks('ah-pool')).filter((n) => n.name === 'ah-pool')).toEqual([]);
     await expect(docker.inspectVolume(poolVolumeName(entryId))).rejects.toSatisfy(isNotFound);
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
@@ -156,7 +168,7 @@ describe('createPoolEntry under retries', () => {
 });
 
 describe('an engine without the tenant runtime (a runtime no engine lists: the main engine may list runsc)', () => {
-  it('fails the entry once, not to be retried, with the start check\'s line, and leaves no container or volume', async () => {
+  it("fails the entry once, not to be retried, with the start check's line, and leaves no container or volume", async () => {
     const t = poolDb();
     db = t.db;
     const acts = createPoolActivities(testDeps({ db, docker, settings: settingsFor(t.file, { tenantRuntime: 'keeper-absent' }) }));
@@ -164,7 +176,9 @@ describe('an engine without the tenant runtime (a runtime no engine lists: the m
     const failure = await acts.createPoolEntry({ entryId, templateId: 'tmpl_default' }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'RuntimeMissing', nonRetryable: true });
-    expect((failure as Error).message).toMatch(/^tenant runtime keeper-absent is not registered with the Docker engine \(it lists .*\): register keeper-absent with the engine/);
+    expect((failure as Error).message).toMatch(
+      /^tenant runtime keeper-absent is not registered with the Docker engine \(it lists .*\): register keeper-absent with the engine/,
+    );
     expect(await docker.listContainers({ 'ah.pool-entry': entryId })).toEqual([]);
     await expect(docker.inspectVolume(poolVolumeName(entryId))).rejects.toSatisfy(isNotFound);
     expect(db.prepare('SELECT COUNT(*) FROM warm_pool').pluck().get()).toBe(0);
@@ -178,7 +192,9 @@ describe('ghost pruning', () => {
     const settings = settingsFor(t.file, { pooledTemplates: 'default', poolSize: '2' });
     await refill(settings);
     const [ghost, live] = db.prepare(`SELECT id, container_id, volume_name FROM warm_pool ORDER BY id`).all() as {
-      id: string; container_id: string; volume_name: string;
+      id: string;
+      container_id: string;
+      volume_name: string;
     }[];
     await docker.removeContainer(ghost.container_id, { force: true });
 

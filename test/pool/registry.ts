@@ -21,8 +21,14 @@ export interface LoopbackRegistry {
 function registryConfig(dir: string, port: number, auth: boolean): string {
   const lines = [
     // Log level info: the registry says when it listens.
-    'version: 0.1', 'log:', '  level: info', 'storage:', '  filesystem:', `    rootdirectory: ${path.join(dir, 'storage')}`,
-    'http:', `  addr: 127.0.0.1:${port}`,
+    'version: 0.1',
+    'log:',
+    '  level: info',
+    'storage:',
+    '  filesystem:',
+    `    rootdirectory: ${path.join(dir, 'storage')}`,
+    'http:',
+    `  addr: 127.0.0.1:${port}`,
   ];
   // An htpasswd file with no users: every request needs credentials, and none are valid (a private registry).
   if (auth) lines.push('auth:', '  htpasswd:', '    realm: keeper-test', `    path: ${path.join(dir, 'htpasswd')}`);
@@ -42,7 +48,9 @@ export async function startRegistry(engine: ExtraEngine, opts: { auth?: boolean 
     const port = 20_000 + crypto.randomInt(30_000); // the namespace is the engine's alone: a clash is only a retry
     const config = path.join(dir, 'config.yml');
     fs.writeFileSync(config, registryConfig(dir, port, !!opts.auth));
-    const child = spawn('nsenter', [`--net=/run/netns/keeper-${engine.name}`, 'docker-registry', 'serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('nsenter', [`--net=/run/netns/keeper-${engine.name}`, 'docker-registry', 'serve', config], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

@@ -46,14 +46,31 @@ afterAll(async () => {
  * host's queue for a while, and wait for it.)
  */
 async function lookBeforeAbsence(s: { db: StateDb; hostId: string }) {
-  const a = activities({ db: s.db, docker: new DockerClient(), settings: testSettings({ hostId: s.hostId, crashWindow: '10s', crashThreshold: '3' }) });
+  const a = activities({
+    db: s.db,
+    docker: new DockerClient(),
+    settings: testSettings({ hostId: s.hostId, crashWindow: '10s', crashThreshold: '3' }),
+  });
   return a.applyObservation(await a.observeHost());
 }
 
 /** keeper back: one `keeper reconcile --once`, with the issue's policy: a 10 s window and a threshold of 3. */
 async function reconcileOnce(file: string, hostId: string) {
-  const r = await keeperInProcess(['reconcile', '--once', '--json', '--db', file, '--host-id', hostId,
-    '--temporal-address', inject('devServerAddress'), '--crash-window', '10s', '--crash-threshold', '3']);
+  const r = await keeperInProcess([
+    'reconcile',
+    '--once',
+    '--json',
+    '--db',
+    file,
+    '--host-id',
+    hostId,
+    '--temporal-address',
+    inject('devServerAddress'),
+    '--crash-window',
+    '10s',
+    '--crash-threshold',
+    '3',
+  ]);
   expect(r.code, r.err).toBe(0);
   return JSON.parse(r.out) as { crashes: number; opened: number };
 }
@@ -98,7 +115,12 @@ describe('deaths found after an absence', () => {
     // Each at its own time, about 11 s apart, not bunched at the look; each in a window of its own.
     times.slice(1).forEach((t, i) => expect(t - times[i]).toBeGreaterThanOrEqual(10_000));
     expect(new Set(records.map((r) => r.windowStart)).size).toBe(records.length);
-    console.log(`absence: ${back.crashes} deaths dated ${records.map((r) => r.datedBy).join(',')}, gaps ${times.slice(1).map((t, i) => t - times[i]).join(',')} ms`);
+    console.log(
+      `absence: ${back.crashes} deaths dated ${records.map((r) => r.datedBy).join(',')}, gaps ${times
+        .slice(1)
+        .map((t, i) => t - times[i])
+        .join(',')} ms`,
+    );
   }, 300_000);
 
   it('a dense crash loop in the same kind of absence opens the circuit', async () => {
@@ -114,7 +136,12 @@ describe('deaths found after an absence', () => {
     const back = await reconcileOnce(s.file, s.hostId);
     const records = listCrashRecords(s.db, s.sid, 100).reverse();
     const times = records.map((r) => r.diedAtMs as number);
-    console.log(`dense: ${back.crashes} deaths dated ${records.map((r) => r.datedBy).join(',')}, gaps ${times.slice(1).map((t, i) => t - times[i]).join(',')} ms, windows ${records.map((r) => r.windowStart).join(',')}`);
+    console.log(
+      `dense: ${back.crashes} deaths dated ${records.map((r) => r.datedBy).join(',')}, gaps ${times
+        .slice(1)
+        .map((t, i) => t - times[i])
+        .join(',')} ms, windows ${records.map((r) => r.windowStart).join(',')}`,
+    );
     expect(back.crashes).toBeGreaterThanOrEqual(5);
     expect(back.opened).toBe(1);
     expect(service(s.db, s.sid)).toMatchObject({ circuit_open: 1, status: 'crashed' });

@@ -48,7 +48,8 @@ async function exitedService(code = 1, fields = {}): Promise<{ sid: string; cid:
 }
 
 /** Every row of ah's tables that a tick could touch. */
-const ahRows = () => ['services', 'deployments', 'databases', 'environments'].map((t) => db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all());
+const ahRows = () =>
+  ['services', 'deployments', 'databases', 'environments'].map((t) => db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all());
 
 describe('crash accounting', () => {
   it('counts once when the same observation is applied again (an activity retry)', async () => {
@@ -78,8 +79,24 @@ describe('crash accounting', () => {
     const policy = crashPolicy(settings);
     const look = (cid: string, rc: number) => ({ containerId: cid, state: 'exited', restartCount: rc, health: '' });
     const crashAt = (sid: string, cid: string, now: number, rc: number) =>
-      recordCrash(db, { serviceId: sid, containerId: cid, expectedLook: rc === 0 ? null : look(cid, rc - 1), nextLook: look(cid, rc), deaths: 5, reason: 'x', statusAfter: 'crashed' }, now, policy);
-    const reopen = (sid: string) => db.prepare(`UPDATE services SET circuit_open = 0, status = 'running', crash_count = 0, crash_window_start = NULL WHERE id = ?`).run(sid);
+      recordCrash(
+        db,
+        {
+          serviceId: sid,
+          containerId: cid,
+          expectedLook: rc === 0 ? null : look(cid, rc - 1),
+          nextLook: look(cid, rc),
+          deaths: 5,
+          reason: 'x',
+          statusAfter: 'crashed',
+        },
+        now,
+        policy,
+      );
+    const reopen = (sid: string) =>
+      db
+        .prepare(`UPDATE services SET circuit_open = 0, status = 'running', crash_count = 0, crash_window_start = NULL WHERE id = ?`)
+        .run(sid);
 
     const inherited = addService(db, tenant, { containerId: 'a'.repeat(64), circuitOpenCount: 2 });
     const t0 = 1_800_000_000;
@@ -134,7 +151,13 @@ describe('engine faults', () => {
 
   it('Docker unreachable: expired circuits are still handed over for recovery', async () => {
     setup();
-    const sid = addService(db, tenant, { status: 'crashed', containerId: 'c'.repeat(64), circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() - 5 });
+    const sid = addService(db, tenant, {
+      status: 'crashed',
+      containerId: 'c'.repeat(64),
+      circuitOpen: 1,
+      circuitOpenCount: 1,
+      circuitRetryAt: nowSec() - 5,
+    });
     const { obs, kept } = await tick(new DockerClient('unix:///nonexistent/docker.sock'));
     expect(obs.dockerError).toBeDefined();
     expect(kept.expiredCircuits).toEqual([{ serviceId: sid, generation: 1, retryAt: expect.any(Number) }]);
@@ -165,7 +188,10 @@ describe('bad input and split-brain', () => {
     expect(bad.map((id) => service(db, id))).toEqual(before);
     const subjects = obs.problems.map((p) => p.subject);
     for (const id of bad) expect(subjects).toContain(`service:${id}`);
-    expect(obs.problems).toContainEqual({ subject: `container:${spoofCid.slice(0, 12)}`, problem: expect.stringContaining('another tenant') });
+    expect(obs.problems).toContainEqual({
+      subject: `container:${spoofCid.slice(0, 12)}`,
+      problem: expect.stringContaining('another tenant'),
+    });
     expect(obs.splitBrain).toContainEqual(expect.objectContaining({ containerId: orphanCid.slice(0, 12), dbContainerId: '' }));
     expect(service(db, spoofed).container_id).toBe(spoofCid);
 
@@ -184,8 +210,10 @@ describe('databases and environments', () => {
     setup();
     const dbId = uniqueId('db');
     const cid = await engine.run({ name: `ah-db-${dbId}`, labels: { 'ah.managed': 'true', 'ah.type': 'database' }, network: 'none' });
-    db.prepare(`INSERT INTO databases (id, tenant_id, name, type, status, container_id, password_encrypted, created_at, updated_at)
-      VALUES (?, ?, 'pg', 'postgres', 'ready', ?, 'x', 1, 1)`).run(dbId, tenant, cid);
+    db.prepare(
+      `INSERT INTO databases (id, tenant_id, name, type, status, container_id, password_encrypted, created_at, updated_at)
+      VALUES (?, ?, 'pg', 'postgres', 'ready', ?, 'x', 1, 1)`,
+    ).run(dbId, tenant, cid);
     const status = () => db.prepare('SELECT status FROM databases WHERE id = ?').pluck().get(dbId);
     expect((await tick()).applied.databasesUnavailable).toBe(0);
     await engine.docker.stopContainer(cid, 0);
@@ -199,8 +227,12 @@ describe('databases and environments', () => {
   it('environments: gone → stopped, stale creating → failed, an expired lease stops its container once', async () => {
     setup();
     const env = (id: string, status: string, cid: string, lease: number | null, updated = nowSec()) =>
-      db.prepare(`INSERT INTO environments (id, tenant_id, name, status, container_id, lease_expires_at, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, 1, ?)`).run(id, tenant, id, status, cid, lease, updated);
+      db
+        .prepare(
+          `INSERT INTO environments (id, tenant_id, name, status, container_id, lease_expires_at, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, 1, ?)`,
+        )
+        .run(id, tenant, id, status, cid, lease, updated);
     const envStatus = (id: string) => db.prepare('SELECT status FROM environments WHERE id = ?').pluck().get(id);
     const label = (id: string) => ({ 'ah.tenant': tenant, 'ah.environment': id, 'ah.type': 'environment' });
 

@@ -12,7 +12,16 @@ import type { Settings } from '../../src/settings';
 import { circuitBreaker, reconcileTick } from '../../src/workflows';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { keeperWorker, ownTimeSkippingServerForFile } from '../helpers/temporal';
-import { activities, addService, addServiceWithExitedContainer, addTenant, deployments, nowSec, runServiceContainer, service } from './helpers';
+import {
+  activities,
+  addService,
+  addServiceWithExitedContainer,
+  addTenant,
+  deployments,
+  nowSec,
+  runServiceContainer,
+  service,
+} from './helpers';
 
 // Real activities and workers that stop between tests: a server of this file's own (see the helper).
 const env = ownTimeSkippingServerForFile();
@@ -38,12 +47,29 @@ function setup(recovery: 'restart' | 'stop' = 'restart') {
 async function openCircuit(gen: number, inSec: number): Promise<{ sid: string; cid: string }> {
   const sid = uniqueId('svc');
   const cid = await runServiceContainer(engine, tenant, sid, { restartPolicy: 'no' }, false);
-  addService(db, tenant, { status: 'crashed', containerId: cid, crashCount: 5, crashWindowStart: nowSec() - 60, circuitOpen: 1, circuitOpenCount: gen, circuitRetryAt: nowSec() + inSec }, sid);
+  addService(
+    db,
+    tenant,
+    {
+      status: 'crashed',
+      containerId: cid,
+      crashCount: 5,
+      crashWindowStart: nowSec() - 60,
+      circuitOpen: 1,
+      circuitOpenCount: gen,
+      circuitRetryAt: nowSec() + inSec,
+    },
+    sid,
+  );
   return { sid, cid };
 }
 
 function startCircuit(sid: string) {
-  return env.client.workflow.start(circuitBreaker, { taskQueue: taskQueueFor(settings.hostId), workflowId: ids.circuit(settings.hostId, sid), args: [{ serviceId: sid }] });
+  return env.client.workflow.start(circuitBreaker, {
+    taskQueue: taskQueueFor(settings.hostId),
+    workflowId: ids.circuit(settings.hostId, sid),
+    args: [{ serviceId: sid }],
+  });
 }
 
 describe('circuitBreaker (time-skipping)', () => {
@@ -55,7 +81,14 @@ describe('circuitBreaker (time-skipping)', () => {
     const result = await worker.runUntil(async () => (await startCircuit(sid)).result());
     expect(result).toMatchObject({ phase: 'closed', closedBy: 'timer', generation: 1, status: 'running' });
     expect((await env.currentTimeMs()) - t0).toBeGreaterThanOrEqual(1790_000);
-    expect(service(db, sid)).toMatchObject({ status: 'running', circuit_open: 0, crash_count: 0, crash_window_start: null, circuit_retry_at: null, circuit_open_count: 1 });
+    expect(service(db, sid)).toMatchObject({
+      status: 'running',
+      circuit_open: 0,
+      crash_count: 0,
+      crash_window_start: null,
+      circuit_retry_at: null,
+      circuit_open_count: 1,
+    });
     expect(deployments(db, sid)).toEqual([expect.objectContaining({ status: 'running', trigger: 'auto_recovery' })]);
     expect((await docker.inspectContainer(cid)).status).toBe('running');
   });
@@ -104,16 +137,25 @@ describe('circuitBreaker (time-skipping)', () => {
     expect(deployments(db, sid)).toHaveLength(1);
   });
 
-  it("escalates to 4 h at the third opening: a tick opens it and starts the circuit workflow, which waits 4 h, then recovers", async () => {
+  it('escalates to 4 h at the third opening: a tick opens it and starts the circuit workflow, which waits 4 h, then recovers', async () => {
     setup('restart');
-    const { sid } = await addServiceWithExitedContainer(engine, db, tenant, { crashCount: 4, crashWindowStart: nowSec() - 100, circuitOpenCount: 2 }, 2);
+    const { sid } = await addServiceWithExitedContainer(
+      engine,
+      db,
+      tenant,
+      { crashCount: 4, crashWindowStart: nowSec() - 100, circuitOpenCount: 2 },
+      2,
+    );
 
     // One worker for the tick and the circuit workflow it starts: the Java test server never hands a workflow
     // task on to another worker once the one that ran it has gone (its sticky queue is not timed out).
     const worker = await keeperWorker(env, deps());
     const t0 = await env.currentTimeMs();
     const result = await worker.runUntil(async () => {
-      const tick = await env.client.workflow.execute(reconcileTick, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('tick-') });
+      const tick = await env.client.workflow.execute(reconcileTick, {
+        taskQueue: taskQueueFor(settings.hostId),
+        workflowId: uniqueId('tick-'),
+      });
       expect(tick).toMatchObject({ crashes: 1, opened: 1 });
       const row = service(db, sid);
       expect(row).toMatchObject({ circuit_open: 1, circuit_open_count: 3 });

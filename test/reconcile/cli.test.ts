@@ -54,12 +54,19 @@ describe('keeper reconcile / circuit (embedded Temporal)', () => {
       const tenant = addTenant(db);
       const sid = uniqueId('svc');
       const cid = await runServiceContainer(engine, tenant, sid, { restartPolicy: 'no' }, false);
-      addService(db, tenant, { status: 'crashed', containerId: cid, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: Math.floor(Date.now() / 1000) - 5 }, sid);
+      addService(
+        db,
+        tenant,
+        { status: 'crashed', containerId: cid, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: Math.floor(Date.now() / 1000) - 5 },
+        sid,
+      );
       const r = await keeperBin(['reconcile', '--once', '--json', '--recovery', 'restart', '--db', file, '--host-id', uniqueId('host-')]);
       expect(r.code, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout);
       expect(out).toMatchObject({ circuitsExpired: 1, run: { ranBy: 'this command', drained: { handedOn: [] } } });
-      expect(out.run.drained.finished).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'circuitBreaker', status: 'COMPLETED' })]));
+      expect(out.run.drained.finished).toEqual(
+        expect.arrayContaining([expect.objectContaining({ type: 'circuitBreaker', status: 'COMPLETED' })]),
+      );
       expect(service(db, sid), `run ${run}`).toMatchObject({ circuit_open: 0, status: 'running' });
       expect((await engine.docker.inspectContainer(cid)).status, `run ${run}`).toBe('running');
       db.close();

@@ -31,16 +31,26 @@ afterAll(async () => {
   await env?.teardown();
 });
 afterEach(async () => {
-  for (const sid of opened.splice(0)) await env.client.workflow.getHandle(ids.circuit(settings.hostId, sid)).terminate('test cleanup').catch(() => undefined);
+  for (const sid of opened.splice(0))
+    await env.client.workflow
+      .getHandle(ids.circuit(settings.hostId, sid))
+      .terminate('test cleanup')
+      .catch(() => undefined);
   await engine.cleanup();
   db?.close();
 });
 
 /** A service whose container runs `cmd` under `restart`, with ah's labels and `labels`. */
-async function serviceWith(labels: Record<string, string>, cmd: string, restartPolicy: 'no' | 'unless-stopped'): Promise<{ sid: string; cid: string }> {
+async function serviceWith(
+  labels: Record<string, string>,
+  cmd: string,
+  restartPolicy: 'no' | 'unless-stopped',
+): Promise<{ sid: string; cid: string }> {
   const sid = uniqueId('svc');
   const cid = await runServiceContainer(engine, tenant, sid, {
-    cmd: ['sh', '-c', cmd], restartPolicy, labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...labels },
+    cmd: ['sh', '-c', cmd],
+    restartPolicy,
+    labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...labels },
   });
   addService(db, tenant, { containerId: cid }, sid);
   return { sid, cid };
@@ -59,10 +69,14 @@ describe('crash policy labels on the real engine', () => {
     const own = await serviceWith({ 'keeper.crash-threshold': '2', 'keeper.circuit-backoff': '90s' }, DIES_TWICE, 'unless-stopped');
     const host = await serviceWith({ 'keeper.crash-window': 'ten' }, DIES_TWICE, 'unless-stopped');
     for (const { cid } of [own, host]) {
-      await waitFor('two restarts, then running', async () => {
-        const d = await docker.inspectContainer(cid);
-        return d.restartCount === 2 && d.status === 'running';
-      }, 30_000);
+      await waitFor(
+        'two restarts, then running',
+        async () => {
+          const d = await docker.inspectContainer(cid);
+          return d.restartCount === 2 && d.status === 'running';
+        },
+        30_000,
+      );
     }
     opened.push(own.sid);
 

@@ -66,7 +66,16 @@ describe('crash forensics on the real engine', () => {
     const before = Date.now();
     const { sid, cid } = await deadService('echo "listening on :8000"; echo "fatal: DATABASE_URL is not set" >&2; exit 3');
     const r = await onlyRecord(sid);
-    expect(r).toMatchObject({ serviceId: sid, containerId: cid, exitCode: 3, oomKilled: false, signal: null, seenBy: 'look', reason: 'exit code 3', logNote: '' });
+    expect(r).toMatchObject({
+      serviceId: sid,
+      containerId: cid,
+      exitCode: 3,
+      oomKilled: false,
+      signal: null,
+      seenBy: 'look',
+      reason: 'exit code 3',
+      logNote: '',
+    });
     // The engine copies the two streams separately: lines written within a millisecond of each other may swap.
     expect(r.logTail.split('\n').sort()).toEqual(['fatal: DATABASE_URL is not set', 'listening on :8000']);
     expect(r.diedAtMs).toBeGreaterThanOrEqual(before - 1000);
@@ -81,21 +90,37 @@ describe('crash forensics on the real engine', () => {
     // tail buffers a line that never ends: /dev/zero grows it past the 16 MB limit.
     const { sid } = await deadService('echo "loading model"; exec tail /dev/zero', { memoryBytes: 16 * 1024 * 1024 });
     const r = await onlyRecord(sid);
-    expect(r).toMatchObject({ exitCode: 137, oomKilled: true, signal: 'SIGKILL', reason: 'exit code 137 (OOM killed)', logTail: 'loading model' });
+    expect(r).toMatchObject({
+      exitCode: 137,
+      oomKilled: true,
+      signal: 'SIGKILL',
+      reason: 'exit code 137 (OOM killed)',
+      logTail: 'loading model',
+    });
     expect(deployments(db, sid)[0].error_message).toBe('container exited (exit code 137 (OOM killed))');
   });
 
   it('records a process killed by a signal from outside (not OOM): SIGKILL from its exit code', async () => {
     setup();
     const sid = uniqueId('svc');
-    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', 'echo "worker ready"; exec sleep 3600'], restartPolicy: 'no' });
+    const cid = await runServiceContainer(engine, tenant, sid, {
+      cmd: ['sh', '-c', 'echo "worker ready"; exec sleep 3600'],
+      restartPolicy: 'no',
+    });
     await waitFor('its output', async () => (await docker.containerLogs(cid, 5)).includes('worker ready'));
     addService(db, tenant, { containerId: cid }, sid);
     expect((await runTick(env, deps())).crashes).toBe(0);
     await crashContainer(docker, cid);
     await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited');
     const r = await onlyRecord(sid);
-    expect(r).toMatchObject({ exitCode: 137, oomKilled: false, signal: 'SIGKILL', reason: 'exit code 137 (SIGKILL)', seenBy: 'look', logTail: 'worker ready' });
+    expect(r).toMatchObject({
+      exitCode: 137,
+      oomKilled: false,
+      signal: 'SIGKILL',
+      reason: 'exit code 137 (SIGKILL)',
+      seenBy: 'look',
+      logTail: 'worker ready',
+    });
   });
 
   it('records a death Docker already restarted from its die event, with the dead run’s lines only', async () => {
@@ -113,10 +138,19 @@ describe('crash forensics on the real engine', () => {
       return d.restartCount === 1 && d.status === 'running' && (await docker.containerLogs(cid, 5)).includes('run 1');
     });
     const r = await onlyRecord(sid);
-    expect(r).toMatchObject({ seenBy: 'event', exitCode: 137, oomKilled: false, signal: 'SIGKILL', reason: 'exit code 137 (SIGKILL), restarted by Docker' });
+    expect(r).toMatchObject({
+      seenBy: 'event',
+      exitCode: 137,
+      oomKilled: false,
+      signal: 'SIGKILL',
+      reason: 'exit code 137 (SIGKILL), restarted by Docker',
+    });
     expect(r.logTail).toBe('run 0');
     expect(service(db, sid).last_error).toBe('container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))');
-    expect(deployments(db, sid)[0]).toMatchObject({ status: 'crashed', error_message: 'container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))' });
+    expect(deployments(db, sid)[0]).toMatchObject({
+      status: 'crashed',
+      error_message: 'container restarted by Docker after 1 crash (last: exit code 137 (SIGKILL))',
+    });
   });
 
   it('records a death Docker restarted whose die event cannot be read (restart count only) with what the inspect still has', async () => {
@@ -124,11 +158,19 @@ describe('crash forensics on the real engine', () => {
     const sid = uniqueId('svc');
     // The first run is OOM killed; the run Docker starts after it finds /tmp/ran and stays up.
     const script = 'if [ ! -f /tmp/ran ]; then touch /tmp/ran; echo "loading model"; exec tail /dev/zero; fi; exec sleep 3600';
-    const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', script], restartPolicy: 'unless-stopped', memoryBytes: 16 * 1024 * 1024 });
-    await waitFor('Docker to restart it after the OOM kill', async () => {
-      const d = await docker.inspectContainer(cid);
-      return d.restartCount === 1 && d.status === 'running';
-    }, 30_000);
+    const cid = await runServiceContainer(engine, tenant, sid, {
+      cmd: ['sh', '-c', script],
+      restartPolicy: 'unless-stopped',
+      memoryBytes: 16 * 1024 * 1024,
+    });
+    await waitFor(
+      'Docker to restart it after the OOM kill',
+      async () => {
+        const d = await docker.inspectContainer(cid);
+        return d.restartCount === 1 && d.status === 'running';
+      },
+      30_000,
+    );
     addService(db, tenant, { containerId: cid }, sid);
     const proxy = await DockerProxy.start();
     try {
@@ -140,13 +182,18 @@ describe('crash forensics on the real engine', () => {
     }
     const [r] = listCrashRecords(db, sid, 10);
     // A running container's State.ExitCode reads 0 again; its OOMKilled stays until the next death.
-    expect(r).toMatchObject({ seenBy: 'restart-count', exitCode: null, oomKilled: true, reason: 'OOM killed, exit code unknown, restarted by Docker' });
+    expect(r).toMatchObject({
+      seenBy: 'restart-count',
+      exitCode: null,
+      oomKilled: true,
+      reason: 'OOM killed, exit code unknown, restarted by Docker',
+    });
     const reason = 'container restarted by Docker after 1 crash (last: OOM killed, exit code unknown)';
     expect(service(db, sid).last_error).toBe(reason);
     expect(deployments(db, sid)[0]).toMatchObject({ status: 'crashed', trigger: 'reconciler', error_message: reason });
   });
 
-  it('`keeper status` shows each service\'s last crash (how long ago, why) and the tick that counted it in words; `--json` the raw rows', async () => {
+  it("`keeper status` shows each service's last crash (how long ago, why) and the tick that counted it in words; `--json` the raw rows", async () => {
     setup();
     const { sid } = await deadService('echo "loading model"; exec tail /dev/zero', { memoryBytes: 16 * 1024 * 1024 });
     const calm = addService(db, tenant, { status: 'stopped', containerId: null });
@@ -155,12 +202,17 @@ describe('crash forensics on the real engine', () => {
     const text = await keeper(['status', '--db', dbFile]);
     expect(text).toMatchObject({ code: 0, stderr: '' });
     expect(text.stdout).toMatch(/^ {2}service +tenant +name +status +crashes +circuit +retry at +opened +last crash$/m);
-    expect(text.stdout).toMatch(new RegExp(`^  ${sid} +${tenant} +${sid} +crashed +1 +closed +- +0 +\\d+ s ago: exit code 137 \\(OOM killed\\)$`, 'm'));
+    expect(text.stdout).toMatch(
+      new RegExp(`^  ${sid} +${tenant} +${sid} +crashed +1 +closed +- +0 +\\d+ s ago: exit code 137 \\(OOM killed\\)$`, 'm'),
+    );
     expect(text.stdout).toMatch(new RegExp(`^  ${calm} +${tenant} +${calm} +stopped +0 +closed +- +0 +-$`, 'm'));
     // ok, or a warning when another test's container on this engine looks like split-brain to this host.
     expect(text.stdout).toMatch(/^ {2}reconcile +\d+ s ago +(ok|warning): 1 service, 1 crash, 0 circuits opened\b/m);
     const json = JSON.parse((await keeper(['status', '--db', dbFile, '--json'])).stdout);
-    expect(json.services.find((v: { id: string }) => v.id === sid).lastCrash).toMatchObject({ reason: 'exit code 137 (OOM killed)', diedAtMs: expect.any(Number) });
+    expect(json.services.find((v: { id: string }) => v.id === sid).lastCrash).toMatchObject({
+      reason: 'exit code 137 (OOM killed)',
+      diedAtMs: expect.any(Number),
+    });
     expect(json.services.find((v: { id: string }) => v.id === calm).lastCrash).toBeNull();
     expect(json.loops.find((l: { loop: string }) => l.loop === 'reconcile').result).toMatchObject({ checked: 1, crashes: 1, opened: 0 });
     db = freshDb().db; // afterEach closes it
@@ -199,7 +251,11 @@ describe('crash forensics on the real engine', () => {
     db.close();
     const text = await keeper(['crashes', sid, '--db', dbFile]);
     expect(text.stderr).toBe('');
-    expect(text.stdout).toMatch(new RegExp(`^${sid}: 1 most recent death, newest first\\n\\n\\S+Z  exit code 3\\n  seen by look, dated by live, container [0-9a-f]{12}\\n  \\| out of retries\\n$`));
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `^${sid}: 1 most recent death, newest first\\n\\n\\S+Z  exit code 3\\n  seen by look, dated by live, container [0-9a-f]{12}\\n  \\| out of retries\\n$`,
+      ),
+    );
     const json = JSON.parse((await keeper(['crashes', sid, '--json', '--db', dbFile])).stdout);
     expect(json).toMatchObject({ serviceId: sid, deaths: [{ exitCode: 3, reason: 'exit code 3', logTail: 'out of retries' }] });
     const unknown = await keeper(['crashes', 'svc-nope', '--db', dbFile]);

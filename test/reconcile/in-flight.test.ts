@@ -52,7 +52,12 @@ describe('in-flight rows on the real engine', () => {
     const present = { created: uniqueId('svc'), restarting: uniqueId('svc') };
     const neverStarted = await runServiceContainer(engine, tenant, present.created, {}, false);
     addService(db, tenant, { status: 'created', containerId: neverStarted }, present.created);
-    addService(db, tenant, { status: 'restarting', containerId: await runServiceContainer(engine, tenant, present.restarting) }, present.restarting);
+    addService(
+      db,
+      tenant,
+      { status: 'restarting', containerId: await runServiceContainer(engine, tenant, present.restarting) },
+      present.restarting,
+    );
     const noContainer = addService(db, tenant, { status: 'created', containerId: null });
 
     const summary = await runTick(env, deps());
@@ -117,7 +122,12 @@ describe('in-flight rows on the real engine', () => {
     tenant = addTenant(db);
     const sid = uniqueId('svc');
     const staleSec = settings.staleDeployAfterMs / 1000 + 60;
-    addService(db, tenant, { status: 'deploying', containerId: await vanishedContainer(sid), updatedAt: Math.floor(Date.now() / 1000) - staleSec }, sid);
+    addService(
+      db,
+      tenant,
+      { status: 'deploying', containerId: await vanishedContainer(sid), updatedAt: Math.floor(Date.now() / 1000) - staleSec },
+      sid,
+    );
     await runTick(env, deps());
     expect(service(db, sid)).toMatchObject({ status: 'failed', last_error: 'deploy timed out (reconciler)' });
   });

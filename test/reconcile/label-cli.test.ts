@@ -18,22 +18,70 @@ afterAll(async () => {
 });
 
 describe('keeper service create --label', () => {
-  it('sets keeper.* labels on the container, beside ah\'s own', async () => {
-    const r = await keeper(['service', 'create', '--db', db, '--tenant', tenant, '--name', 'web', '--image', TEST_IMAGE,
-      '--label', 'keeper.crash-threshold=2', '--label', 'keeper.expected-exit-codes=0,143', '--json']);
+  it("sets keeper.* labels on the container, beside ah's own", async () => {
+    const r = await keeper([
+      'service',
+      'create',
+      '--db',
+      db,
+      '--tenant',
+      tenant,
+      '--name',
+      'web',
+      '--image',
+      TEST_IMAGE,
+      '--label',
+      'keeper.crash-threshold=2',
+      '--label',
+      'keeper.expected-exit-codes=0,143',
+      '--json',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const s = JSON.parse(r.stdout);
     created.push(s.containerId);
     expect((await docker.inspectContainer(s.containerId)).labels).toEqual({
-      'ah.tenant': tenant, 'ah.service': s.id, 'ah.managed': 'true', 'keeper.crash-threshold': '2', 'keeper.expected-exit-codes': '0,143',
+      'ah.tenant': tenant,
+      'ah.service': s.id,
+      'ah.managed': 'true',
+      'keeper.crash-threshold': '2',
+      'keeper.expected-exit-codes': '0,143',
     });
   });
 
-  it('refuses a label that is not keeper\'s, or not KEY=VALUE, with one line and exit 2', async () => {
-    const ah = await keeper(['service', 'create', '--db', db, '--tenant', tenant, '--name', 'x', '--image', TEST_IMAGE, '--label', 'ah.service=other']);
-    expect(ah).toMatchObject({ code: 2, stderr: 'keeper: invalid --label "ah.service": only keeper.* labels can be set (e.g. keeper.crash-threshold=2)\n' });
-    const kv = await keeper(['service', 'create', '--db', db, '--tenant', tenant, '--name', 'x', '--image', TEST_IMAGE, '--label', 'keeper.x']);
+  it("refuses a label that is not keeper's, or not KEY=VALUE, with one line and exit 2", async () => {
+    const ah = await keeper([
+      'service',
+      'create',
+      '--db',
+      db,
+      '--tenant',
+      tenant,
+      '--name',
+      'x',
+      '--image',
+      TEST_IMAGE,
+      '--label',
+      'ah.service=other',
+    ]);
+    expect(ah).toMatchObject({
+      code: 2,
+      stderr: 'keeper: invalid --label "ah.service": only keeper.* labels can be set (e.g. keeper.crash-threshold=2)\n',
+    });
+    const kv = await keeper([
+      'service',
+      'create',
+      '--db',
+      db,
+      '--tenant',
+      tenant,
+      '--name',
+      'x',
+      '--image',
+      TEST_IMAGE,
+      '--label',
+      'keeper.x',
+    ]);
     expect(kv).toMatchObject({ code: 2, stderr: 'keeper: invalid --label "keeper.x": use KEY=VALUE\n' });
   });
 });

@@ -51,9 +51,22 @@ describe('reconcileTick on the real engine', () => {
 
     const first = await runTick(env, deps());
     expect(first).toMatchObject({ dockerReachable: true, crashes: 1, crashedServices: 1, opened: 0 });
-    expect(service(db, sid)).toMatchObject({ status: 'crashed', crash_count: 1, last_error: 'container exited (exit code 3)', circuit_open: 0 });
+    expect(service(db, sid)).toMatchObject({
+      status: 'crashed',
+      crash_count: 1,
+      last_error: 'container exited (exit code 3)',
+      circuit_open: 0,
+    });
     const rows = deployments(db, sid);
-    expect(rows).toEqual([expect.objectContaining({ status: 'crashed', trigger: 'reconciler', error_message: 'container exited (exit code 3)', container_id: '', build_id: null })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        status: 'crashed',
+        trigger: 'reconciler',
+        error_message: 'container exited (exit code 3)',
+        container_id: '',
+        build_id: null,
+      }),
+    ]);
     expect(rows[0].id).toMatch(/^[0-9a-f]{32}$/);
 
     const second = await runTick(env, deps());
@@ -118,7 +131,10 @@ describe('reconcileTick on the real engine', () => {
       const again = await runTick(env, deps());
       expect(again).toMatchObject({ crashes: 0, opened: 0 });
     } finally {
-      await env.client.workflow.getHandle(ids.circuit(settings.hostId, sid)).terminate('test cleanup').catch(() => undefined);
+      await env.client.workflow
+        .getHandle(ids.circuit(settings.hostId, sid))
+        .terminate('test cleanup')
+        .catch(() => undefined);
     }
   });
 

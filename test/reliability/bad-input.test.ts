@@ -31,26 +31,39 @@ describe('bad input: seeded nonsense rows in every column the loops read', () =>
       process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
         const line = String(chunk);
         if (line.includes('"bad input skipped"')) logged.push(JSON.parse(line.trim()).subject);
-        return line.includes('"level":"warn"') || line.includes('"level":"info"') ? true : (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+        return line.includes('"level":"warn"') || line.includes('"level":"info"')
+          ? true
+          : (write as (...a: unknown[]) => boolean)(chunk, ...rest);
       }) as typeof process.stderr.write;
       const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
       try {
         const results = await worker.runUntil(async () => {
           const ticks = [];
-          for (let i = 0; i < 3; i++) ticks.push(await env.client.workflow.execute(reconcileTick, { taskQueue: q, workflowId: uniqueId(`tick-bad${seed}-`) }));
-          const sweep = await env.client.workflow.execute(gcSweep, { taskQueue: q, workflowId: uniqueId(`gc-bad${seed}-`), args: [{ dryRun: true }] });
+          for (let i = 0; i < 3; i++)
+            ticks.push(await env.client.workflow.execute(reconcileTick, { taskQueue: q, workflowId: uniqueId(`tick-bad${seed}-`) }));
+          const sweep = await env.client.workflow.execute(gcSweep, {
+            taskQueue: q,
+            workflowId: uniqueId(`gc-bad${seed}-`),
+            args: [{ dryRun: true }],
+          });
           const refills = [];
-          for (let i = 0; i < 2; i++) refills.push(await env.client.workflow.execute(poolRefill, { taskQueue: q, workflowId: uniqueId(`pool-bad${seed}-`) }));
+          for (let i = 0; i < 2; i++)
+            refills.push(await env.client.workflow.execute(poolRefill, { taskQueue: q, workflowId: uniqueId(`pool-bad${seed}-`) }));
           // Circuits the nonsense opened or left due run on this worker: stop them before it goes.
           for await (const wf of env.client.workflow.list({ query: `KeeperHost="${settings.hostId}" AND ExecutionStatus="Running"` })) {
             await env.client.workflow.getHandle(wf.workflowId).terminate('test over');
           }
           return { ticks, sweep, refills };
         });
-        const reported = (db.prepare(`SELECT subject FROM keeper_reported_problems WHERE subject NOT LIKE 'container:%'`).pluck().all() as string[]);
+        const reported = db
+          .prepare(`SELECT subject FROM keeper_reported_problems WHERE subject NOT LIKE 'container:%'`)
+          .pluck()
+          .all() as string[];
         const perSubject = new Map<string, number>();
         for (const s of logged) perSubject.set(s, (perSubject.get(s) ?? 0) + 1);
-        console.log(`bad input seed ${seed}: ${world.inserted} rows (${world.refused} refused by SQLite), ${expected.size} bad by the oracle, ${reported.length} reported, ${logged.length} log lines; sweep classErrors ${results.sweep.totals.classErrors}, planned ${results.sweep.totals.planned}; refill pruned ${results.refills[0].prune.pruned.length}`);
+        console.log(
+          `bad input seed ${seed}: ${world.inserted} rows (${world.refused} refused by SQLite), ${expected.size} bad by the oracle, ${reported.length} reported, ${logged.length} log lines; sweep classErrors ${results.sweep.totals.classErrors}, planned ${results.sweep.totals.planned}; refill pruned ${results.refills[0].prune.pruned.length}`,
+        );
         expect(world.inserted).toBeGreaterThanOrEqual(200);
         expect(new Set(reported)).toEqual(expected);
         expect(reported.length).toBe(expected.size); // one row per subject

@@ -44,7 +44,9 @@ const HOLDS_SECRETS = ['notifyWebhooks', 'notifySecret', 'notifySecretFile'];
 
 describe('CLI arguments and settings out of range or of the wrong form', () => {
   // The optional Temporal ones and DOCKER_HOST take any text (unset when empty): the connection checks them.
-  const settable = SETTINGS.filter((s) => !['temporalAddress', 'temporalProfile', 'temporalApiKeyFile', 'namespace', 'db', 'dockerHost'].includes(s.key));
+  const settable = SETTINGS.filter(
+    (s) => !['temporalAddress', 'temporalProfile', 'temporalApiKeyFile', 'namespace', 'db', 'dockerHost'].includes(s.key),
+  );
   const name = (s: (typeof SETTINGS)[number]) => optionName(s.flag);
 
   // Every setting, in-process (each CLI start costs ~2 s of CPU): the same loadSettings the CLI calls.
@@ -59,16 +61,25 @@ describe('CLI arguments and settings out of range or of the wrong form', () => {
         expect(() => loadSettings({}, { [s.env]: v })).toThrow(line);
         continue;
       }
-      expect(() => loadSettings({ [name(s)]: v }, {})).toThrow(new RegExp(`^option '--${s.flag} <value>' argument '.*' is invalid\\. [^\n]+$`));
-      expect(() => loadSettings({}, { [s.env]: v })).toThrow(new RegExp(`^option '--${s.flag} <value>' value '.*' from env '${s.env}' is invalid\\. [^\n]+$`));
+      expect(() => loadSettings({ [name(s)]: v }, {})).toThrow(
+        new RegExp(`^option '--${s.flag} <value>' argument '.*' is invalid\\. [^\n]+$`),
+      );
+      expect(() => loadSettings({}, { [s.env]: v })).toThrow(
+        new RegExp(`^option '--${s.flag} <value>' value '.*' from env '${s.env}' is invalid\\. [^\n]+$`),
+      );
     }
   });
 
   it('the built CLI: one line on stderr naming the flag or variable, exit 2, nothing on stdout', async () => {
     const flags = settable.filter((s) => ['crashThreshold', 'circuitBackoffMs', 'recovery', 'pooledTemplates'].includes(s.key));
-    for (const s of flags) await expectOneLineError([`--${s.flag}=${badValueFor(name(s))}`], {}, new RegExp(`^keeper: option '--${s.flag} <value>' argument `));
+    for (const s of flags)
+      await expectOneLineError([`--${s.flag}=${badValueFor(name(s))}`], {}, new RegExp(`^keeper: option '--${s.flag} <value>' argument `));
     for (const s of settable.filter((x) => ['crashWindowMs', 'hostId'].includes(x.key))) {
-      await expectOneLineError([], { [s.env]: badValueFor(name(s))! }, new RegExp(`^keeper: option '--${s.flag} <value>' value .* from env '${s.env}' is invalid`));
+      await expectOneLineError(
+        [],
+        { [s.env]: badValueFor(name(s))! },
+        new RegExp(`^keeper: option '--${s.flag} <value>' value .* from env '${s.env}' is invalid`),
+      );
     }
     for (const [args, pattern] of RANGE_CASES.slice(0, 4)) await expectOneLineError(args, {}, pattern);
   }, 120_000);

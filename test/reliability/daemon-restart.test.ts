@@ -41,8 +41,13 @@ afterAll(async () => {
 async function runService(tenant: string, cmd: string, spec: Partial<ContainerSpec> = {}): Promise<{ sid: string; cid: string }> {
   const sid = uniqueId('svc');
   const cid = await docker.createContainer({
-    image: TEST_IMAGE, cmd: ['sh', '-c', cmd], name: `ah-${tenant}-${sid}`, network: 'none', restartPolicy: 'unless-stopped',
-    labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' }, ...spec,
+    image: TEST_IMAGE,
+    cmd: ['sh', '-c', cmd],
+    name: `ah-${tenant}-${sid}`,
+    network: 'none',
+    restartPolicy: 'unless-stopped',
+    labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
+    ...spec,
   });
   await docker.startContainer(cid);
   addService(db!, tenant, { containerId: cid }, sid);
@@ -78,21 +83,29 @@ it('a dockerd restart with services running counts no crash; a real crash in the
   process.kill(dockerdPid(engine!)!, 'SIGTERM');
   const stoppingAtMs = Date.now();
   const during: TickSummary[] = [];
-  await waitFor('dockerd to finish its shutdown', async () => {
-    during.push(await runTick(env, deps));
-    return !dockerdPid(engine!);
-  }, 90_000, 0);
+  await waitFor(
+    'dockerd to finish its shutdown',
+    async () => {
+      during.push(await runTick(env, deps));
+      return !dockerdPid(engine!);
+    },
+    90_000,
+    0,
+  );
   const answered = during.filter((t) => t.dockerReachable);
   const held = answered.reduce((n, t) => n + t.engineStopsHeld, 0);
-  console.log(`daemon restart: shutdown took ${Date.now() - stoppingAtMs} ms; ${during.length} ticks, ${answered.length} answered; `
-    + `engine stops held ${held}, crashes ${during.reduce((n, t) => n + t.crashes, 0)} (held/counted per tick: `
-    + `${during.map((t) => (t.dockerReachable ? `${t.engineStopsHeld}/${t.crashes}` : '-')).join(' ')})`);
+  console.log(
+    `daemon restart: shutdown took ${Date.now() - stoppingAtMs} ms; ${during.length} ticks, ${answered.length} answered; ` +
+      `engine stops held ${held}, crashes ${during.reduce((n, t) => n + t.crashes, 0)} (held/counted per tick: ` +
+      `${during.map((t) => (t.dockerReachable ? `${t.engineStopsHeld}/${t.crashes}` : '-')).join(' ')})`,
+  );
   for (const t of during) expect(t.crashes).toBe(0);
   expect(held).toBeGreaterThanOrEqual(1); // a tick did land in the window, and held what it saw
 
   // ---- dockerd back: it starts the services again itself ----
   engine = extraEngine(ENGINE);
-  for (const { cid } of live) await waitFor('the engine to start the service again', async () => (await docker.inspectContainer(cid)).status === 'running', 60_000);
+  for (const { cid } of live)
+    await waitFor('the engine to start the service again', async () => (await docker.inspectContainer(cid)).status === 'running', 60_000);
   const crashedAfter = await crashedService(tenant);
   const after = [await runTick(env, deps), await runTick(env, deps)];
   expect(after.map((t) => t.crashes)).toEqual([1, 0]); // the crash after the restart, once

@@ -79,12 +79,20 @@ describe('fault 6: the DB directory is full', () => {
     const worker = await keeperWorker(env, { db, docker, settings });
 
     await worker.runUntil(async () => {
-      const tick = await env.client.workflow.start(reconcileTick, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('tick-rel6-') });
-      const failure = await waitFor('a failed tick activity attempt', async () => {
-        const d = await tick.describe();
-        const p = d.raw.pendingActivities?.find((a) => a.lastFailure?.message);
-        return p && { activity: p.activityType?.name, attempt: p.attempt, message: p.lastFailure!.message! };
-      }, 30_000, 200);
+      const tick = await env.client.workflow.start(reconcileTick, {
+        taskQueue: taskQueueFor(settings.hostId),
+        workflowId: uniqueId('tick-rel6-'),
+      });
+      const failure = await waitFor(
+        'a failed tick activity attempt',
+        async () => {
+          const d = await tick.describe();
+          const p = d.raw.pendingActivities?.find((a) => a.lastFailure?.message);
+          return p && { activity: p.activityType?.name, attempt: p.attempt, message: p.lastFailure!.message! };
+        },
+        30_000,
+        200,
+      );
       console.log('fault 6: while full:', JSON.stringify(failure));
       expect(failure.message).toMatch(/database or disk is full/i);
       expect(integrity(file)).toBe('ok');
@@ -104,16 +112,23 @@ describe('fault 6: the DB directory is full', () => {
     expect(deployments(db, stale)).toHaveLength(1);
   }, 90_000);
 
-  it('a refill on a full DB directory fails with SQLite\'s disk-full error, the DB stays intact, and the next refill runs once space is freed', async () => {
+  it("a refill on a full DB directory fails with SQLite's disk-full error, the DB stays intact, and the next refill runs once space is freed", async () => {
     const file = path.join(mnt, 'data', 'state.db');
     db ??= openStateDb(file);
     const settings = testSettings({ db: file, pooledTemplates: '' });
     db.pragma('wal_checkpoint(TRUNCATE)');
     const filler = fill(mnt);
-    const refill = () => keeperWorker(env, { db: db!, docker, settings }).then((w) =>
-      w.runUntil(env.client.workflow.execute(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('refill-rel6-') })));
+    const refill = () =>
+      keeperWorker(env, { db: db!, docker, settings }).then((w) =>
+        w.runUntil(
+          env.client.workflow.execute(poolRefill, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('refill-rel6-') }),
+        ),
+      );
     // Its first activity already writes (finished claims are deleted), so the refill fails before the disk guard runs.
-    const err = await refill().then(() => undefined, (e: unknown) => e);
+    const err = await refill().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const cause = (err as WorkflowFailedError).cause as { message: string; cause?: { message: string } };
     console.log('fault 6: refill while full:', cause.message, '/', cause.cause?.message);

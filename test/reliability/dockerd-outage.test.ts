@@ -26,7 +26,15 @@ let docker: TestDockerClient;
 let worker: Worker | undefined;
 let running: Promise<void> | undefined;
 let db: StateDb;
-const settings = testSettings({ reconcileInterval: '3s', gcInterval: '5s', gcFirstDelay: '1s', gcMinAge: '0s', poolInterval: '5s', pooledTemplates: '', buildDir: tempDir() });
+const settings = testSettings({
+  reconcileInterval: '3s',
+  gcInterval: '5s',
+  gcFirstDelay: '1s',
+  gcMinAge: '0s',
+  poolInterval: '5s',
+  pooledTemplates: '',
+  buildDir: tempDir(),
+});
 const made = { containers: [] as string[], volumes: [] as string[] };
 
 const dockerdPid = () => engineDockerdPid(engine);
@@ -38,7 +46,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   if (!dockerdPid()) extraEngine(ENGINE);
-  for (const loop of LOOPS) await env?.client.schedule.getHandle(ids.schedule(settings.hostId, loop)).delete().catch(() => undefined);
+  for (const loop of LOOPS)
+    await env?.client.schedule
+      .getHandle(ids.schedule(settings.hostId, loop))
+      .delete()
+      .catch(() => undefined);
   worker?.shutdown();
   await running?.catch(() => undefined);
   for (const c of made.containers) await docker.removeContainer(c, { force: true }).catch(() => undefined);
@@ -47,8 +59,17 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-interface Seen { loop: string; workflowId: string; finishedAt: number; result: Record<string, unknown> }
-interface ShutdownTick { dockerReachable: boolean; engineStopsHeld: number; crashes: number }
+interface Seen {
+  loop: string;
+  workflowId: string;
+  finishedAt: number;
+  result: Record<string, unknown>;
+}
+interface ShutdownTick {
+  dockerReachable: boolean;
+  engineStopsHeld: number;
+  crashes: number;
+}
 
 describe('fault 2: dockerd stopped for 60 s while services run', () => {
   it('no false crash and GC removes nothing during the outage, DB-only steps go on, and the loops resume by themselves', async () => {
@@ -57,18 +78,35 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
     const u = uniqueId('');
     // A running service (ah's restart policy), an ah-opened circuit already due whose kept container is stopped,
     // a deploy stuck for an hour, and an orphan ah volume that GC must not touch before the engine answers.
-    const live = await docker.createContainer({ image: TEST_IMAGE, cmd: ['sleep', '3600'], name: `ah-${tenant}-live${u}`, network: 'none',
-      restartPolicy: 'unless-stopped', labels: { 'ah.tenant': tenant, 'ah.service': `live${u}`, 'ah.managed': 'true' } });
+    const live = await docker.createContainer({
+      image: TEST_IMAGE,
+      cmd: ['sleep', '3600'],
+      name: `ah-${tenant}-live${u}`,
+      network: 'none',
+      restartPolicy: 'unless-stopped',
+      labels: { 'ah.tenant': tenant, 'ah.service': `live${u}`, 'ah.managed': 'true' },
+    });
     made.containers.push(live);
     await docker.startContainer(live);
-    const kept = await docker.createContainer({ image: TEST_IMAGE, cmd: ['sleep', '3600'], name: `ah-${tenant}-kept${u}`, network: 'none',
-      restartPolicy: 'no', labels: { 'ah.tenant': tenant, 'ah.service': `kept${u}`, 'ah.managed': 'true' } });
+    const kept = await docker.createContainer({
+      image: TEST_IMAGE,
+      cmd: ['sleep', '3600'],
+      name: `ah-${tenant}-kept${u}`,
+      network: 'none',
+      restartPolicy: 'no',
+      labels: { 'ah.tenant': tenant, 'ah.service': `kept${u}`, 'ah.managed': 'true' },
+    });
     made.containers.push(kept);
     const orphan = `ah-db-${u}-orphan`;
     await docker.createVolume(orphan, {});
     made.volumes.push(orphan);
     const liveId = addService(db, tenant, { containerId: live }, `live${u}`);
-    const keptId = addService(db, tenant, { status: 'crashed', containerId: kept, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() - 5 }, `kept${u}`);
+    const keptId = addService(
+      db,
+      tenant,
+      { status: 'crashed', containerId: kept, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() - 5 },
+      `kept${u}`,
+    );
     const staleId = addService(db, tenant, { status: 'deploying' }, `stale${u}`); // made stale once the engine is down
 
     worker = await keeperWorker(env, { db, docker, settings });
@@ -76,25 +114,36 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
     // The circuit is due already: hold it until the engine is down, so that its recovery meets the outage.
     db.prepare('UPDATE services SET circuit_retry_at = ? WHERE id = ?').run(nowSec() + 3600, keptId);
     await ensureSchedules(env.client, settings, ['reconcile']);
-    await waitFor('a tick that saw the running service', () => {
-      const r = lastLoopResults(db).find((x) => x.loop === 'reconcile')?.result as { dockerReachable: boolean; checked: number } | undefined;
-      return r?.dockerReachable && r.checked >= 1;
-    }, 30_000);
+    await waitFor(
+      'a tick that saw the running service',
+      () => {
+        const r = lastLoopResults(db).find((x) => x.loop === 'reconcile')?.result as
+          { dockerReachable: boolean; checked: number } | undefined;
+        return r?.dockerReachable && r.checked >= 1;
+      },
+      30_000,
+    );
 
     // ---- the outage ----
     const pid = dockerdPid()!;
     process.kill(pid, 'SIGTERM');
     const stopping = Date.now();
     const shutdownTicks = new Map<string, ShutdownTick>(); // by workflow id: each tick whose result landed in the shutdown
-    await waitFor('dockerd to exit', () => {
-      const r = lastLoopResults(db).find((x) => x.loop === 'reconcile');
-      if (r && r.finishedAt * 1000 >= stopping - 1000) shutdownTicks.set(r.workflowId, r.result as ShutdownTick);
-      return !dockerdPid();
-    }, 30_000);
+    await waitFor(
+      'dockerd to exit',
+      () => {
+        const r = lastLoopResults(db).find((x) => x.loop === 'reconcile');
+        if (r && r.finishedAt * 1000 >= stopping - 1000) shutdownTicks.set(r.workflowId, r.result as ShutdownTick);
+        return !dockerdPid();
+      },
+      30_000,
+    );
     const down = Date.now();
     const answered = [...shutdownTicks.values()].filter((t) => t.dockerReachable);
-    console.log(`fault 2: shutdown took ${down - stopping} ms; ${shutdownTicks.size} ticks in it, ${answered.length} answered, `
-      + `engine stops held ${answered.map((t) => t.engineStopsHeld).join(' ') || 'none'}`);
+    console.log(
+      `fault 2: shutdown took ${down - stopping} ms; ${shutdownTicks.size} ticks in it, ${answered.length} answered, ` +
+        `engine stops held ${answered.map((t) => t.engineStopsHeld).join(' ') || 'none'}`,
+    );
     // dockerd's own shutdown stops its containers (SIGTERM, then SIGKILL: exit 137) while it still answers for
     // up to ~10 s; a tick landing in that window holds what it sees (the engine's own stop), never counts it.
     const countedAtDown = service(db, liveId).crash_count;
@@ -108,19 +157,32 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
       for (const r of lastLoopResults(db)) seen.set(r.workflowId + r.finishedAt, r as Seen);
     };
     const during: Seen[] = [];
-    await waitFor('the 60 s outage to pass', () => {
-      collect();
-      // Checked all through the outage: no crash counted, the orphan volume's row-less state is not acted on.
-      expect(service(db, liveId).crash_count).toBe(countedAtDown);
-      return Date.now() - down >= OUTAGE_MS;
-    }, OUTAGE_MS + 10_000, 500);
+    await waitFor(
+      'the 60 s outage to pass',
+      () => {
+        collect();
+        // Checked all through the outage: no crash counted, the orphan volume's row-less state is not acted on.
+        expect(service(db, liveId).crash_count).toBe(countedAtDown);
+        return Date.now() - down >= OUTAGE_MS;
+      },
+      OUTAGE_MS + 10_000,
+      500,
+    );
     during.push(...seen.values());
     // finishedAt is in whole seconds: a tick that began after the engine died may carry down's second.
-    const ticks = during.filter((r) => r.loop === 'reconcile' && r.finishedAt >= Math.floor(down / 1000) && r.result.dockerReachable === false);
+    const ticks = during.filter(
+      (r) => r.loop === 'reconcile' && r.finishedAt >= Math.floor(down / 1000) && r.result.dockerReachable === false,
+    );
     const sweeps = during.filter((r) => r.loop === 'gc');
     const refills = during.filter((r) => r.loop === 'pool');
-    console.log(`fault 2: during ${OUTAGE_MS / 1000} s down: ${ticks.length} ticks, ${sweeps.length} sweeps, ${refills.length} refills recorded`,
-      JSON.stringify({ tick: ticks.at(-1)?.result, sweep: sweeps.at(-1)?.result && (sweeps.at(-1)!.result as { totals: unknown }).totals, refill: refills.at(-1)?.result }));
+    console.log(
+      `fault 2: during ${OUTAGE_MS / 1000} s down: ${ticks.length} ticks, ${sweeps.length} sweeps, ${refills.length} refills recorded`,
+      JSON.stringify({
+        tick: ticks.at(-1)?.result,
+        sweep: sweeps.at(-1)?.result && (sweeps.at(-1)!.result as { totals: unknown }).totals,
+        refill: refills.at(-1)?.result,
+      }),
+    );
     expect(ticks.length).toBeGreaterThanOrEqual(5);
     for (const t of ticks) expect(t.result).toMatchObject({ dockerReachable: false, crashes: 0, opened: 0 });
     expect(ticks.reduce((n, t) => n + (t.result.failedDeploys as number), 0)).toBe(1); // the DB-only step ran, once
@@ -136,28 +198,48 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
     extraEngine(ENGINE);
     const up = Date.now();
     expect((await docker.inspectVolume(orphan)).name).toBe(orphan); // nothing was removed while it was down
-    await waitFor('a tick that reaches the engine again', () => {
-      const r = lastLoopResults(db).find((x) => x.loop === 'reconcile');
-      return r && r.finishedAt * 1000 >= up && (r.result as { dockerReachable: boolean }).dockerReachable;
-    }, 30_000);
-    await waitFor('GC to resume and remove the orphan volume', async () => {
-      try {
-        await docker.inspectVolume(orphan);
-        return false;
-      } catch (err) {
-        return (err as { isNotFound?: boolean }).isNotFound;
-      }
-    }, 60_000);
-    await waitFor('the due circuit to recover once its activity reaches the engine', () => service(db, keptId).circuit_open === 0, 180_000, 500);
+    await waitFor(
+      'a tick that reaches the engine again',
+      () => {
+        const r = lastLoopResults(db).find((x) => x.loop === 'reconcile');
+        return r && r.finishedAt * 1000 >= up && (r.result as { dockerReachable: boolean }).dockerReachable;
+      },
+      30_000,
+    );
+    await waitFor(
+      'GC to resume and remove the orphan volume',
+      async () => {
+        try {
+          await docker.inspectVolume(orphan);
+          return false;
+        } catch (err) {
+          return (err as { isNotFound?: boolean }).isNotFound;
+        }
+      },
+      60_000,
+    );
+    await waitFor(
+      'the due circuit to recover once its activity reaches the engine',
+      () => service(db, keptId).circuit_open === 0,
+      180_000,
+      500,
+    );
     const recoveredAfter = Math.round((Date.now() - up) / 1000);
     expect(service(db, keptId)).toMatchObject({ status: 'running', circuit_open: 0 });
     expect(deployments(db, keptId).map((d) => d.trigger)).toEqual(['auto_recovery']);
     // The daemon's own restart of the live container (restart policy) is not a tenant crash.
     await waitFor('live container running again', async () => (await docker.inspectContainer(live)).status === 'running', 30_000);
     const liveRow = service(db, liveId);
-    console.log(`fault 2: after restart: circuit recovered in ${recoveredAfter} s; live service`, JSON.stringify({ status: liveRow.status, crash_count: liveRow.crash_count, countedDuringShutdown: countedAtDown }));
+    console.log(
+      `fault 2: after restart: circuit recovered in ${recoveredAfter} s; live service`,
+      JSON.stringify({ status: liveRow.status, crash_count: liveRow.crash_count, countedDuringShutdown: countedAtDown }),
+    );
     expect(liveRow.crash_count).toBe(countedAtDown); // the daemon's restart of it (restart policy) is not counted
     expect(made.containers.length).toBe(2);
-    expect(execFileSync('docker', ['-H', engine.dockerHost, 'ps', '-aq', '--filter', `name=${u}`], { encoding: 'utf8' }).trim().split('\n')).toHaveLength(2);
+    expect(
+      execFileSync('docker', ['-H', engine.dockerHost, 'ps', '-aq', '--filter', `name=${u}`], { encoding: 'utf8' })
+        .trim()
+        .split('\n'),
+    ).toHaveLength(2);
   }, 300_000);
 });

@@ -33,7 +33,10 @@ describe('file modes', () => {
       db.prepare(`INSERT INTO keeper_reported_problems (subject, problem, first_seen) VALUES ('s', 'p', 1)`).run();
       const files = ['state.db', 'state.db-wal', 'state.db-shm'].map((f) => path.join(dir, f));
       const modes = Object.fromEntries([[dir, mode(dir)], [path.dirname(dir), mode(path.dirname(dir))], ...files.map((f) => [f, mode(f)])]);
-      console.log('file modes:', JSON.stringify(Object.fromEntries(Object.entries(modes).map(([k, v]) => [path.basename(k), (v as number).toString(8)]))));
+      console.log(
+        'file modes:',
+        JSON.stringify(Object.fromEntries(Object.entries(modes).map(([k, v]) => [path.basename(k), (v as number).toString(8)]))),
+      );
       expect(mode(dir)).toBe(0o700);
       expect(mode(path.dirname(dir))).toBe(0o700);
       for (const f of files) expect(mode(f), f).toBe(0o600);
@@ -57,7 +60,7 @@ describe('file modes', () => {
 describe('no shell command from data', () => {
   const all = sources();
 
-  it('src/ never uses a shell: no exec/execSync/execFile, no shell option; spawns only of the Temporal CLI and the demo\'s worker, with argument arrays', () => {
+  it("src/ never uses a shell: no exec/execSync/execFile, no shell option; spawns only of the Temporal CLI and the demo's worker, with argument arrays", () => {
     const offenders = all.filter(({ text }) => /\b(execSync|execFileSync|execFile|spawnSync)\s*\(|shell\s*:\s*true/.test(text));
     expect(offenders.map((o) => o.file)).toEqual([]);
     const spawns = all.filter(({ text }) => /from 'node:child_process'|require\('child_process'\)/.test(text)).map((o) => o.file);
@@ -74,9 +77,15 @@ describe('no shell command from data', () => {
 
   it('SQL text is never built from row or label values: interpolations in SQL are table names from code only', () => {
     const interpolated = all.flatMap(({ file, text }) =>
-      [...text.matchAll(/\.(?:prepare|exec|pragma)\(\s*`([^`]*\$\{[^`]*)`/g)].map((m) => `${file}: ${m[1].replace(/\s+/g, ' ').slice(0, 120)}`));
+      [...text.matchAll(/\.(?:prepare|exec|pragma)\(\s*`([^`]*\$\{[^`]*)`/g)].map(
+        (m) => `${file}: ${m[1].replace(/\s+/g, ' ').slice(0, 120)}`,
+      ),
+    );
     // Each one interpolates a constant of keeper's code (a migrations table name, a SELECT list, a pragma value).
-    for (const i of interpolated) expect(i).toMatch(/\$\{(table|CIRCUIT_SELECT|CRASH_RECORD_SELECT|NOTIFICATION_SELECT|TEMPLATE_COLUMNS|sql|busyTimeoutMs|columns|where|placeholders)\}/);
+    for (const i of interpolated)
+      expect(i).toMatch(
+        /\$\{(table|CIRCUIT_SELECT|CRASH_RECORD_SELECT|NOTIFICATION_SELECT|TEMPLATE_COLUMNS|sql|busyTimeoutMs|columns|where|placeholders)\}/,
+      );
     console.log(`SQL with interpolation: ${interpolated.length}`, interpolated);
   });
 });

@@ -35,30 +35,52 @@ afterAll(async () => {
   worker?.shutdown();
   await running?.catch(() => undefined);
   for (const c of await docker.listContainers({}, { all: true })) {
-    if (c.name.includes(u) || c.labels['ah.type'] === 'warm-pool') await docker.removeContainer(c.id, { force: true }).catch(() => undefined);
+    if (c.name.includes(u) || c.labels['ah.type'] === 'warm-pool')
+      await docker.removeContainer(c.id, { force: true }).catch(() => undefined);
   }
-  for (const v of await docker.listVolumes()) if (v.name.includes(u) || v.name.startsWith('ah-pool-')) await docker.removeVolume(v.name).catch(() => undefined);
+  for (const v of await docker.listVolumes())
+    if (v.name.includes(u) || v.name.startsWith('ah-pool-')) await docker.removeVolume(v.name).catch(() => undefined);
   for (const n of await docker.listNetworks()) {
-    if (n.name.includes(u) || n.name === 'ah-pool' || tenants.some((t) => n.name === `ah-tenant-${t}`)) await docker.removeNetwork(n.id).catch(() => undefined);
+    if (n.name.includes(u) || n.name === 'ah-pool' || tenants.some((t) => n.name === `ah-tenant-${t}`))
+      await docker.removeNetwork(n.id).catch(() => undefined);
   }
   db?.close();
   await env?.teardown();
 });
 
 type Kind = 'foreign' | 'unlabelled' | 'referenced' | 'spoof' | 'orphan' | 'young';
-interface Res { kind: Kind; type: 'container' | 'volume' | 'network'; ref: string; createdAt: number }
+interface Res {
+  kind: Kind;
+  type: 'container' | 'volume' | 'network';
+  ref: string;
+  createdAt: number;
+}
 
 describe('safety across tick, sweep and refill', () => {
   it('seed 7: nothing foreign, young or referenced is ever gone; labels never repair the DB', async () => {
     const r = rng(7);
     db = freshDb().db;
     db.prepare('UPDATE environment_templates SET base_image = ?').run(TEST_IMAGE);
-    const settings = testSettings({ gcMinAge: `${MIN_AGE_S}s`, pooledTemplates: 'default', poolSize: '1', poolMaxTotal: '1', buildDir: tempDir(), recovery: 'stop' });
+    const settings = testSettings({
+      gcMinAge: `${MIN_AGE_S}s`,
+      pooledTemplates: 'default',
+      poolSize: '1',
+      poolMaxTotal: '1',
+      buildDir: tempDir(),
+      recovery: 'stop',
+    });
     const q = taskQueueFor(settings.hostId);
     const res: Res[] = [];
     const now = () => Date.now() / 1000;
     const container = async (kind: Kind, name: string, labels: Record<string, string>, network = 'none') => {
-      const id = await docker.createContainer({ image: TEST_IMAGE, cmd: ['sleep', '3600'], name, labels, network, restartPolicy: kind === 'referenced' ? 'unless-stopped' : 'no' });
+      const id = await docker.createContainer({
+        image: TEST_IMAGE,
+        cmd: ['sleep', '3600'],
+        name,
+        labels,
+        network,
+        restartPolicy: kind === 'referenced' ? 'unless-stopped' : 'no',
+      });
       if (r.next() < 0.8 || kind === 'referenced' || kind === 'spoof') await docker.startContainer(id);
       res.push({ kind, type: 'container', ref: id, createdAt: now() });
       return id;
@@ -78,15 +100,22 @@ describe('safety across tick, sweep and refill', () => {
         await docker.ensureNetwork(net);
         res.push({ kind: 'referenced', type: 'network', ref: net, createdAt: now() });
       }
-      const cid = await container('referenced', `ah-${tenant}-${sid}`, { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' }, net);
+      const cid = await container(
+        'referenced',
+        `ah-${tenant}-${sid}`,
+        { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
+        net,
+      );
       addService(db, tenant, { containerId: cid }, sid);
       services.push({ sid, cid, tenant });
     }
     for (let i = 0; i < 3; i++) {
       const name = `ah-db-${u}-ref${i}`;
       await volume('referenced', name);
-      db.prepare(`INSERT INTO databases (id, tenant_id, name, type, status, container_id, password_encrypted, volume_name, created_at, updated_at)
-        VALUES (?, ?, ?, 'postgres', 'provisioning', '', '', ?, 1700000000, 1700000000)`).run(`db${u}${i}`, tenants[0], `db${i}`, name);
+      db.prepare(
+        `INSERT INTO databases (id, tenant_id, name, type, status, container_id, password_encrypted, volume_name, created_at, updated_at)
+        VALUES (?, ?, ?, 'postgres', 'provisioning', '', '', ?, 1700000000, 1700000000)`,
+      ).run(`db${u}${i}`, tenants[0], `db${i}`, name);
     }
     const n = 3 + Math.floor(r.next() * 3);
     for (let i = 0; i < n; i++) {
@@ -100,7 +129,11 @@ describe('safety across tick, sweep and refill', () => {
     // removal may touch the real service's row or container.
     const spoofed = services.slice(0, 2);
     for (const [i, s] of spoofed.entries()) {
-      await container('spoof', `fx-${u}-spoof${i}`, { 'ah.tenant': tenants.find((t) => t !== s.tenant) ?? 'tn-other', 'ah.service': s.sid, 'ah.managed': 'true' });
+      await container('spoof', `fx-${u}-spoof${i}`, {
+        'ah.tenant': tenants.find((t) => t !== s.tenant) ?? 'tn-other',
+        'ah.service': s.sid,
+        'ah.managed': 'true',
+      });
     }
     for (let i = 0; i < 2; i++) {
       await volume('orphan', `ah-env-${u}-orph${i}`);
@@ -120,7 +153,11 @@ describe('safety across tick, sweep and refill', () => {
         throw err;
       }
     };
-    const mustStay = (x: Res) => x.kind === 'foreign' || x.kind === 'unlabelled' || x.kind === 'referenced' || (x.kind === 'young' && now() - x.createdAt < MIN_AGE_S - 2);
+    const mustStay = (x: Res) =>
+      x.kind === 'foreign' ||
+      x.kind === 'unlabelled' ||
+      x.kind === 'referenced' ||
+      (x.kind === 'young' && now() - x.createdAt < MIN_AGE_S - 2);
     const rowsBefore = services.map((s) => ({ sid: s.sid, cid: service(db, s.sid).container_id }));
 
     worker = await keeperWorker(env, { db, docker, settings });
@@ -147,7 +184,10 @@ describe('safety across tick, sweep and refill', () => {
       }
       for (const x of res.filter(mustStay)) expect(await exists(x), `${step} #${i} removed ${x.kind} ${x.type} ${x.ref}`).toBe(true);
       // Pool entries keeper made and rows reference stay too.
-      for (const w of db.prepare(`SELECT container_id, volume_name FROM warm_pool`).all() as { container_id: string; volume_name: string }[]) {
+      for (const w of db.prepare(`SELECT container_id, volume_name FROM warm_pool`).all() as {
+        container_id: string;
+        volume_name: string;
+      }[]) {
         expect(await exists({ kind: 'referenced', type: 'container', ref: w.container_id, createdAt: 0 })).toBe(true);
         expect(await exists({ kind: 'referenced', type: 'volume', ref: w.volume_name, createdAt: 0 })).toBe(true);
       }
@@ -155,7 +195,9 @@ describe('safety across tick, sweep and refill', () => {
     }
     const splitBrain = db.prepare(`SELECT COUNT(*) FROM keeper_reported_problems WHERE problem = 'split-brain'`).pluck().get() as number;
     const orphansLeft = await Promise.all(res.filter((x) => x.kind === 'orphan' || x.kind === 'spoof').map(exists));
-    console.log(`safety seed 7: ${res.length} resources (${res.filter((x) => x.kind === 'foreign' || x.kind === 'unlabelled').length} foreign/unlabelled, ${res.filter((x) => x.kind === 'referenced').length} referenced, ${res.filter((x) => x.kind === 'young').length} young), steps ${steps.join(',')}; sweeps removed ${removedBySweeps}; old orphans+spoofs left ${orphansLeft.filter(Boolean).length}/${orphansLeft.length}; split-brain reports ${splitBrain}`);
+    console.log(
+      `safety seed 7: ${res.length} resources (${res.filter((x) => x.kind === 'foreign' || x.kind === 'unlabelled').length} foreign/unlabelled, ${res.filter((x) => x.kind === 'referenced').length} referenced, ${res.filter((x) => x.kind === 'young').length} young), steps ${steps.join(',')}; sweeps removed ${removedBySweeps}; old orphans+spoofs left ${orphansLeft.filter(Boolean).length}/${orphansLeft.length}; split-brain reports ${splitBrain}`,
+    );
     expect(splitBrain).toBe(spoofed.length);
     for (const s of services) expect((await docker.inspectContainer(s.cid)).status).toBe('running');
   }, 180_000);

@@ -21,11 +21,20 @@ describe('circuit workflow signals', () => {
     const { db } = freshDb();
     const settings = testSettings({ recovery: 'stop' });
     const tenant = addTenant(db);
-    const sid = addService(db, tenant, { status: 'crashed', containerId: crypto.randomBytes(32).toString('hex'), crashCount: 5, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() + 3600 });
+    const sid = addService(db, tenant, {
+      status: 'crashed',
+      containerId: crypto.randomBytes(32).toString('hex'),
+      crashCount: 5,
+      circuitOpen: 1,
+      circuitOpenCount: 1,
+      circuitRetryAt: nowSec() + 3600,
+    });
     const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
     await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(circuitBreaker, {
-        taskQueue: taskQueueFor(settings.hostId), workflowId: ids.circuit(settings.hostId, sid), args: [{ serviceId: sid }],
+        taskQueue: taskQueueFor(settings.hostId),
+        workflowId: ids.circuit(settings.hostId, sid),
+        args: [{ serviceId: sid }],
       });
       const open = await waitFor('the circuit held', async () => {
         const s = await handle.query(circuitStateQuery);

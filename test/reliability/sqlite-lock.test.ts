@@ -58,7 +58,10 @@ async function attempts(workflowId: string): Promise<Record<string, number>> {
 }
 
 describe('fault 4: SQLite write lock held by another process for 5 s during a tick', () => {
-  for (const [label, busyTimeoutMs] of [['keeper\'s busy_timeout (5 s)', undefined], ['a 1 s busy_timeout, so that activities fail with SQLITE_BUSY and retry', 1000]] as const) {
+  for (const [label, busyTimeoutMs] of [
+    ["keeper's busy_timeout (5 s)", undefined],
+    ['a 1 s busy_timeout, so that activities fail with SQLITE_BUSY and retry', 1000],
+  ] as const) {
     it(`with ${label}: the tick completes after the lock, the crash is counted once, the stale deploy failed once`, async () => {
       const { file, sid, stale } = await crashedService();
       const db = openStateDb(file, { create: false, ...(busyTimeoutMs ? { busyTimeoutMs } : {}) });
@@ -68,11 +71,16 @@ describe('fault 4: SQLite write lock held by another process for 5 s during a ti
       await lock.locked();
       const lockedAt = Date.now();
       const workflowId = uniqueId('tick-rel4-');
-      const summary = await worker.runUntil(env.client.workflow.execute(reconcileTick, { taskQueue: taskQueueFor(settings.hostId), workflowId }));
+      const summary = await worker.runUntil(
+        env.client.workflow.execute(reconcileTick, { taskQueue: taskQueueFor(settings.hostId), workflowId }),
+      );
       const doneAt = Date.now();
       await lock.done;
       const tries = await attempts(workflowId);
-      console.log(`fault 4 (${label}): tick done ${doneAt - lockedAt} ms after the lock was taken (released after ${lock.releasedAt() - lockedAt} ms); attempts`, JSON.stringify(tries));
+      console.log(
+        `fault 4 (${label}): tick done ${doneAt - lockedAt} ms after the lock was taken (released after ${lock.releasedAt() - lockedAt} ms); attempts`,
+        JSON.stringify(tries),
+      );
 
       expect(doneAt).toBeGreaterThanOrEqual(lock.releasedAt() - 50); // it did wait for the lock
       expect(summary).toMatchObject({ crashes: 1, crashedServices: 1, failedDeploys: 1 });
@@ -88,7 +96,11 @@ describe('fault 4: SQLite write lock held by another process for 5 s during a ti
         expect(doneAt - lock.releasedAt()).toBeLessThan(1500);
       }
       // A second tick finds nothing new.
-      const again = await (await keeperWorker(env, { db, docker, settings })).runUntil(env.client.workflow.execute(reconcileTick, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('tick-rel4-') }));
+      const again = await (
+        await keeperWorker(env, { db, docker, settings })
+      ).runUntil(
+        env.client.workflow.execute(reconcileTick, { taskQueue: taskQueueFor(settings.hostId), workflowId: uniqueId('tick-rel4-') }),
+      );
       expect(again).toMatchObject({ crashes: 0, failedDeploys: 0 });
       expect(service(db, sid).crash_count).toBe(1);
       db.close();

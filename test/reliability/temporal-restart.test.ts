@@ -41,9 +41,19 @@ describe('fault 3: Temporal dev server killed and restarted while a circuit is o
     const tenant = addTenant(db);
     const { sid } = await addServiceWithExitedContainer(engine, db, tenant, {}, 3);
     const workerEnv = {
-      TEMPORAL_ADDRESS: server.address, KEEPER_TEST_BUNDLE: inject('workflowBundlePath'), KEEPER_TEST_SCHEDULES: '1',
-      KEEPER_DB: file, KEEPER_HOST_ID: host, KEEPER_CRASH_THRESHOLD: '1', KEEPER_CIRCUIT_BACKOFF: '20s', KEEPER_RECOVERY: 'stop',
-      KEEPER_RECONCILE_INTERVAL: '2s', KEEPER_GC_INTERVAL: '1h', KEEPER_GC_FIRST_DELAY: '1h', KEEPER_POOL_INTERVAL: '1h', KEEPER_POOLED_TEMPLATES: '',
+      TEMPORAL_ADDRESS: server.address,
+      KEEPER_TEST_BUNDLE: inject('workflowBundlePath'),
+      KEEPER_TEST_SCHEDULES: '1',
+      KEEPER_DB: file,
+      KEEPER_HOST_ID: host,
+      KEEPER_CRASH_THRESHOLD: '1',
+      KEEPER_CIRCUIT_BACKOFF: '20s',
+      KEEPER_RECOVERY: 'stop',
+      KEEPER_RECONCILE_INTERVAL: '2s',
+      KEEPER_GC_INTERVAL: '1h',
+      KEEPER_GC_FIRST_DELAY: '1h',
+      KEEPER_POOL_INTERVAL: '1h',
+      KEEPER_POOLED_TEMPLATES: '',
     };
     const first = startChildWorker(workerEnv);
     workers.push(first);
@@ -51,10 +61,15 @@ describe('fault 3: Temporal dev server killed and restarted while a circuit is o
     connection = await Connection.connect({ address: server.address });
     let client = new Client({ connection });
     const circuitId = ids.circuit(host, sid);
-    const opened = await waitFor('the circuit workflow to hold the open circuit', async () => {
-      const s = await client.workflow.getHandle(circuitId).query(circuitStateQuery);
-      return s.phase === 'open' && s.generation > 0 ? s : undefined; // generation 0: holdCircuit not done yet
-    }, 30_000, 200);
+    const opened = await waitFor(
+      'the circuit workflow to hold the open circuit',
+      async () => {
+        const s = await client.workflow.getHandle(circuitId).query(circuitStateQuery);
+        return s.phase === 'open' && s.generation > 0 ? s : undefined; // generation 0: holdCircuit not done yet
+      },
+      30_000,
+      200,
+    );
     const retryAt = service(db, sid).circuit_retry_at!;
     expect(opened).toMatchObject({ generation: 1, retryAt });
     expect(retryAt - nowSec()).toBeGreaterThan(5); // the timer is still pending when the server dies
@@ -76,17 +91,25 @@ describe('fault 3: Temporal dev server killed and restarted while a circuit is o
 
     const result = (await client.workflow.getHandle(circuitId).result()) as CircuitState;
     const closedAt = nowSec();
-    console.log(`fault 3: server down ${restartedAt - killedAt} s; circuit opened with retryAt in ${retryAt - killedAt} s after the kill; closed at retryAt+${closedAt - retryAt} s`, JSON.stringify(result));
+    console.log(
+      `fault 3: server down ${restartedAt - killedAt} s; circuit opened with retryAt in ${retryAt - killedAt} s after the kill; closed at retryAt+${closedAt - retryAt} s`,
+      JSON.stringify(result),
+    );
     expect(result).toMatchObject({ serviceId: sid, generation: 1, phase: 'closed', closedBy: 'timer', status: 'stopped' });
     expect(closedAt).toBeGreaterThanOrEqual(retryAt);
     expect(service(db, sid)).toMatchObject({ circuit_open: 0, status: 'stopped', crash_count: 0 });
     expect(deployments(db, sid).map((d) => d.trigger)).toEqual(['reconciler', 'auto_recovery']);
 
     // The schedule survived in the server's file and starts ticks again.
-    const tick = await waitFor('a tick started by the schedule after the restart', () => {
-      const r = lastLoopResults(db).find((x) => x.loop === 'reconcile');
-      return r && r.finishedAt > closedAt ? r : undefined;
-    }, 30_000, 200);
+    const tick = await waitFor(
+      'a tick started by the schedule after the restart',
+      () => {
+        const r = lastLoopResults(db).find((x) => x.loop === 'reconcile');
+        return r && r.finishedAt > closedAt ? r : undefined;
+      },
+      30_000,
+      200,
+    );
     // Only the schedule starts ticks here; its runs are named after its action's workflow id.
     expect(tick.workflowId.startsWith(`keeper-${host}-reconcile`)).toBe(true);
     const schedule = await client.schedule.getHandle(ids.schedule(host, 'reconcile')).describe();

@@ -38,7 +38,10 @@ async function main(): Promise<void> {
     shutdownGraceTime: '1s',
   });
   if (process.env.KEEPER_TEST_SCHEDULES === '1') {
-    const client = new Client({ connection: await Connection.connect({ address: settings.temporalAddress! }), namespace: settings.namespace });
+    const client = new Client({
+      connection: await Connection.connect({ address: settings.temporalAddress! }),
+      namespace: settings.namespace,
+    });
     await host.ensureSchedules(client);
     await client.connection.close();
   }

@@ -34,8 +34,12 @@ describe('fault 1: worker SIGKILLed between recording a crash and opening the ci
     const tenant = addTenant(db);
     const { sid, cid } = await addServiceWithExitedContainer(engine, db, tenant, {}, 3);
     const workerEnv = {
-      TEMPORAL_ADDRESS: inject('devServerAddress'), KEEPER_TEST_BUNDLE: inject('workflowBundlePath'),
-      KEEPER_DB: file, KEEPER_HOST_ID: host, KEEPER_CRASH_THRESHOLD: '1', KEEPER_CIRCUIT_BACKOFF: '1h',
+      TEMPORAL_ADDRESS: inject('devServerAddress'),
+      KEEPER_TEST_BUNDLE: inject('workflowBundlePath'),
+      KEEPER_DB: file,
+      KEEPER_HOST_ID: host,
+      KEEPER_CRASH_THRESHOLD: '1',
+      KEEPER_CIRCUIT_BACKOFF: '1h',
     };
 
     const doomed = startChildWorker({ ...workerEnv, KEEPER_TEST_KILL_ON_STOP: '1' });
@@ -59,7 +63,10 @@ describe('fault 1: worker SIGKILLed between recording a crash and opening the ci
     // on the restarted worker, instead of waiting out a start-to-close timeout sized for the slowest step (2 min).
     const summary = await tick.result();
     const waitedMs = Date.now() - t0;
-    console.log(`fault 1: tick completed ${Math.round(waitedMs / 1000)} s after the restart`, JSON.stringify({ crashes: summary.crashes, opened: summary.opened }));
+    console.log(
+      `fault 1: tick completed ${Math.round(waitedMs / 1000)} s after the restart`,
+      JSON.stringify({ crashes: summary.crashes, opened: summary.opened }),
+    );
     expect(waitedMs).toBeLessThan(HEARTBEAT_TIMEOUT_MS + RETRY_AND_SCHEDULING_MS);
 
     // One count: the retried attempt finds the look already swapped and counts nothing; the circuit is re-found.
@@ -72,8 +79,13 @@ describe('fault 1: worker SIGKILLed between recording a crash and opening the ci
       return s.generation > 0 ? s : undefined; // generation 0: its holdCircuit has not answered yet
     });
     // The one death counted (by the killed attempt) is the circuit's evidence, exactly once.
-    expect(state).toEqual({ serviceId: sid, generation: row.circuit_open_count, retryAt: row.circuit_retry_at, phase: 'open',
-      deaths: [{ containerId: cid.slice(0, 12), diedAtMs: expect.any(Number), reason: 'exit code 3' }] });
+    expect(state).toEqual({
+      serviceId: sid,
+      generation: row.circuit_open_count,
+      retryAt: row.circuit_retry_at,
+      phase: 'open',
+      deaths: [{ containerId: cid.slice(0, 12), diedAtMs: expect.any(Number), reason: 'exit code 3' }],
+    });
     expect((await env.client.workflow.getHandle(circuitId).describe()).status.name).toBe('RUNNING');
     expect((await docker.inspectContainer(cid)).status).toBe('exited'); // kept for its logs
 

@@ -55,14 +55,27 @@ const dbFile = path.join(work, 'state.db');
 /** The same settings for both builds, as an operator's env file would give them. */
 const settingsEnv = () => ({
   ...process.env,
-  DOCKER_HOST: engine!.dockerHost, TEMPORAL_ADDRESS: inject('devServerAddress'),
-  KEEPER_DB: dbFile, KEEPER_HOST_ID: host, KEEPER_TENANT_RUNTIME: 'runc', KEEPER_METRICS_PORT: '0', KEEPER_LOG_FORMAT: 'json',
-  KEEPER_CRASH_THRESHOLD: '2', KEEPER_CIRCUIT_BACKOFF: '30s', KEEPER_RECOVERY: 'stop', KEEPER_RECONCILE_INTERVAL: '2s',
-  KEEPER_GC_INTERVAL: '1h', KEEPER_GC_FIRST_DELAY: '1h', KEEPER_POOL_INTERVAL: '1h', KEEPER_POOLED_TEMPLATES: '',
+  DOCKER_HOST: engine!.dockerHost,
+  TEMPORAL_ADDRESS: inject('devServerAddress'),
+  KEEPER_DB: dbFile,
+  KEEPER_HOST_ID: host,
+  KEEPER_TENANT_RUNTIME: 'runc',
+  KEEPER_METRICS_PORT: '0',
+  KEEPER_LOG_FORMAT: 'json',
+  KEEPER_CRASH_THRESHOLD: '2',
+  KEEPER_CIRCUIT_BACKOFF: '30s',
+  KEEPER_RECOVERY: 'stop',
+  KEEPER_RECONCILE_INTERVAL: '2s',
+  KEEPER_GC_INTERVAL: '1h',
+  KEEPER_GC_FIRST_DELAY: '1h',
+  KEEPER_POOL_INTERVAL: '1h',
+  KEEPER_POOLED_TEMPLATES: '',
 });
 
 function startWorker(bin: string) {
-  const worker = watchOutput(spawn(process.execPath, [bin, 'worker'], { cwd: work, env: settingsEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
+  const worker = watchOutput(
+    spawn(process.execPath, [bin, 'worker'], { cwd: work, env: settingsEnv(), stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   workers.push(worker);
   return worker;
 }
@@ -92,8 +105,12 @@ afterAll(async () => {
 });
 
 describe(`upgrade from ${PREVIOUS_RELEASE.commit.slice(0, 7)} with a circuit open on its timer`, () => {
-  it('the new build fires the old build\'s timer, the circuit recovers exactly once, and the schedules run on', async () => {
-    const created = await run(process.execPath, [oldBin, 'service', 'create', '--tenant', 'tn-upgrade', '--name', 'crashloop', '--image', CRASHLOOP_IMAGE, '--json'], { cwd: work, env: settingsEnv() });
+  it("the new build fires the old build's timer, the circuit recovers exactly once, and the schedules run on", async () => {
+    const created = await run(
+      process.execPath,
+      [oldBin, 'service', 'create', '--tenant', 'tn-upgrade', '--name', 'crashloop', '--image', CRASHLOOP_IMAGE, '--json'],
+      { cwd: work, env: settingsEnv() },
+    );
     const sid = (JSON.parse(created.stdout) as { id: string }).id;
     db = openStateDb(dbFile);
 
@@ -102,10 +119,15 @@ describe(`upgrade from ${PREVIOUS_RELEASE.commit.slice(0, 7)} with a circuit ope
     connection = await Connection.connect({ address: inject('devServerAddress') });
     const client = new Client({ connection });
     const circuit = client.workflow.getHandle(ids.circuit(host, sid));
-    const opened = await waitFor('the old build to open the circuit and hold it on its timer', async () => {
-      const s = await circuit.query(circuitStateQuery).catch(() => undefined);
-      return s?.phase === 'open' && s.generation > 0 ? s : undefined;
-    }, 90_000, 250);
+    const opened = await waitFor(
+      'the old build to open the circuit and hold it on its timer',
+      async () => {
+        const s = await circuit.query(circuitStateQuery).catch(() => undefined);
+        return s?.phase === 'open' && s.generation > 0 ? s : undefined;
+      },
+      90_000,
+      250,
+    );
     expect(await stopWorker(old)).toBe(0);
     const stoppedAt = nowSec();
     expect(opened.retryAt, 'the timer is still pending when the old worker stops').toBeGreaterThan(stoppedAt);
@@ -118,20 +140,32 @@ describe(`upgrade from ${PREVIOUS_RELEASE.commit.slice(0, 7)} with a circuit ope
     expect(nowSec()).toBeGreaterThanOrEqual(opened.retryAt);
     expect(service(db, sid)).toMatchObject({ circuit_open: 0, circuit_open_count: 1, crash_count: 0, status: 'stopped' });
     expect(deployments(db, sid).filter((d) => d.trigger === 'auto_recovery')).toHaveLength(1);
-    const runs = await waitFor('the circuit workflow listed once, completed', async () => {
-      const listed = [];
-      for await (const w of client.workflow.list({ query: `WorkflowId = "${ids.circuit(host, sid)}"` })) listed.push(w.status.name);
-      return listed.length > 0 && listed.every((s) => s !== 'RUNNING') ? listed : undefined;
-    }, 30_000, 500);
+    const runs = await waitFor(
+      'the circuit workflow listed once, completed',
+      async () => {
+        const listed = [];
+        for await (const w of client.workflow.list({ query: `WorkflowId = "${ids.circuit(host, sid)}"` })) listed.push(w.status.name);
+        return listed.length > 0 && listed.every((s) => s !== 'RUNNING') ? listed : undefined;
+      },
+      30_000,
+      500,
+    );
     expect(runs).toEqual(['COMPLETED']);
 
     // The old build's schedules start ticks that the new build runs.
-    const tick = await waitFor('a scheduled tick run by the new build', () => {
-      const r = lastLoopResults(db!).find((x) => x.loop === 'reconcile');
-      return r && r.finishedAt > startedAt ? r : undefined;
-    }, 30_000, 250);
+    const tick = await waitFor(
+      'a scheduled tick run by the new build',
+      () => {
+        const r = lastLoopResults(db!).find((x) => x.loop === 'reconcile');
+        return r && r.finishedAt > startedAt ? r : undefined;
+      },
+      30_000,
+      250,
+    );
     expect(tick.workflowId.startsWith(`keeper-${host}-reconcile`)).toBe(true);
     expect(await stopWorker(upgraded)).toBe(0);
-    console.log(`upgrade: old worker stopped ${opened.retryAt - stoppedAt} s before the timer; new worker up after ${startedAt - stoppedAt} s`);
+    console.log(
+      `upgrade: old worker stopped ${opened.retryAt - stoppedAt} s before the timer; new worker up after ${startedAt - stoppedAt} s`,
+    );
   }, 300_000);
 });

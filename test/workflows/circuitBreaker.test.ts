@@ -16,7 +16,10 @@ const env = stubWorkerEnvForFile();
 const MINUTE_MS = 60_000;
 const RETRY_AT_SEC = 1_900_000_000;
 
-function circuitStubs(held: HeldCircuit, recovered: Awaited<ReturnType<Activities['recoverCircuit']>> = { recovered: true, status: 'running' }) {
+function circuitStubs(
+  held: HeldCircuit,
+  recovered: Awaited<ReturnType<Activities['recoverCircuit']>> = { recovered: true, status: 'running' },
+) {
   return {
     holdCircuit: vi.fn<Activities['holdCircuit']>(async () => held),
     recoverCircuit: vi.fn<Activities['recoverCircuit']>(async () => recovered),
@@ -29,7 +32,15 @@ describe('circuitBreaker', () => {
   it('closes by its durable timer once remainingMs has passed (time skipped), recovering that generation', async () => {
     const stubs = circuitStubs(open(3, 30 * MINUTE_MS));
     const { result, handle } = await executeWithStubs(env, stubs, circuitBreaker, { serviceId: 'svc-a' });
-    expect(result).toEqual({ serviceId: 'svc-a', generation: 3, retryAt: RETRY_AT_SEC, phase: 'closed', closedBy: 'timer', status: 'running', deaths: [] });
+    expect(result).toEqual({
+      serviceId: 'svc-a',
+      generation: 3,
+      retryAt: RETRY_AT_SEC,
+      phase: 'closed',
+      closedBy: 'timer',
+      status: 'running',
+      deaths: [],
+    });
     expect(stubs.holdCircuit).toHaveBeenCalledWith('svc-a');
     expect(stubs.recoverCircuit.mock.calls).toEqual([['svc-a', 3, 'auto_recovery']]);
     const waitedMs = await elapsedMs(handle);
@@ -48,7 +59,11 @@ describe('circuitBreaker', () => {
   it('answers the state query while open and closes by the reset signal, long before its timer', async () => {
     const stubs = circuitStubs(open(2, 60 * MINUTE_MS));
     const { result, waitedMs } = await withStubWorker(env, stubs, async (taskQueue) => {
-      const handle = await env.client.workflow.start(circuitBreaker, { taskQueue, workflowId: 'circuit-reset-' + taskQueue, args: [{ serviceId: 'svc-c' }] });
+      const handle = await env.client.workflow.start(circuitBreaker, {
+        taskQueue,
+        workflowId: 'circuit-reset-' + taskQueue,
+        args: [{ serviceId: 'svc-c' }],
+      });
       const state = await waitFor('the circuit to be held', async () => {
         const s = await handle.query(circuitStateQuery);
         return s.generation === 2 ? s : undefined;
@@ -65,7 +80,11 @@ describe('circuitBreaker', () => {
   it('ignores a reset whose payload is not a reason string: the timer closes it', async () => {
     const stubs = circuitStubs(open(2, 45 * MINUTE_MS));
     const { result, waitedMs } = await withStubWorker(env, stubs, async (taskQueue) => {
-      const handle = await env.client.workflow.start(circuitBreaker, { taskQueue, workflowId: 'circuit-bad-reset-' + taskQueue, args: [{ serviceId: 'svc-d' }] });
+      const handle = await env.client.workflow.start(circuitBreaker, {
+        taskQueue,
+        workflowId: 'circuit-bad-reset-' + taskQueue,
+        args: [{ serviceId: 'svc-d' }],
+      });
       // Sent by name: the typed signal definition would not let a test send what an operator's tool might.
       for (const payload of [42, { reason: 'x' }, ['x']]) await handle.signal('reset', payload);
       return { result: await handle.result(), waitedMs: await elapsedMs(handle) };
@@ -78,7 +97,14 @@ describe('circuitBreaker', () => {
   it('reports superseded when recovery finds another generation (the compare-and-set said no)', async () => {
     const stubs = circuitStubs(open(4, 10 * MINUTE_MS), { recovered: false });
     const { result } = await executeWithStubs(env, stubs, circuitBreaker, { serviceId: 'svc-e' });
-    expect(result).toEqual({ serviceId: 'svc-e', generation: 4, retryAt: RETRY_AT_SEC, phase: 'closed', closedBy: 'superseded', deaths: [] });
+    expect(result).toEqual({
+      serviceId: 'svc-e',
+      generation: 4,
+      retryAt: RETRY_AT_SEC,
+      phase: 'closed',
+      closedBy: 'superseded',
+      deaths: [],
+    });
     expect(stubs.recoverCircuit).toHaveBeenCalledTimes(1);
   });
 
@@ -102,7 +128,11 @@ describe('circuitBreaker', () => {
     const deaths = [{ diedAtMs: 1_899_999_000_000, reason: 'exit code 137 (OOM killed)', containerId: 'c0ffee' }];
     const stubs = { ...circuitStubs({ ...open(2, 60 * MINUTE_MS), hostId: 'h1', alerts: true, deaths }), ...alertStubs() };
     const { result, memo, alerts } = await withStubWorker(env, stubs, async (taskQueue) => {
-      const handle = await env.client.workflow.start(circuitBreaker, { taskQueue, workflowId: 'circuit-alerts-' + taskQueue, args: [{ serviceId: 'svc-h' }] });
+      const handle = await env.client.workflow.start(circuitBreaker, {
+        taskQueue,
+        workflowId: 'circuit-alerts-' + taskQueue,
+        args: [{ serviceId: 'svc-h' }],
+      });
       await waitFor('the opened alert', async () => stubs.deliverNotification.mock.calls.length === 1);
       expect(await handle.query(circuitStateQuery)).toMatchObject({ phase: 'open', deaths });
       await handle.signal(circuitResetSignal);
@@ -110,7 +140,15 @@ describe('circuitBreaker', () => {
       await waitFor('the closed alert', async () => stubs.deliverNotification.mock.calls.length === 2);
       return { result, memo: (await handle.describe()).memo, alerts: stubs.deliverNotification.mock.calls.map((c) => c[1]) };
     });
-    expect(result).toEqual({ serviceId: 'svc-h', generation: 2, retryAt: RETRY_AT_SEC, phase: 'closed', closedBy: 'reset', status: 'running', deaths });
+    expect(result).toEqual({
+      serviceId: 'svc-h',
+      generation: 2,
+      retryAt: RETRY_AT_SEC,
+      phase: 'closed',
+      closedBy: 'reset',
+      status: 'running',
+      deaths,
+    });
     expect(memo).toEqual({ deaths, retryAt: RETRY_AT_SEC });
     expect(alerts).toMatchObject([
       { kind: 'circuit-opened', hostId: 'h1', serviceId: 'svc-h', generation: 2, retryAt: RETRY_AT_SEC, deaths },
@@ -120,7 +158,10 @@ describe('circuitBreaker', () => {
 
   it('alerts a recovery that failed: the kept container is gone', async () => {
     const error = 'kept container is gone; redeploy required';
-    const stubs = { ...circuitStubs({ ...open(1, 0), hostId: 'h1', alerts: true, deaths: [] }, { recovered: true, status: 'stopped', error }), ...alertStubs() };
+    const stubs = {
+      ...circuitStubs({ ...open(1, 0), hostId: 'h1', alerts: true, deaths: [] }, { recovered: true, status: 'stopped', error }),
+      ...alertStubs(),
+    };
     const { result } = await executeWithStubs(env, stubs, circuitBreaker, { serviceId: 'svc-i' });
     expect(result).toMatchObject({ closedBy: 'timer', status: 'stopped' });
     expect(stubs.deliverNotification.mock.calls.map((c) => c[1].kind)).toEqual(['circuit-opened', 'recovery-failed']);
@@ -131,7 +172,10 @@ describe('circuitBreaker', () => {
     const quiet = { ...circuitStubs({ ...open(1, 0), hostId: 'h1', alerts: false, deaths: [] }), ...alertStubs() };
     await executeWithStubs(env, quiet, circuitBreaker, { serviceId: 'svc-j' });
     expect(quiet.planNotification).not.toHaveBeenCalled();
-    const superseded = { ...circuitStubs({ ...open(1, 0), hostId: 'h1', alerts: true, deaths: [] }, { recovered: false }), ...alertStubs() };
+    const superseded = {
+      ...circuitStubs({ ...open(1, 0), hostId: 'h1', alerts: true, deaths: [] }, { recovered: false }),
+      ...alertStubs(),
+    };
     await executeWithStubs(env, superseded, circuitBreaker, { serviceId: 'svc-k' });
     expect(superseded.deliverNotification.mock.calls.map((c) => c[1].kind)).toEqual(['circuit-opened']);
   });
@@ -140,7 +184,10 @@ describe('circuitBreaker', () => {
 /** The alert workflow's activities, delivering to one stub webhook at once. */
 function alertStubs() {
   return {
-    planNotification: vi.fn<Activities['planNotification']>(async () => ({ targets: [{ id: 't1', shown: 'stub (t1)' }], retryForMs: 60_000 })),
+    planNotification: vi.fn<Activities['planNotification']>(async () => ({
+      targets: [{ id: 't1', shown: 'stub (t1)' }],
+      retryForMs: 60_000,
+    })),
     deliverNotification: vi.fn<Activities['deliverNotification']>(async () => ({ status: 200, attempt: 1 })),
     recordNotifications: vi.fn<Activities['recordNotifications']>(async () => undefined),
   } satisfies Pick<Activities, 'planNotification' | 'deliverNotification' | 'recordNotifications'>;

@@ -12,8 +12,15 @@ import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 
 const env = stubWorkerEnvForFile();
 
-type ClassActivity = 'removeOrphanContainers' | 'removeOrphanVolumes' | 'removeEmptyTenantNetworks' | 'removeDanglingImages' | 'removeOldBuildDirs'
-  | 'removeExpiredSnapshots' | 'removeOldCrashRecords' | 'removeBuildImages';
+type ClassActivity =
+  | 'removeOrphanContainers'
+  | 'removeOrphanVolumes'
+  | 'removeEmptyTenantNetworks'
+  | 'removeDanglingImages'
+  | 'removeOldBuildDirs'
+  | 'removeExpiredSnapshots'
+  | 'removeOldCrashRecords'
+  | 'removeBuildImages';
 const CLASS_OF: Record<ClassActivity, GcClass> = {
   removeOrphanContainers: 'containers',
   removeOrphanVolumes: 'volumes',
@@ -36,7 +43,10 @@ function classResult(cls: GcClass, dryRun: boolean, items: GcItem[], extra: Part
  * Every class activity, answering `results[class]` (default: nothing found) and logging its start and end, and
  * recordGcSweep. `fail` makes that activity throw on every attempt.
  */
-function gcStubs(results: Partial<Record<GcClass, (dryRun: boolean) => GcClassResult>> = {}, fail: Partial<Record<ClassActivity | 'recordGcSweep', string>> = {}) {
+function gcStubs(
+  results: Partial<Record<GcClass, (dryRun: boolean) => GcClassResult>> = {},
+  fail: Partial<Record<ClassActivity | 'recordGcSweep', string>> = {},
+) {
   const log: string[] = [];
   const classStub = (name: ClassActivity) =>
     vi.fn(async (input: GcClassInput): Promise<GcClassResult> => {
@@ -72,13 +82,28 @@ describe('gcSweep', () => {
     expect(log.slice(0, 2)).toEqual(['start containers', 'end containers']);
     expect(log).toHaveLength(16);
     const gone = { dryRun: false, goneContainers: ['c1', 'c2'] };
-    for (const s of [stubs.removeOrphanVolumes, stubs.removeEmptyTenantNetworks, stubs.removeDanglingImages, stubs.removeExpiredSnapshots, stubs.removeBuildImages]) {
+    for (const s of [
+      stubs.removeOrphanVolumes,
+      stubs.removeEmptyTenantNetworks,
+      stubs.removeDanglingImages,
+      stubs.removeExpiredSnapshots,
+      stubs.removeBuildImages,
+    ]) {
       expect(s.mock.calls).toEqual([[gone]]);
     }
     expect(stubs.removeOrphanContainers.mock.calls).toEqual([[{ dryRun: false }]]);
     expect(stubs.removeOldBuildDirs.mock.calls).toEqual([[{ dryRun: false }]]);
     expect(stubs.removeOldCrashRecords.mock.calls).toEqual([[{ dryRun: false }]]);
-    expect(result.classes.map((c) => c.class)).toEqual(['containers', 'volumes', 'networks', 'images', 'buildDirs', 'snapshots', 'crashRecords', 'buildImages']);
+    expect(result.classes.map((c) => c.class)).toEqual([
+      'containers',
+      'volumes',
+      'networks',
+      'images',
+      'buildDirs',
+      'snapshots',
+      'crashRecords',
+      'buildImages',
+    ]);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 0 });
     expect(stubs.recordGcSweep.mock.calls).toEqual([[{ summary: result.summary, totals: result.totals }]]);
   });
@@ -89,16 +114,32 @@ describe('gcSweep', () => {
     expect(stubs.removeOrphanContainers.mock.calls).toEqual([[{ dryRun: true }]]);
     expect(stubs.removeDanglingImages.mock.calls).toEqual([[{ dryRun: true, goneContainers: ['c1', 'c2'] }]]);
     expect(result.dryRun).toBe(true);
-    expect(result.summary.find((s) => s.class === 'containers')).toEqual({ class: 'containers', planned: 3, removed: 0, failed: 0, skipped: 0 });
+    expect(result.summary.find((s) => s.class === 'containers')).toEqual({
+      class: 'containers',
+      planned: 3,
+      removed: 0,
+      failed: 0,
+      skipped: 0,
+    });
     expect(result.totals).toEqual({ planned: 4, removed: 0, failed: 0, skipped: 0, classErrors: 0 });
     expect(stubs.recordGcSweep).not.toHaveBeenCalled();
   });
 
   it('reports a class whose activity fails with its error (after its retry); the other classes still run', async () => {
-    const { stubs } = gcStubs({ snapshots: (d) => classResult('snapshots', d, [item('snap-1')]) }, { removeOrphanVolumes: 'volume list exploded' });
+    const { stubs } = gcStubs(
+      { snapshots: (d) => classResult('snapshots', d, [item('snap-1')]) },
+      { removeOrphanVolumes: 'volume list exploded' },
+    );
     const { result } = await executeWithStubs(env, stubs, gcSweep);
     expect(stubs.removeOrphanVolumes).toHaveBeenCalledTimes(2); // maximumAttempts 2
-    expect(result.summary.find((s) => s.class === 'volumes')).toEqual({ class: 'volumes', planned: 0, removed: 0, failed: 0, skipped: 0, error: 'volume list exploded' });
+    expect(result.summary.find((s) => s.class === 'volumes')).toEqual({
+      class: 'volumes',
+      planned: 0,
+      removed: 0,
+      failed: 0,
+      skipped: 0,
+      error: 'volume list exploded',
+    });
     expect(result.summary.find((s) => s.class === 'snapshots')).toMatchObject({ removed: 1 });
     expect(result.totals).toMatchObject({ removed: 1, classErrors: 1 });
     expect(stubs.recordGcSweep).toHaveBeenCalledTimes(1);
@@ -109,20 +150,39 @@ describe('gcSweep', () => {
     const dry = gcStubs({ crashRecords: records });
     const planned = await executeWithStubs(env, dry.stubs, gcSweep, { dryRun: true });
     expect(dry.stubs.removeOldCrashRecords.mock.calls).toEqual([[{ dryRun: true }]]);
-    expect(planned.result.summary.find((s) => s.class === 'crashRecords')).toEqual({ class: 'crashRecords', planned: 2, removed: 0, failed: 0, skipped: 0 });
+    expect(planned.result.summary.find((s) => s.class === 'crashRecords')).toEqual({
+      class: 'crashRecords',
+      planned: 2,
+      removed: 0,
+      failed: 0,
+      skipped: 0,
+    });
     const real = gcStubs({ crashRecords: records });
     const { result } = await executeWithStubs(env, real.stubs, gcSweep);
-    expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({ class: 'crashRecords', planned: 2, removed: 2, failed: 0, skipped: 0 });
+    expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({
+      class: 'crashRecords',
+      planned: 2,
+      removed: 2,
+      failed: 0,
+      skipped: 0,
+    });
     expect(result.totals).toMatchObject({ removed: 2, classErrors: 0 });
   });
 
   it('reports the crashRecords class failing (a DB that cannot be read); every other class still runs and the summary is recorded', async () => {
-    const { stubs, log } = gcStubs({ containers: twoContainers, snapshots: (d) => classResult('snapshots', d, [item('snap-1')]) },
-      { removeOldCrashRecords: 'SQLITE_CORRUPT: database disk image is malformed' });
+    const { stubs, log } = gcStubs(
+      { containers: twoContainers, snapshots: (d) => classResult('snapshots', d, [item('snap-1')]) },
+      { removeOldCrashRecords: 'SQLITE_CORRUPT: database disk image is malformed' },
+    );
     const { result } = await executeWithStubs(env, stubs, gcSweep);
     expect(stubs.removeOldCrashRecords).toHaveBeenCalledTimes(2); // maximumAttempts 2
     expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({
-      class: 'crashRecords', planned: 0, removed: 0, failed: 0, skipped: 0, error: 'SQLITE_CORRUPT: database disk image is malformed',
+      class: 'crashRecords',
+      planned: 0,
+      removed: 0,
+      failed: 0,
+      skipped: 0,
+      error: 'SQLITE_CORRUPT: database disk image is malformed',
     });
     expect(log.filter((l) => l.startsWith('end '))).toHaveLength(7);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 1 });
@@ -138,10 +198,20 @@ describe('gcSweep', () => {
   });
 
   it('passes on a class that reports its own error, and counts failures and skips', async () => {
-    const networks = (d: boolean) => classResult('networks', d, [item('ah-tenant-a')], { failed: [{ name: 'ah-tenant-b', error: 'in use' }], skipped: [{ name: 'ah-tenant-c', error: '500' }] });
+    const networks = (d: boolean) =>
+      classResult('networks', d, [item('ah-tenant-a')], {
+        failed: [{ name: 'ah-tenant-b', error: 'in use' }],
+        skipped: [{ name: 'ah-tenant-c', error: '500' }],
+      });
     const { stubs } = gcStubs({ networks, buildDirs: (d) => classResult('buildDirs', d, [], { error: 'EACCES' }) });
     const { result } = await executeWithStubs(env, stubs, gcSweep);
-    expect(result.summary.find((s) => s.class === 'networks')).toEqual({ class: 'networks', planned: 2, removed: 1, failed: 1, skipped: 1 });
+    expect(result.summary.find((s) => s.class === 'networks')).toEqual({
+      class: 'networks',
+      planned: 2,
+      removed: 1,
+      failed: 1,
+      skipped: 1,
+    });
     expect(result.totals).toEqual({ planned: 2, removed: 1, failed: 1, skipped: 1, classErrors: 1 });
   });
 

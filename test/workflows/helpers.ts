@@ -22,7 +22,9 @@ const LEFT_RUNNING_WAIT_MS = 10_000;
 export type Stubs = Partial<Activities>;
 
 /** Every activity name keeper registers (the factory only builds closures: nothing is opened or called). */
-const ACTIVITY_NAMES = Object.keys(createActivities({ log: silentLogger, settings: loadSettings({}, {}) } as unknown as HostDeps)) as (keyof Activities)[];
+const ACTIVITY_NAMES = Object.keys(
+  createActivities({ log: silentLogger, settings: loadSettings({}, {}) } as unknown as HostDeps),
+) as (keyof Activities)[];
 
 interface SharedWorker {
   taskQueue: string;
@@ -42,14 +44,18 @@ export function stubWorkerEnvForFile(): TestWorkflowEnvironment {
   let current: Stubs = {};
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
-  const call = (name: keyof Activities) => (...args: unknown[]) => {
-    const stub = current[name] as ((...a: unknown[]) => unknown) | undefined;
-    if (!stub) throw ApplicationFailure.nonRetryable(`the test stubs no activity ${name}`, 'NotStubbed');
-    return stub(...args);
-  };
+  const call =
+    (name: keyof Activities) =>
+    (...args: unknown[]) => {
+      const stub = current[name] as ((...a: unknown[]) => unknown) | undefined;
+      if (!stub) throw ApplicationFailure.nonRetryable(`the test stubs no activity ${name}`, 'NotStubbed');
+      return stub(...args);
+    };
   beforeAll(async () => {
     worker = await Worker.create({
-      connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue,
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
       workflowBundle: { codePath: inject('workflowBundlePath') },
       activities: Object.fromEntries(ACTIVITY_NAMES.map((n) => [n, call(n)])),
     });
@@ -101,12 +107,18 @@ export async function withStubWorker<T>(env: TestWorkflowEnvironment, stubs: Stu
  */
 async function noneLeftRunning(env: TestWorkflowEnvironment, taskQueue: string): Promise<void> {
   const open = async () => {
-    const { executions } = await env.connection.workflowService.listOpenWorkflowExecutions({ namespace: env.namespace ?? 'default', maximumPageSize: 1000 });
+    const { executions } = await env.connection.workflowService.listOpenWorkflowExecutions({
+      namespace: env.namespace ?? 'default',
+      maximumPageSize: 1000,
+    });
     const handles = executions.map((e) => env.client.workflow.getHandle(e.execution?.workflowId ?? '', e.execution?.runId ?? undefined));
     const described = await Promise.all(handles.map(async (h) => ({ h, d: await h.describe() })));
     return described.filter(({ d }) => d.taskQueue === taskQueue && d.status.name === 'RUNNING').map(({ h }) => h);
   };
-  const closed = await waitFor('workflows of this test to close', async () => (await open()).length === 0, LEFT_RUNNING_WAIT_MS).then(() => true, () => false);
+  const closed = await waitFor('workflows of this test to close', async () => (await open()).length === 0, LEFT_RUNNING_WAIT_MS).then(
+    () => true,
+    () => false,
+  );
   if (closed) return;
   const left = await open();
   await Promise.all(left.map((h) => h.terminate('left running by a test')));

@@ -17,7 +17,13 @@ function healthStubs(engine: EngineReport) {
 
 describe('hostHealth', () => {
   it('returns its task queue, a reachable engine and the schema', async () => {
-    const engine: EngineReport = { reachable: true, serverVersion: '20.10.24', apiVersion: '1.41', dockerRootDir: '/var/lib/docker', containersRunning: 7 };
+    const engine: EngineReport = {
+      reachable: true,
+      serverVersion: '20.10.24',
+      apiVersion: '1.41',
+      dockerRootDir: '/var/lib/docker',
+      containersRunning: 7,
+    };
     const { result, taskQueue } = await withStubWorker(env, healthStubs(engine), async (taskQueue) => ({
       result: await env.client.workflow.execute(hostHealth, { taskQueue, workflowId: `health-${taskQueue}` }),
       taskQueue,

@@ -12,7 +12,14 @@ import { notifyOperators } from '../../src/workflows';
 import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 
 const env = stubWorkerEnvForFile();
-const EVENT: NotificationEvent = { kind: 'circuit-opened', hostId: 'h1', serviceId: 'svc-1', generation: 1, atMs: 1_900_000_000_000, deaths: [] };
+const EVENT: NotificationEvent = {
+  kind: 'circuit-opened',
+  hostId: 'h1',
+  serviceId: 'svc-1',
+  generation: 1,
+  atMs: 1_900_000_000_000,
+  deaths: [],
+};
 const A = { id: 'aaaaaaaaaaaa', shown: 'http://127.0.0.1:1 (aaaaaaaaaaaa)' };
 const B = { id: 'bbbbbbbbbbbb', shown: 'http://127.0.0.1:2 (bbbbbbbbbbbb)' };
 
@@ -31,7 +38,15 @@ describe('notifyOperators', () => {
     expect(result).toMatchObject({ key: 'keeper/h1/svc-1/g1/circuit-opened', delivered: 2, failed: 0 });
     expect(s.deliverNotification.mock.calls.map((c) => c[0]).sort()).toEqual([A.id, B.id]);
     expect(s.deliverNotification.mock.calls[0][1]).toEqual(EVENT);
-    expect(s.recordNotifications.mock.calls).toEqual([[EVENT, [{ target: A, delivered: true, attempts: 1 }, { target: B, delivered: true, attempts: 1 }]]]);
+    expect(s.recordNotifications.mock.calls).toEqual([
+      [
+        EVENT,
+        [
+          { target: A, delivered: true, attempts: 1 },
+          { target: B, delivered: true, attempts: 1 },
+        ],
+      ],
+    ]);
   });
 
   it('retries a failing webhook on its own, without sending the event again to the one that got it', async () => {
@@ -40,14 +55,22 @@ describe('notifyOperators', () => {
       return { status: 200, attempt: activityInfo().attempt };
     });
     const { result } = await executeWithStubs(env, s, notifyOperators, EVENT);
-    expect(result.ends).toEqual([{ target: A, delivered: true, attempts: 1 }, { target: B, delivered: true, attempts: 2 }]);
+    expect(result.ends).toEqual([
+      { target: A, delivered: true, attempts: 1 },
+      { target: B, delivered: true, attempts: 2 },
+    ]);
     expect(s.deliverNotification.mock.calls.filter((c) => c[0] === A.id)).toHaveLength(1);
     expect(s.deliverNotification.mock.calls.filter((c) => c[0] === B.id)).toHaveLength(2);
   });
 
   it('does not retry a webhook that refused the event (4xx), and records the refusal', async () => {
     const s = stubs({ targets: [A], retryForMs: 60_000 }, async () => {
-      throw ApplicationFailure.create({ message: 'webhook A refused the notification: HTTP 404', type: 'WebhookRefused', nonRetryable: true, details: [{ attempt: 1 }] });
+      throw ApplicationFailure.create({
+        message: 'webhook A refused the notification: HTTP 404',
+        type: 'WebhookRefused',
+        nonRetryable: true,
+        details: [{ attempt: 1 }],
+      });
     });
     const { result } = await executeWithStubs(env, s, notifyOperators, EVENT);
     expect(result).toMatchObject({ delivered: 0, failed: 1 });

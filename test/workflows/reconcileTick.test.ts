@@ -24,9 +24,30 @@ const circuit = (serviceId: string, generation: number): CircuitRef => ({ servic
 
 function observation(over: Partial<TickObservation> = {}): TickObservation {
   return {
-    now: NOW_SEC, checked: 4, inspected: 2, transientErrors: 1, transientSamples: ['inspect c9: 500'],
-    crashes: [{ serviceId: 's1', containerId: 'c1', expectedLook: look('c1', 'running', 0), nextLook: look('c1', 'exited', 1), deaths: 1, reason: 'exited (1)', statusAfter: 'crashed', restart: false }],
-    looks: [], unchanged: 1, backUp: [], gone: [{ serviceId: 's2', containerId: 'c2' }], databases: [], environmentsDown: [], environmentStops: [],
+    now: NOW_SEC,
+    checked: 4,
+    inspected: 2,
+    transientErrors: 1,
+    transientSamples: ['inspect c9: 500'],
+    crashes: [
+      {
+        serviceId: 's1',
+        containerId: 'c1',
+        expectedLook: look('c1', 'running', 0),
+        nextLook: look('c1', 'exited', 1),
+        deaths: 1,
+        reason: 'exited (1)',
+        statusAfter: 'crashed',
+        restart: false,
+      },
+    ],
+    looks: [],
+    unchanged: 1,
+    backUp: [],
+    gone: [{ serviceId: 's2', containerId: 'c2' }],
+    databases: [],
+    environmentsDown: [],
+    environmentStops: [],
     splitBrain: [{ containerId: 'c7', serviceId: 's7', dbContainerId: 'c8' }],
     problems: [{ subject: 'service:s9', problem: 'unknown status "weird"' }],
     ...over,
@@ -35,15 +56,34 @@ function observation(over: Partial<TickObservation> = {}): TickObservation {
 
 function applied(opened: CircuitRef[] = []): TickApplied {
   return {
-    crashes: 1, crashedServices: 1, opened, unhealthyRestarted: 0, recovered: 0, missing: 1, databasesUnavailable: 0,
-    databasesReady: 0, environmentsStopped: 0, containersStopped: 0, dockerActionErrors: 0,
+    crashes: 1,
+    crashedServices: 1,
+    opened,
+    unhealthyRestarted: 0,
+    recovered: 0,
+    missing: 1,
+    databasesUnavailable: 0,
+    databasesReady: 0,
+    environmentsStopped: 0,
+    containersStopped: 0,
+    dockerActionErrors: 0,
   };
 }
 
 /** The tick's local activity, plus the circuit workflow's (the children run on the same worker). */
-function tickStubs(hostId: string, over: { expired?: CircuitRef[]; opened?: CircuitRef[]; obs?: TickObservation; held?: HeldCircuit } = {}) {
+function tickStubs(
+  hostId: string,
+  over: { expired?: CircuitRef[]; opened?: CircuitRef[]; obs?: TickObservation; held?: HeldCircuit } = {},
+) {
   const steps: string[] = [];
-  const kept: Housekeeping = { hostId, failedDeploys: 2, failedEnvCreates: 1, expiredLeases: 3, decayed: 4, expiredCircuits: over.expired ?? [] };
+  const kept: Housekeeping = {
+    hostId,
+    failedDeploys: 2,
+    failedEnvCreates: 1,
+    expiredLeases: 3,
+    decayed: 4,
+    expiredCircuits: over.expired ?? [],
+  };
   const obs = over.obs ?? observation();
   const { expiredCircuits, hostId: _h, ...housekeeping } = kept;
   const summary = summariseTick(obs, applied(over.opened), housekeeping, expiredCircuits.length);
@@ -73,11 +113,29 @@ describe('reconcileTick', () => {
     expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
     expect((await handle.describe()).typedSearchAttributes.get(ServiceId)).toBe('s1');
     const expected: TickSummary = {
-      dockerReachable: true, checked: 4, inspected: 2, transientErrors: 1, engineStopsHeld: 0,
-      crashes: 1, crashedServices: 1, opened: 0, unhealthyRestarted: 0, recovered: 0, missing: 1, databasesUnavailable: 0,
-      databasesReady: 0, environmentsStopped: 0, containersStopped: 0, dockerActionErrors: 0, circuitsExpired: 0,
-      failedDeploys: 2, failedEnvCreates: 1, expiredLeases: 3, decayed: 4,
-      splitBrain: obs.splitBrain, badInput: obs.problems,
+      dockerReachable: true,
+      checked: 4,
+      inspected: 2,
+      transientErrors: 1,
+      engineStopsHeld: 0,
+      crashes: 1,
+      crashedServices: 1,
+      opened: 0,
+      unhealthyRestarted: 0,
+      recovered: 0,
+      missing: 1,
+      databasesUnavailable: 0,
+      databasesReady: 0,
+      environmentsStopped: 0,
+      containersStopped: 0,
+      dockerActionErrors: 0,
+      circuitsExpired: 0,
+      failedDeploys: 2,
+      failedEnvCreates: 1,
+      expiredLeases: 3,
+      decayed: 4,
+      splitBrain: obs.splitBrain,
+      badInput: obs.problems,
     };
     expect(result).toEqual(expected);
     expect(stubs.holdCircuit).not.toHaveBeenCalled();
@@ -86,8 +144,15 @@ describe('reconcileTick', () => {
   it('sets no search attribute on a run that changed nothing', async () => {
     const { stubs } = tickStubs(uniqueId('h'), { obs: observation({ crashes: [], gone: [] }) });
     stubs.reconcileHost.mockImplementation(async () => ({
-      hostId: 'h', circuits: [], services: [],
-      summary: summariseTick(observation({ crashes: [] }), { ...applied(), crashes: 0, crashedServices: 0, missing: 0 }, { failedDeploys: 0, failedEnvCreates: 0, expiredLeases: 0, decayed: 0 }, 0),
+      hostId: 'h',
+      circuits: [],
+      services: [],
+      summary: summariseTick(
+        observation({ crashes: [] }),
+        { ...applied(), crashes: 0, crashedServices: 0, missing: 0 },
+        { failedDeploys: 0, failedEnvCreates: 0, expiredLeases: 0, decayed: 0 },
+        0,
+      ),
     }));
     const { result, handle } = await executeWithStubs(env, stubs, reconcileTick);
     expect(tickActed(result)).toBe(false);
@@ -106,7 +171,12 @@ describe('reconcileTick', () => {
     });
     const client = realTimeClient(env);
     await withStubWorker(env, stubs, async (taskQueue) => {
-      const handle = await client.signalWithStart(reconcileTick, { taskQueue, workflowId: uniqueId('events-'), signal: moreEventsSignal, signalArgs: [] });
+      const handle = await client.signalWithStart(reconcileTick, {
+        taskQueue,
+        workflowId: uniqueId('events-'),
+        signal: moreEventsSignal,
+        signalArgs: [],
+      });
       await waitFor('the first pass to run', async () => calls === 1);
       await handle.signal(moreEventsSignal);
       await handle.signal(moreEventsSignal);
@@ -131,7 +201,8 @@ describe('reconcileTick', () => {
       expect(summary).toMatchObject({ opened: 1, circuitsExpired: 2 });
       const handles = ['sa', 'sb'].map((sid) => env.client.workflow.getHandle<typeof circuitBreaker>(ids.circuit(hostId, sid)));
       // One at a time: the time-skipping client's result() must not overlap another's.
-      for (const [i, h] of handles.entries()) expect(await h.result()).toMatchObject({ serviceId: ['sa', 'sb'][i], closedBy: 'superseded' });
+      for (const [i, h] of handles.entries())
+        expect(await h.result()).toMatchObject({ serviceId: ['sa', 'sb'][i], closedBy: 'superseded' });
       return Promise.all(handles.map((h) => h.describe()));
     });
     expect(stubs.holdCircuit.mock.calls.map(([sid]) => sid).sort()).toEqual(['sa', 'sb']);
@@ -143,7 +214,10 @@ describe('reconcileTick', () => {
 
   it('leaves a circuit workflow that is already running alone (WorkflowExecutionAlreadyStarted) and still records', async () => {
     const hostId = uniqueId('h');
-    const { stubs } = tickStubs(hostId, { opened: [circuit('sc', 3)], held: { open: true, generation: 3, retryAt: NOW_SEC + 1800, remainingMs: 30 * 60_000 } });
+    const { stubs } = tickStubs(hostId, {
+      opened: [circuit('sc', 3)],
+      held: { open: true, generation: 3, retryAt: NOW_SEC + 1800, remainingMs: 30 * 60_000 },
+    });
     // Waited on in real time: the time-skipping client would let the server jump to the running circuit's timer.
     const client = realTimeClient(env);
     await withStubWorker(env, stubs, async (taskQueue) => {

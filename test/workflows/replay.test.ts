@@ -17,8 +17,12 @@ const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 const WORKFLOW_TYPES = Object.keys(workflows).sort();
 /** Each patched workflow, and its patch: the histories must prove both the old and the new command sequence replay. */
 const PATCHES: [type: string, patch: string][] = [
-  ['poolRefill', 'detach-claimed-from-pool'], ['gcSweep', 'gc-crash-records'], ['circuitBreaker', 'circuit-evidence-and-alerts'],
-  ['reconcileTick', LOCAL_LOOPS_PATCH], ['poolRefill', LOCAL_LOOPS_PATCH], ['gcSweep', LOCAL_LOOPS_PATCH],
+  ['poolRefill', 'detach-claimed-from-pool'],
+  ['gcSweep', 'gc-crash-records'],
+  ['circuitBreaker', 'circuit-evidence-and-alerts'],
+  ['reconcileTick', LOCAL_LOOPS_PATCH],
+  ['poolRefill', LOCAL_LOOPS_PATCH],
+  ['gcSweep', LOCAL_LOOPS_PATCH],
 ];
 
 const recorded = fs

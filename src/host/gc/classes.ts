@@ -12,8 +12,17 @@ import { DockerError, type ContainerUsage } from '../../docker/client';
 import { ignoreNotFound } from '../../docker/errors';
 import { AH_NAME_PREFIX, BUILD_IMAGE_REPO_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../names';
 import {
-  needsStop, planBuildDirs, planBuildImages, planContainers, planCrashRecords, planDanglingImages, planNetworks, planSnapshots, planVolumes,
-  type AgeGuard, type NetworkObs,
+  needsStop,
+  planBuildDirs,
+  planBuildImages,
+  planContainers,
+  planCrashRecords,
+  planDanglingImages,
+  planNetworks,
+  planSnapshots,
+  planVolumes,
+  type AgeGuard,
+  type NetworkObs,
 } from '../../policy/gc';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
@@ -26,7 +35,10 @@ type GcDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'log' | 'clock'>;
 /** Grace a running orphan gets to stop before it is removed. */
 const STOP_GRACE_SECONDS = 10;
 
-const ageGuard = ({ settings, clock }: GcDeps): AgeGuard => ({ now: unixSeconds(clock), minAgeSeconds: Math.floor(settings.gcMinAgeMs / 1000) });
+const ageGuard = ({ settings, clock }: GcDeps): AgeGuard => ({
+  now: unixSeconds(clock),
+  minAgeSeconds: Math.floor(settings.gcMinAgeMs / 1000),
+});
 /** Containers that stay: what the containers class of this sweep did not (or, dry, would not) remove. */
 const staying = (all: ContainerUsage[], input: GcClassInput) => {
   const gone = new Set(input.goneContainers ?? []);
@@ -36,7 +48,10 @@ const staying = (all: ContainerUsage[], input: GcClassInput) => {
 /** ah containers of every kind that no row of any table references: stopped, then removed. */
 export async function removeOrphanContainers(deps: GcDeps, input: GcClassInput): Promise<GcClassResult> {
   const { db, docker, log } = deps;
-  const seen = await observed(log, 'containers', input.dryRun, async () => ({ refs: loadGcReferences(db), containers: await docker.listContainerUsage() }));
+  const seen = await observed(log, 'containers', input.dryRun, async () => ({
+    refs: loadGcReferences(db),
+    containers: await docker.listContainerUsage(),
+  }));
   if (isClassResult(seen)) return seen;
   const plan = planContainers(seen.containers, seen.refs, ageGuard(deps));
   return carryOut(log, 'containers', input.dryRun, plan, [], (c) =>
@@ -70,7 +85,12 @@ export async function removeEmptyTenantNetworks(deps: GcDeps, input: GcClassInpu
     containers: await docker.listContainerUsage(),
   }));
   if (isClassResult(seen)) return seen;
-  const { observations, skipped } = await inspectNetworks(deps, seen.networks, staying(seen.containers, input), new Set(input.goneContainers ?? []));
+  const { observations, skipped } = await inspectNetworks(
+    deps,
+    seen.networks,
+    staying(seen.containers, input),
+    new Set(input.goneContainers ?? []),
+  );
   const plan = planNetworks(observations, ageGuard(deps));
   return carryOut(log, 'networks', input.dryRun, plan, skipped, (n) =>
     ignoreNotFound(async () => {
@@ -82,7 +102,10 @@ export async function removeEmptyTenantNetworks(deps: GcDeps, input: GcClassInpu
 
 /** Only an inspect reports who is attached; a network that cannot be inspected is skipped, never judged empty. */
 async function inspectNetworks(
-  { docker, log }: GcDeps, networks: { id: string; name: string }[], stay: ContainerUsage[], gone: Set<string>,
+  { docker, log }: GcDeps,
+  networks: { id: string; name: string }[],
+  stay: ContainerUsage[],
+  gone: Set<string>,
 ): Promise<{ observations: NetworkObs[]; skipped: GcFailure[] }> {
   const observations: NetworkObs[] = [];
   const skipped: GcFailure[] = [];
@@ -133,12 +156,15 @@ export async function removeBuildImages(deps: GcDeps, input: GcClassInput): Prom
   if (isClassResult(seen)) return seen;
   const stay = staying(seen.containers, input);
   const rule = {
-    guard: ageGuard(deps), perService: settings.buildImagesPerService,
-    usedImageIds: new Set(stay.map((c) => c.imageId)), referencedRefs: new Set([...seen.refs.serviceImages, ...stay.map((c) => c.image)]),
+    guard: ageGuard(deps),
+    perService: settings.buildImagesPerService,
+    usedImageIds: new Set(stay.map((c) => c.imageId)),
+    referencedRefs: new Set([...seen.refs.serviceImages, ...stay.map((c) => c.image)]),
   };
   // Never forced: the engine refuses to untag the last tag of an image that a container uses.
   return carryOut(log, 'buildImages', input.dryRun, planBuildImages(seen.images, seen.by, rule), [], (t) =>
-    ignoreNotFound(() => docker.removeImage(t.ref)));
+    ignoreNotFound(() => docker.removeImage(t.ref)),
+  );
 }
 
 /** Build directories older than --build-dir-max-age, inside the resolved base; symlinks are never followed. */
@@ -146,7 +172,12 @@ export async function removeOldBuildDirs(deps: GcDeps, input: GcClassInput): Pro
   const { settings, log, clock } = deps;
   const seen = await observed(log, 'buildDirs', input.dryRun, () => observeBuildDirs(settings.buildDir));
   if (isClassResult(seen)) return seen;
-  const plan = planBuildDirs(seen.entries, { nowMs: clock.nowMs(), maxAgeMs: settings.buildDirMaxAgeMs, realBase: seen.realBase, sep: path.sep });
+  const plan = planBuildDirs(seen.entries, {
+    nowMs: clock.nowMs(),
+    maxAgeMs: settings.buildDirMaxAgeMs,
+    realBase: seen.realBase,
+    sep: path.sep,
+  });
   return carryOut(log, 'buildDirs', input.dryRun, plan, seen.skipped, async (e) => removeBuildDir(seen.realBase, e));
 }
 
@@ -160,7 +191,11 @@ export async function removeExpiredSnapshots(deps: GcDeps, input: GcClassInput):
   }));
   if (isClassResult(seen)) return seen;
   const runningRefs = new Set([...seen.refs.serviceImages, ...staying(seen.containers, input).map((c) => c.image)]);
-  const rule = { now: unixSeconds(clock), maxPerService: settings.snapshotMaxPerService, maxAgeSeconds: Math.floor(settings.snapshotMaxAgeMs / 1000) };
+  const rule = {
+    now: unixSeconds(clock),
+    maxPerService: settings.snapshotMaxPerService,
+    maxAgeSeconds: Math.floor(settings.snapshotMaxAgeMs / 1000),
+  };
   return carryOut(log, 'snapshots', input.dryRun, planSnapshots(seen.rows, runningRefs, rule), [], async (s) => {
     // The row goes only once its tag is gone, so a refused untag is retried next sweep (W-G8).
     if (s.imageRef) await ignoreNotFound(() => docker.removeImage(s.imageRef));
@@ -176,6 +211,10 @@ export async function removeOldCrashRecords(deps: GcDeps, input: GcClassInput): 
   const { db, settings, log, clock } = deps;
   const seen = await observed(log, 'crashRecords', input.dryRun, () => listCrashRecordAges(db));
   if (isClassResult(seen)) return seen;
-  const rule = { now: unixSeconds(clock), maxPerService: settings.crashRecordMaxPerService, maxAgeSeconds: Math.floor(settings.crashRecordMaxAgeMs / 1000) };
+  const rule = {
+    now: unixSeconds(clock),
+    maxPerService: settings.crashRecordMaxPerService,
+    maxAgeSeconds: Math.floor(settings.crashRecordMaxAgeMs / 1000),
+  };
   return carryOut(log, 'crashRecords', input.dryRun, planCrashRecords(seen, rule), [], async (r) => deleteCrashRecord(db, r.id));
 }

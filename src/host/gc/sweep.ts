@@ -32,7 +32,12 @@ export function isClassResult<T>(seen: T | GcClassResult): seen is GcClassResult
 
 /** Carries out a plan (or only reports it, in a dry run), logging every removal with class, name, age and reason. */
 export async function carryOut<T>(
-  log: Logger, cls: GcClass, dryRun: boolean, plan: Plan<T>, skipped: GcFailure[], remove: (t: T) => Promise<void>,
+  log: Logger,
+  cls: GcClass,
+  dryRun: boolean,
+  plan: Plan<T>,
+  skipped: GcFailure[],
+  remove: (t: T) => Promise<void>,
 ): Promise<GcClassResult> {
   const result: GcClassResult = { class: cls, dryRun, planned: [], removed: [], failed: [], skipped, kept: plan.kept };
   if (dryRun) {
@@ -41,16 +46,20 @@ export async function carryOut<T>(
     return result;
   }
   const limit = pLimit(REMOVAL_CONCURRENCY);
-  await Promise.all(plan.remove.map(({ item, target }) => limit(async () => {
-    try {
-      await remove(target);
-      result.removed.push(item);
-      log.info('gc: removed', { class: cls, ...logged(item) });
-    } catch (err) {
-      result.failed.push({ name: item.name, error: oneLine(err) });
-      log.warn('gc: removal failed, kept for the next sweep', { class: cls, ...logged(item), error: oneLine(err) });
-    }
-  })));
+  await Promise.all(
+    plan.remove.map(({ item, target }) =>
+      limit(async () => {
+        try {
+          await remove(target);
+          result.removed.push(item);
+          log.info('gc: removed', { class: cls, ...logged(item) });
+        } catch (err) {
+          result.failed.push({ name: item.name, error: oneLine(err) });
+          log.warn('gc: removal failed, kept for the next sweep', { class: cls, ...logged(item), error: oneLine(err) });
+        }
+      }),
+    ),
+  );
   return result;
 }
 

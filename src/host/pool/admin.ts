@@ -30,7 +30,8 @@ export function poolStats(db: HostDeps['db'], settings: Pick<Settings, 'pooledTe
   const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, templates);
   const ready = readyCounts(db);
   const rows = templates.map((t) => ({ id: t.id, name: t.name, pooled: pooled.some((p) => p.id === t.id), ready: ready[t.id] ?? 0 }));
-  for (const [id, n] of Object.entries(ready)) if (!templates.some((t) => t.id === id)) rows.push({ id, name: '(no template)', pooled: false, ready: n });
+  for (const [id, n] of Object.entries(ready))
+    if (!templates.some((t) => t.id === id)) rows.push({ id, name: '(no template)', pooled: false, ready: n });
   return {
     templates: rows,
     total: Object.values(ready).reduce((a, b) => a + b, 0),
@@ -53,7 +54,9 @@ export interface PoolStatusReport extends PoolStats {
 export function poolStatus({ db, settings }: Pick<HostDeps, 'db' | 'settings'>): PoolStatusReport {
   const templates = listTemplates(db);
   const pulls = imagePulls(db).map((r) => ({
-    image: r.image, templates: templates.filter((t) => t.baseImage === r.image).map((t) => t.name), ...pullView(r),
+    image: r.image,
+    templates: templates.filter((t) => t.baseImage === r.image).map((t) => t.name),
+    ...pullView(r),
     ownerGone: r.state === 'pulling' && !processAlive(r.ownerPid),
   }));
   return { ...poolStats(db, settings), lastRefill: lastLoopResult<PoolRefillResult>(db, 'pool'), pulls };
@@ -73,7 +76,8 @@ export interface DrainReport {
  */
 export async function drainPool({ db, docker }: Pick<HostDeps, 'db' | 'docker'>): Promise<DrainReport> {
   const report: DrainReport = { containersRemoved: [], volumesRemoved: [], rowsDeleted: 0, errors: [] };
-  const attempt = async (what: string, work: () => Promise<void>) => work().catch((err: Error) => void report.errors.push(`${what}: ${err.message}`));
+  const attempt = async (what: string, work: () => Promise<void>) =>
+    work().catch((err: Error) => void report.errors.push(`${what}: ${err.message}`));
   for (const row of poolRows(db, 'ready')) {
     // Take the row first: a claim racing the drain either got it already or can no longer get it.
     if (!deletePoolRow(db, row.id, 'ready')) continue;

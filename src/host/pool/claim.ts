@@ -6,13 +6,28 @@
  */
 import crypto from 'node:crypto';
 import {
-  claimPoolEntry, EnvironmentExistsError, insertCreatingEnvironment, markEnvironmentFailed, markEnvironmentRunning,
-  releaseClaim, setEnvironmentResources, tenantExists, type ClaimedEntry,
+  claimPoolEntry,
+  EnvironmentExistsError,
+  insertCreatingEnvironment,
+  markEnvironmentFailed,
+  markEnvironmentRunning,
+  releaseClaim,
+  setEnvironmentResources,
+  tenantExists,
+  type ClaimedEntry,
 } from '../../db/environments';
 import { findTemplate, type TemplateRow } from '../../db/pool';
 import type { Engine } from '../../docker/engine';
 import { ignoreNotFound } from '../../docker/errors';
-import { environmentContainerName, environmentVolumeName, LABEL, MANAGED, POOL_NETWORK, RESOURCE_TYPE, tenantNetworkName } from '../../names';
+import {
+  environmentContainerName,
+  environmentVolumeName,
+  LABEL,
+  MANAGED,
+  POOL_NETWORK,
+  RESOURCE_TYPE,
+  tenantNetworkName,
+} from '../../names';
 import { poolNetworkIsolates } from '../../policy/pool';
 import { systemClock, unixSeconds, type Clock } from '../../time';
 import type { HostDeps } from '../deps';
@@ -81,7 +96,9 @@ export async function claimEnvironment(given: ClaimDeps, req: ClaimRequest): Pro
   const claim = startClaim(deps, req);
   const { db, docker, clock } = deps;
   const networkId = await failingEnvironment(claim, () => resolveNetwork(db, docker, claim.base.network));
-  const entry = await failingEnvironment(claim, async () => claimPoolEntry(db, claim.envId, claim.template.id, deps.tenantRuntime, unixSeconds(clock)));
+  const entry = await failingEnvironment(claim, async () =>
+    claimPoolEntry(db, claim.envId, claim.template.id, deps.tenantRuntime, unixSeconds(clock)),
+  );
   let fallbackReason: string | undefined;
   if (entry) {
     try {
@@ -112,14 +129,25 @@ function startClaim(deps: Claim['deps'], req: ClaimRequest): Claim {
   if (!tenantExists(deps.db, req.tenant)) throw new ClaimRequestError(`tenant "${req.tenant}" not found`);
   const envId = crypto.randomBytes(16).toString('hex');
   try {
-    insertCreatingEnvironment(deps.db, { id: envId, tenantId: req.tenant, name: req.name, templateId: templateArg, leaseSeconds, now: unixSeconds(deps.clock) });
+    insertCreatingEnvironment(deps.db, {
+      id: envId,
+      tenantId: req.tenant,
+      name: req.name,
+      templateId: templateArg,
+      leaseSeconds,
+      now: unixSeconds(deps.clock),
+    });
   } catch (err) {
     if (err instanceof EnvironmentExistsError) throw new ClaimRequestError(err.message);
     throw err;
   }
   const base = {
-    envId, tenant: req.tenant, name: req.name, templateId: template.id,
-    network: tenantNetworkName(req.tenant), containerName: environmentContainerName(req.tenant, envId),
+    envId,
+    tenant: req.tenant,
+    name: req.name,
+    templateId: template.id,
+    network: tenantNetworkName(req.tenant),
+    containerName: environmentContainerName(req.tenant, envId),
   };
   return { deps, envId, template, leaseSeconds, base };
 }
@@ -138,10 +166,22 @@ async function warmClaim(claim: Claim, entry: ClaimedEntry, networkId: string): 
   const { db, docker, clock } = claim.deps;
   const poolDetach = await moveToTenantNetwork(docker, entry.containerId, networkId, claim.base.containerName);
   const now = unixSeconds(clock);
-  markEnvironmentRunning(db, { id: claim.envId, containerId: entry.containerId, volumeName: entry.volumeName, now, leaseSeconds: claim.leaseSeconds, poolEntryId: entry.id });
+  markEnvironmentRunning(db, {
+    id: claim.envId,
+    containerId: entry.containerId,
+    volumeName: entry.volumeName,
+    now,
+    leaseSeconds: claim.leaseSeconds,
+    poolEntryId: entry.id,
+  });
   return {
-    ...claim.base, mode: 'warm', containerId: entry.containerId, volume: entry.volumeName, leaseExpiresAt: now + claim.leaseSeconds,
-    poolEntry: entry.id, poolDetach,
+    ...claim.base,
+    mode: 'warm',
+    containerId: entry.containerId,
+    volume: entry.volumeName,
+    leaseExpiresAt: now + claim.leaseSeconds,
+    poolEntry: entry.id,
+    poolDetach,
   };
 }
 
@@ -152,7 +192,12 @@ async function warmClaim(claim: Claim, entry: ClaimedEntry, networkId: string): 
  * members, and done here otherwise. All calls have settled before an error is thrown, so the caller's cleanup
  * never races one still in flight.
  */
-async function moveToTenantNetwork(docker: Engine, containerId: string, tenantNetworkId: string, containerName: string): Promise<'done' | 'deferred'> {
+async function moveToTenantNetwork(
+  docker: Engine,
+  containerId: string,
+  tenantNetworkId: string,
+  containerName: string,
+): Promise<'done' | 'deferred'> {
   const [connected, renamed, poolNet] = await Promise.allSettled([
     docker.connectNetwork(tenantNetworkId, containerId),
     docker.renameContainer(containerId, containerName),
@@ -182,10 +227,17 @@ async function createCold(claim: Claim, networkId: string): Promise<ClaimResult>
   setEnvironmentResources(db, envId, '', volume, unixSeconds(clock));
   let containerId: string | undefined;
   try {
-    await docker.createVolume(volume, { [LABEL.managed]: MANAGED, [LABEL.type]: RESOURCE_TYPE.environment, [LABEL.tenant]: base.tenant, [LABEL.environment]: envId });
+    await docker.createVolume(volume, {
+      [LABEL.managed]: MANAGED,
+      [LABEL.type]: RESOURCE_TYPE.environment,
+      [LABEL.tenant]: base.tenant,
+      [LABEL.environment]: envId,
+    });
     const labels = environmentLabels(base.tenant, envId, template.id);
     const runtime = claim.deps.tenantRuntime;
-    containerId = await docker.createContainer(environmentSpec(template, { name: base.containerName, network: networkId, volume, labels, runtime }));
+    containerId = await docker.createContainer(
+      environmentSpec(template, { name: base.containerName, network: networkId, volume, labels, runtime }),
+    );
     setEnvironmentResources(db, envId, containerId, volume, unixSeconds(clock));
     await docker.startContainer(containerId);
     const now = unixSeconds(clock);

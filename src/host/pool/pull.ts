@@ -8,8 +8,14 @@
  */
 import { beginImagePull, finishImagePull, imagePull, recordPullProgress, type PullAttempt } from '../../db/image-pulls';
 import {
-  addPullProgress, pullAction, pullFailureLine, pullProgressWords, pullRetryDelaySeconds, PULL_TIMEOUT_SECONDS,
-  type PullProgress, type PullRecord,
+  addPullProgress,
+  pullAction,
+  pullFailureLine,
+  pullProgressWords,
+  pullRetryDelaySeconds,
+  PULL_TIMEOUT_SECONDS,
+  type PullProgress,
+  type PullRecord,
 } from '../../policy/image-pull';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
@@ -38,7 +44,10 @@ export type RefillRequest = (why: string) => Promise<void>;
 export class ImagePulls {
   private readonly running = new Map<string, Promise<void>>();
 
-  constructor(private readonly deps: PullDeps, private readonly requestRefill: RefillRequest) {}
+  constructor(
+    private readonly deps: PullDeps,
+    private readonly requestRefill: RefillRequest,
+  ) {}
 
   /** Starts the pull of each image whose pull is due (never waiting on one), and returns each image's pull as recorded. */
   ensure(images: string[]): Map<string, PullRecord> {
@@ -90,9 +99,14 @@ export class ImagePulls {
       const error = pullFailureLine(attempt.image, (err as Error).message);
       const nextTryAt = unixSeconds(clock) + pullRetryDelaySeconds(attempts);
       finishImagePull(db, attempt, { state: 'failed', error, nextTryAt }, unixSeconds(clock));
-      log.warn(`image pull of ${attempt.image} failed (attempt ${attempts}): ${error}; next try at a refill after ${new Date(nextTryAt * 1000).toISOString()}`);
+      log.warn(
+        `image pull of ${attempt.image} failed (attempt ${attempts}): ${error}; next try at a refill after ${new Date(nextTryAt * 1000).toISOString()}`,
+      );
       // In this process only (unref'd, lost on a restart): the refill after a restart, or a later one, tries it then.
-      const due = setTimeout(() => void this.requestRefill(`the next pull of image ${attempt.image} is due`), (nextTryAt - unixSeconds(clock)) * 1000);
+      const due = setTimeout(
+        () => void this.requestRefill(`the next pull of image ${attempt.image} is due`),
+        (nextTryAt - unixSeconds(clock)) * 1000,
+      );
       due.unref();
       return;
     }

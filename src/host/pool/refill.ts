@@ -5,8 +5,18 @@
  */
 import { containersHeldByEnvironments } from '../../db/environments';
 import {
-  deleteFinishedClaims, deletePoolRow, findTemplate, forgetUnpooledRuntimes, insertReadyEntry, listTemplates, poolEntryDone,
-  poolRows, readyCounts, readyRuntimes, recordContainerRuntime, type PoolRow,
+  deleteFinishedClaims,
+  deletePoolRow,
+  findTemplate,
+  forgetUnpooledRuntimes,
+  insertReadyEntry,
+  listTemplates,
+  poolEntryDone,
+  poolRows,
+  readyCounts,
+  readyRuntimes,
+  recordContainerRuntime,
+  type PoolRow,
 } from '../../db/pool';
 import { DockerError } from '../../docker/client';
 import { ignoreNotFound, isNotFound } from '../../docker/errors';
@@ -26,7 +36,10 @@ type ImageCheck = Required<Pick<RefillPlan, 'missingImages' | 'imagesUnchecked'>
 /** Why a pool entry cannot be made by retrying: the workflow reports it and does not retry (see activities/pool.ts). */
 export class PoolEntryRefused extends Error {
   override name = 'PoolEntryRefused';
-  constructor(readonly reason: 'TemplateNotFound' | 'ImageMissing' | 'NameTaken' | 'RuntimeMissing', message: string) {
+  constructor(
+    readonly reason: 'TemplateNotFound' | 'ImageMissing' | 'NameTaken' | 'RuntimeMissing',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -125,7 +138,10 @@ export async function detachClaimedFromPool({ db, docker }: PoolDeps): Promise<P
  * size and max total. A missing image is a condition of the refill, not a failure of each of its entries; with
  * `pulls`, its pull is started in the background (when due) and the plan goes on without it.
  */
-export async function planPoolRefill({ db, docker, settings }: Pick<HostDeps, 'db' | 'docker' | 'settings'>, pulls?: ImagePulls): Promise<RefillPlan> {
+export async function planPoolRefill(
+  { db, docker, settings }: Pick<HostDeps, 'db' | 'docker' | 'settings'>,
+  pulls?: ImagePulls,
+): Promise<RefillPlan> {
   const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, listTemplates(db));
   const { missingImages, imagesUnchecked } = await checkImages(docker, pooled);
   if (pulls) {
@@ -179,22 +195,37 @@ export async function createPoolEntry(deps: PoolDeps, req: PoolEntryRequest): Pr
     const poolNet = await resolveNetwork(db, docker, POOL_NETWORK, POOL_NETWORK_OPTIONS);
     await docker.createVolume(volume, { [LABEL.managed]: MANAGED, [LABEL.type]: RESOURCE_TYPE.warmPool, [LABEL.poolEntry]: req.entryId });
     const labels = poolLabels(template.id, req.entryId);
-    const spec = environmentSpec(template, { name: poolContainerName(req.entryId), network: poolNet, volume, labels, runtime: settings.tenantRuntime });
+    const spec = environmentSpec(template, {
+      name: poolContainerName(req.entryId),
+      network: poolNet,
+      volume,
+      labels,
+      runtime: settings.tenantRuntime,
+    });
     const made = await createOrAdopt(docker, spec, req.entryId);
     containerId = made.id;
     await docker.startContainer(containerId);
-    insertReadyEntry(db, { id: req.entryId, templateId: template.id, containerId, volumeName: volume, createdAt: unixSeconds(clock), runtime: made.runtime });
+    insertReadyEntry(db, {
+      id: req.entryId,
+      templateId: template.id,
+      containerId,
+      volumeName: volume,
+      createdAt: unixSeconds(clock),
+      runtime: made.runtime,
+    });
     return { ...req, outcome: 'created', containerId };
   } catch (err) {
     // Leave nothing behind for a failed attempt; a retry starts again from the same names. A container whose
     // name another entry took is not ours: it stays.
     const ours = !(err instanceof PoolEntryRefused && err.reason === 'NameTaken');
-    if (ours) await ignoreNotFound(docker.removeContainer(containerId ?? poolContainerName(req.entryId), { force: true })).catch(() => undefined);
+    if (ours)
+      await ignoreNotFound(docker.removeContainer(containerId ?? poolContainerName(req.entryId), { force: true })).catch(() => undefined);
     await ignoreNotFound(docker.removeVolume(volume)).catch(() => undefined);
     if (err instanceof DockerError && err.isNotFound && err.operation === 'container.create') {
       throw new PoolEntryRefused('ImageMissing', `${missing}: ${err.message}`);
     }
-    if (err instanceof DockerError && err.status === 400 && err.operation === 'container.create') await refuseMissingRuntime(docker, settings);
+    if (err instanceof DockerError && err.status === 400 && err.operation === 'container.create')
+      await refuseMissingRuntime(docker, settings);
     throw err;
   }
 }
@@ -216,7 +247,11 @@ async function refuseMissingRuntime(docker: HostDeps['docker'], settings: PoolDe
  * returned is the container's own: an adopted one made under another runtime (the setting changed between two
  * attempts) is recorded as it is, so no claim takes it and the next refill replaces it.
  */
-async function createOrAdopt(docker: HostDeps['docker'], spec: ReturnType<typeof environmentSpec>, entryId: string): Promise<{ id: string; runtime: string }> {
+async function createOrAdopt(
+  docker: HostDeps['docker'],
+  spec: ReturnType<typeof environmentSpec>,
+  entryId: string,
+): Promise<{ id: string; runtime: string }> {
   try {
     return { id: await docker.createContainer(spec), runtime: spec.confined!.runtime };
   } catch (err) {

@@ -17,8 +17,17 @@ type ApplyDeps = Pick<HostDeps, 'db' | 'docker' | 'log' | 'clock' | 'metrics'>;
 export async function applyObservation(deps: ApplyDeps, policy: CrashPolicy, obs: TickObservation): Promise<TickApplied> {
   const now = unixSeconds(deps.clock);
   const applied: TickApplied = {
-    crashes: 0, crashedServices: 0, opened: [], unhealthyRestarted: 0, recovered: 0, missing: 0, databasesUnavailable: 0,
-    databasesReady: 0, environmentsStopped: 0, containersStopped: 0, dockerActionErrors: 0,
+    crashes: 0,
+    crashedServices: 0,
+    opened: [],
+    unhealthyRestarted: 0,
+    recovered: 0,
+    missing: 0,
+    databasesUnavailable: 0,
+    databasesReady: 0,
+    environmentsStopped: 0,
+    containersStopped: 0,
+    dockerActionErrors: 0,
   };
   const act = dockerAction(deps, applied);
   await applyCrashes(deps, policy, obs, applied, act, now);
@@ -47,8 +56,12 @@ function dockerAction({ log }: ApplyDeps, applied: TickApplied) {
 }
 
 async function applyCrashes(
-  deps: ApplyDeps, policy: CrashPolicy, obs: TickObservation, applied: TickApplied,
-  act: ReturnType<typeof dockerAction>, now: number,
+  deps: ApplyDeps,
+  policy: CrashPolicy,
+  obs: TickObservation,
+  applied: TickApplied,
+  act: ReturnType<typeof dockerAction>,
+  now: number,
 ): Promise<void> {
   const { db, docker, log, metrics } = deps;
   for (const c of obs.crashes) {
@@ -63,7 +76,12 @@ async function applyCrashes(
     const circuit = outcome.opened ?? openCircuitOn(db, c.serviceId, c.containerId);
     if (circuit) {
       applied.opened.push(circuit);
-      if (outcome.opened) log.warn('circuit opened: container stopped and kept', { serviceId: c.serviceId, generation: circuit.generation, retryAt: circuit.retryAt });
+      if (outcome.opened)
+        log.warn('circuit opened: container stopped and kept', {
+          serviceId: c.serviceId,
+          generation: circuit.generation,
+          retryAt: circuit.retryAt,
+        });
       await act(`stop ${c.containerId.slice(0, 12)}`, () => docker.stopContainer(c.containerId));
     } else if (c.restart && outcome.counted > 0) {
       // ah stops an unhealthy container, but Docker does not restart a container stopped through its API (W-4).
@@ -75,7 +93,8 @@ async function applyCrashes(
 function applyRowChanges({ db, log }: ApplyDeps, obs: TickObservation, applied: TickApplied, now: number): void {
   for (const l of obs.looks) swapLook(db, l.serviceId, l.expected, l.next, now);
   for (const b of obs.backUp) if (markServiceRunning(db, b.serviceId, b.containerId, now)) applied.recovered++;
-  for (const g of obs.gone) if (markServiceStopped(db, g.serviceId, g.containerId, now, 'container not found by reconciler')) applied.missing++;
+  for (const g of obs.gone)
+    if (markServiceStopped(db, g.serviceId, g.containerId, now, 'container not found by reconciler')) applied.missing++;
   for (const v of obs.vanished ?? []) {
     if (!stopVanishedService(db, v, now)) continue;
     applied.missing++;

@@ -39,13 +39,24 @@ const EVENTS_READ_TIMEOUT_MS = 10_000;
 
 export function runStateOf(d: ContainerDetails): RunState {
   return {
-    status: d.status, exitCode: d.exitCode, oomKilled: d.oomKilled, error: d.error, startedAtMs: d.startedAtMs,
-    finishedAtMs: d.finishedAtMs, restartPolicy: d.restartPolicy,
+    status: d.status,
+    exitCode: d.exitCode,
+    oomKilled: d.oomKilled,
+    error: d.error,
+    startedAtMs: d.startedAtMs,
+    finishedAtMs: d.finishedAtMs,
+    restartPolicy: d.restartPolicy,
   };
 }
 
 /** Turns the pending crashes into the observation's crash records (and held engine stops). */
-export async function settleCrashes(docker: Pick<Engine, 'readEvents'>, pending: PendingCrash[], obs: TickObservation, nowMs: number, graceMs: number): Promise<void> {
+export async function settleCrashes(
+  docker: Pick<Engine, 'readEvents'>,
+  pending: PendingCrash[],
+  obs: TickObservation,
+  nowMs: number,
+  graceMs: number,
+): Promise<void> {
   if (pending.length === 0) return;
   const events = await readDeathEvents(docker, Math.min(...pending.map((p) => p.sinceMs)) - 1000, nowMs, obs);
   for (const p of pending) settle(p, events.get(p.fullId) ?? [], obs, nowMs, graceMs);
@@ -72,25 +83,49 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   }
   const reason = p.unhealthy ? 'container unhealthy (health check failed)' : crashReason(deaths, p.current.state);
   obs.crashes.push({
-    serviceId: p.serviceId, containerId: p.containerId, expectedLook: p.stored, nextLook: next, deaths: deaths.length, reason,
-    statusAfter, restart: p.unhealthy, facts: dateDeaths(deaths, { sinceMs: p.sinceMs, untilMs: nowMs }), ...(p.rules ? { rules: p.rules } : {}),
+    serviceId: p.serviceId,
+    containerId: p.containerId,
+    expectedLook: p.stored,
+    nextLook: next,
+    deaths: deaths.length,
+    reason,
+    statusAfter,
+    restart: p.unhealthy,
+    facts: dateDeaths(deaths, { sinceMs: p.sinceMs, untilMs: nowMs }),
+    ...(p.rules ? { rules: p.rules } : {}),
   });
 }
 
 /** The unhealthy run is alive: its output up to now is what led to the failed checks. */
 function healthCheckDeath(run: RunState, nowMs: number): CountedDeath {
   const since = Math.max(run.startedAtMs ?? nowMs - LOG_LOOKBACK_MS, nowMs - LOG_LOOKBACK_MS);
-  return { seenBy: 'health-check', diedAtMs: nowMs, exitCode: null, oomKilled: null, engineError: '', logWindow: { sinceMs: since, untilMs: nowMs } };
+  return {
+    seenBy: 'health-check',
+    diedAtMs: nowMs,
+    exitCode: null,
+    oomKilled: null,
+    engineError: '',
+    logWindow: { sinceMs: since, untilMs: nowMs },
+  };
 }
 
 /** ah services' die, start, kill and oom events in [sinceMs, untilMs], by container; none when unreadable. */
-async function readDeathEvents(docker: Pick<Engine, 'readEvents'>, sinceMs: number, untilMs: number, obs: TickObservation): Promise<Map<string, ContainerEventFact[]>> {
+async function readDeathEvents(
+  docker: Pick<Engine, 'readEvents'>,
+  sinceMs: number,
+  untilMs: number,
+  obs: TickObservation,
+): Promise<Map<string, ContainerEventFact[]>> {
   const byContainer = new Map<string, ContainerEventFact[]>();
   let events: DockerEvent[];
   try {
     events = await docker.readEvents({
-      since: (sinceMs / 1000).toFixed(3), until: (untilMs / 1000).toFixed(3), labels: { [LABEL.service]: true }, types: ['container'],
-      actions: DEATH_EVENT_ACTIONS, signal: AbortSignal.timeout(EVENTS_READ_TIMEOUT_MS),
+      since: (sinceMs / 1000).toFixed(3),
+      until: (untilMs / 1000).toFixed(3),
+      labels: { [LABEL.service]: true },
+      types: ['container'],
+      actions: DEATH_EVENT_ACTIONS,
+      signal: AbortSignal.timeout(EVENTS_READ_TIMEOUT_MS),
     });
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;

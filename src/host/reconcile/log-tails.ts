@@ -21,8 +21,10 @@ export async function readLogTails({ db, docker }: Pick<HostDeps, 'db' | 'docker
   const tails: LogTail[] = [];
   for (const [i, f] of facts.entries()) {
     if (refused) tails.push({ tail: '', note: refused });
-    else if (i < facts.length - MAX_TAILS_PER_CRASH) tails.push({ tail: '', note: `not read: only the last ${MAX_TAILS_PER_CRASH} deaths between two looks are` });
-    else if (!f.logWindow) tails.push({ tail: '', note: f.seenBy === 'missing' ? 'the container is gone' : 'not read: the time of death is unknown' });
+    else if (i < facts.length - MAX_TAILS_PER_CRASH)
+      tails.push({ tail: '', note: `not read: only the last ${MAX_TAILS_PER_CRASH} deaths between two looks are` });
+    else if (!f.logWindow)
+      tails.push({ tail: '', note: f.seenBy === 'missing' ? 'the container is gone' : 'not read: the time of death is unknown' });
     else tails.push(await readTail(docker, c.containerId, f.logWindow));
   }
   return tails;

@@ -3,7 +3,21 @@ import type { TickObservation } from '../../contracts/reconcile';
 
 export function emptyObservation(now: number): TickObservation {
   return {
-    now, checked: 0, inspected: 0, transientErrors: 0, transientSamples: [], crashes: [], looks: [], unchanged: 0, backUp: [],
-    gone: [], vanished: [], databases: [], environmentsDown: [], environmentStops: [], splitBrain: [], problems: [],
+    now,
+    checked: 0,
+    inspected: 0,
+    transientErrors: 0,
+    transientSamples: [],
+    crashes: [],
+    looks: [],
+    unchanged: 0,
+    backUp: [],
+    gone: [],
+    vanished: [],
+    databases: [],
+    environmentsDown: [],
+    environmentStops: [],
+    splitBrain: [],
+    problems: [],
   };
 }

@@ -11,11 +11,23 @@ import { isValidContainerId } from '../../policy/rows';
 import type { Inspector, Listed } from './inspector';
 import type { TickObservation } from '../../contracts/reconcile';
 
-export async function observeDatabases(db: StateDb, listed: Listed, inspector: Inspector, limit: LimitFunction, obs: TickObservation): Promise<void> {
+export async function observeDatabases(
+  db: StateDb,
+  listed: Listed,
+  inspector: Inspector,
+  limit: LimitFunction,
+  obs: TickObservation,
+): Promise<void> {
   await Promise.all(readDatabases(db).map((d) => limit(() => observeDatabase(d, listed, inspector, obs))));
 }
 
-export async function observeEnvironments(db: StateDb, listed: Listed, inspector: Inspector, limit: LimitFunction, obs: TickObservation): Promise<void> {
+export async function observeEnvironments(
+  db: StateDb,
+  listed: Listed,
+  inspector: Inspector,
+  limit: LimitFunction,
+  obs: TickObservation,
+): Promise<void> {
   await Promise.all(readEnvironments(db).map((e) => limit(() => observeEnvironment(e, listed, inspector, obs))));
 }
 
@@ -33,14 +45,16 @@ async function observeDatabase(d: HostedRow, listed: Listed, inspector: Inspecto
 
 async function observeEnvironment(e: HostedRow, listed: Listed, inspector: Inspector, obs: TickObservation): Promise<void> {
   if (!isValidContainerId(e.containerId)) {
-    if (e.status === 'running') obs.problems.push({ subject: `environment:${e.id}`, problem: 'running with a missing or malformed container_id' });
+    if (e.status === 'running')
+      obs.problems.push({ subject: `environment:${e.id}`, problem: 'running with a missing or malformed container_id' });
     return;
   }
   obs.checked++;
   if (e.status === 'stopped') {
     // A lease that expired stops its container once: only while the list still shows it running.
     const c = listed.find(e.containerId);
-    if (c?.state === 'running' && e.leaseExpiresAt !== null && e.leaseExpiresAt < obs.now) obs.environmentStops.push({ id: e.id, containerId: c.id });
+    if (c?.state === 'running' && e.leaseExpiresAt !== null && e.leaseExpiresAt < obs.now)
+      obs.environmentStops.push({ id: e.id, containerId: c.id });
     return;
   }
   const state = await containerState(e.containerId, listed, inspector, `environment ${e.id}`);

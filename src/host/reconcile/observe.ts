@@ -29,7 +29,9 @@ export const INSPECT_CONCURRENCY = 8;
 const WATCHED_STATUSES = new Set(['running', 'crashed']);
 
 export async function observeHost(
-  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>, policy: CrashPolicy, now: number,
+  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>,
+  policy: CrashPolicy,
+  now: number,
 ): Promise<TickObservation> {
   const { db, docker } = deps;
   const obs = emptyObservation(now);
@@ -77,17 +79,31 @@ function isWatched(s: ServiceRow, obs: TickObservation): boolean {
  * show: one inspect each tells a 404 from an engine error. A listed container is present: nothing to do.
  */
 async function observeInFlight(
-  services: ServiceRow[], listed: Listed, inspector: Inspector, limit: ReturnType<typeof pLimit>, obs: TickObservation,
+  services: ServiceRow[],
+  listed: Listed,
+  inspector: Inspector,
+  limit: ReturnType<typeof pLimit>,
+  obs: TickObservation,
 ): Promise<void> {
-  const unlisted = services.filter((s) => s.circuitOpen === 0 && !serviceRowProblem(s) && inFlightOutcome(s.status, 'missing')
-    && isValidContainerId(s.containerId) && !listed.find(s.containerId));
-  await Promise.all(unlisted.map((s) => limit(async () => {
-    const containerId = s.containerId as string;
-    const details = await inspector.inspect(containerId, `service ${s.id}`);
-    const condition: ContainerCondition = typeof details === 'string' ? details : details.status === 'running' ? 'running' : 'exited';
-    const outcome = inFlightOutcome(s.status, condition);
-    if (outcome) (obs.vanished ??= []).push({ serviceId: s.id, containerId, fromStatus: s.status, ...outcome });
-  })));
+  const unlisted = services.filter(
+    (s) =>
+      s.circuitOpen === 0 &&
+      !serviceRowProblem(s) &&
+      inFlightOutcome(s.status, 'missing') &&
+      isValidContainerId(s.containerId) &&
+      !listed.find(s.containerId),
+  );
+  await Promise.all(
+    unlisted.map((s) =>
+      limit(async () => {
+        const containerId = s.containerId as string;
+        const details = await inspector.inspect(containerId, `service ${s.id}`);
+        const condition: ContainerCondition = typeof details === 'string' ? details : details.status === 'running' ? 'running' : 'exited';
+        const outcome = inFlightOutcome(s.status, condition);
+        if (outcome) (obs.vanished ??= []).push({ serviceId: s.id, containerId, fromStatus: s.status, ...outcome });
+      }),
+    ),
+  );
 }
 
 interface ServiceContext {
@@ -125,7 +141,17 @@ function serviceObserver(ctx: ServiceContext) {
     const current = lookOf(containerId, details, previous);
     if (details === 'missing' && s.status === 'crashed') {
       if (previous?.state === 'missing' || !previous) obs.gone.push({ serviceId: s.id, containerId });
-      else obs.crashes.push(crashOf(s, stored ?? null, current, { deaths: 1, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: missingDeaths(1, previous, obs.now), rules }));
+      else
+        obs.crashes.push(
+          crashOf(s, stored ?? null, current, {
+            deaths: 1,
+            reason: 'container not found by reconciler',
+            statusAfter: 'crashed',
+            restart: false,
+            facts: missingDeaths(1, previous, obs.now),
+            rules,
+          }),
+        );
       return;
     }
     const upSec = details === 'missing' || !details.startedAt ? 0 : obs.now - details.startedAt;
@@ -139,30 +165,61 @@ function serviceObserver(ctx: ServiceContext) {
 
 /** Deaths since the previous look, or a container that turned unhealthy: one crash, once its evidence is in. */
 function recordDeaths(
-  { obs, policy }: ServiceContext, pending: PendingCrash[], s: ServiceRow,
-  { stored, previous, current, rules }: { stored: StoredLook | null; previous: StoredLook | null; current: ContainerLook; rules?: ServiceCrashRules },
-  details: ContainerDetails | 'missing', upSec: number,
+  { obs, policy }: ServiceContext,
+  pending: PendingCrash[],
+  s: ServiceRow,
+  {
+    stored,
+    previous,
+    current,
+    rules,
+  }: { stored: StoredLook | null; previous: StoredLook | null; current: ContainerLook; rules?: ServiceCrashRules },
+  details: ContainerDetails | 'missing',
+  upSec: number,
 ): boolean {
   const windowSec = (rules?.policy ?? policy).windowSec;
   const deaths = deathsBetween(previous, current, details === 'missing' ? 0 : details.createdAt, obs.now, windowSec);
   if (details === 'missing') {
     if (deaths === 0) return false;
-    obs.crashes.push(crashOf(s, stored, current, { deaths, reason: 'container not found by reconciler', statusAfter: 'crashed', restart: false, facts: missingDeaths(deaths, previous, obs.now), rules }));
+    obs.crashes.push(
+      crashOf(s, stored, current, {
+        deaths,
+        reason: 'container not found by reconciler',
+        statusAfter: 'crashed',
+        restart: false,
+        facts: missingDeaths(deaths, previous, obs.now),
+        rules,
+      }),
+    );
     return true;
   }
   const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
   if (deaths === 0 && !unhealthy) return false;
   const down = isDown(current.state) || current.state === 'restarting' || unhealthy || upSec < BACK_UP_AFTER_SEC;
   pending.push({
-    serviceId: s.id, containerId: s.containerId as string, fullId: details.id, stored: stored && asLook(stored), current, deaths, unhealthy,
-    downNow: isDown(current.state), statusAfter: down ? 'crashed' : 'running', run: runStateOf(details),
-    sinceMs: (previous?.lookedAt ?? details.createdAt) * 1000, rules,
+    serviceId: s.id,
+    containerId: s.containerId as string,
+    fullId: details.id,
+    stored: stored && asLook(stored),
+    current,
+    deaths,
+    unhealthy,
+    downNow: isDown(current.state),
+    statusAfter: down ? 'crashed' : 'running',
+    run: runStateOf(details),
+    sinceMs: (previous?.lookedAt ?? details.createdAt) * 1000,
+    rules,
   });
   return true;
 }
 
 /** The service's crash policy from its container's labels (undefined: labels unknown, the host's applies). */
-function rulesOf(s: ServiceRow, labels: Record<string, string> | undefined, host: CrashPolicy, obs: TickObservation): ServiceCrashRules | undefined {
+function rulesOf(
+  s: ServiceRow,
+  labels: Record<string, string> | undefined,
+  host: CrashPolicy,
+  obs: TickObservation,
+): ServiceCrashRules | undefined {
   if (!labels) return undefined;
   const { problems, ...rules } = serviceCrashPolicy(s.id, labels, host, crashSettingParsers);
   (obs.labelsChecked ??= []).push(s.id);
@@ -185,17 +242,28 @@ function lookOf(containerId: string, details: ContainerDetails | 'missing', prev
 }
 
 function crashOf(
-  s: ServiceRow, expected: ContainerLook | null, next: ContainerLook,
-  what: { deaths: number; reason: string; statusAfter: 'crashed' | 'running'; restart: boolean; facts: CountedDeath[]; rules?: ServiceCrashRules },
+  s: ServiceRow,
+  expected: ContainerLook | null,
+  next: ContainerLook,
+  what: {
+    deaths: number;
+    reason: string;
+    statusAfter: 'crashed' | 'running';
+    restart: boolean;
+    facts: CountedDeath[];
+    rules?: ServiceCrashRules;
+  },
 ): TickObservation['crashes'][number] {
   return { serviceId: s.id, containerId: s.containerId as string, expectedLook: expected && asLook(expected), nextLook: next, ...what };
 }
 
 /** The list proves nothing happened to this container since the last look: same state, no start or stop since. */
 function unchangedSince(c: ContainerSummary, previous: StoredLook, nowSec: number): boolean {
-  return c.state === previous.state
-    && isUnhealthy(c.status) === (previous.health === 'unhealthy')
-    && !mayHaveChangedSince(c.status, previous.lookedAt, nowSec);
+  return (
+    c.state === previous.state &&
+    isUnhealthy(c.status) === (previous.health === 'unhealthy') &&
+    !mayHaveChangedSince(c.status, previous.lookedAt, nowSec)
+  );
 }
 
 const short = (id: string | null | undefined) => (id ?? '').slice(0, 12);
@@ -210,7 +278,10 @@ function findSplitBrain(services: ServiceRow[], listed: Listed, obs: TickObserva
     if (!service || !dbContainerId || !c.id.startsWith(dbContainerId)) {
       obs.splitBrain.push({ containerId: short(c.id), serviceId, dbContainerId: short(dbContainerId) });
     } else if (c.labels[LABEL.tenant] !== service.tenantId) {
-      obs.problems.push({ subject: `container:${short(c.id)}`, problem: `label ${LABEL.tenant}="${c.labels[LABEL.tenant] ?? ''}" names another tenant than service ${serviceId}'s` });
+      obs.problems.push({
+        subject: `container:${short(c.id)}`,
+        problem: `label ${LABEL.tenant}="${c.labels[LABEL.tenant] ?? ''}" names another tenant than service ${serviceId}'s`,
+      });
     }
   }
 }

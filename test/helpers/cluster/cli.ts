@@ -10,8 +10,17 @@ import { waitFor } from '../fixtures';
 
 /** The CLI's TLS flags for a client with `files`. */
 export function cliTlsArgs(files: ClientTlsFiles): string[] {
-  return ['--tls', '--tls-cert-path', files.clientCertFile, '--tls-key-path', files.clientKeyFile,
-    '--tls-ca-path', files.caFile, '--tls-server-name', TLS_SERVER_NAME];
+  return [
+    '--tls',
+    '--tls-cert-path',
+    files.clientCertFile,
+    '--tls-key-path',
+    files.clientKeyFile,
+    '--tls-ca-path',
+    files.caFile,
+    '--tls-server-name',
+    TLS_SERVER_NAME,
+  ];
 }
 
 export interface CliRunOptions {
@@ -38,15 +47,25 @@ export async function frontendServing(cli: ClusterCli): Promise<boolean> {
 }
 
 /** A query on every keeper search attribute (all Keyword), e.g. KeeperHost="x" AND ServiceId="x". */
-export const SEARCH_ATTRIBUTE_QUERY = Object.keys(SEARCH_ATTRIBUTES).map((name) => `${name}="x"`).join(' AND ');
+export const SEARCH_ATTRIBUTE_QUERY = Object.keys(SEARCH_ATTRIBUTES)
+  .map((name) => `${name}="x"`)
+  .join(' AND ');
 
 /** Creates the namespace (retried while the server's history service is still joining) and the search attributes. */
 export async function createNamespaceAndSearchAttributes(cli: ClusterCli, timeoutMs: number): Promise<void> {
-  await waitFor(`namespace ${NAMESPACE} to be created`, async () => {
-    await cli.run(['operator', 'namespace', 'create', '--namespace', NAMESPACE, '--retention', NAMESPACE_RETENTION])
-      .catch((err: Error) => { if (!/already exists|AlreadyExists/i.test(err.message)) throw err; });
-    return true;
-  }, timeoutMs, 500);
+  await waitFor(
+    `namespace ${NAMESPACE} to be created`,
+    async () => {
+      await cli
+        .run(['operator', 'namespace', 'create', '--namespace', NAMESPACE, '--retention', NAMESPACE_RETENTION])
+        .catch((err: Error) => {
+          if (!/already exists|AlreadyExists/i.test(err.message)) throw err;
+        });
+      return true;
+    },
+    timeoutMs,
+    500,
+  );
   // One --type per --name: given one --type for two names, CLI 1.5.1 pairs them by index and silently creates
   // only the first attribute.
   const pairs = Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--name', name, '--type', type]);
@@ -58,9 +77,14 @@ export async function createNamespaceAndSearchAttributes(cli: ClusterCli, timeou
  * right after they are created, visibility still calls them "not a valid search attribute" for some seconds.
  */
 export async function waitForNamespaceQueries(cli: ClusterCli, timeoutMs: number): Promise<void> {
-  await waitFor(`namespace ${NAMESPACE} and a visibility query ${SEARCH_ATTRIBUTE_QUERY}`, async () => {
-    await cli.run(['operator', 'namespace', 'describe', '--namespace', NAMESPACE]);
-    await cli.run(['workflow', 'list', '--namespace', NAMESPACE, '--query', SEARCH_ATTRIBUTE_QUERY, '--limit', '1']);
-    return true;
-  }, timeoutMs, 500);
+  await waitFor(
+    `namespace ${NAMESPACE} and a visibility query ${SEARCH_ATTRIBUTE_QUERY}`,
+    async () => {
+      await cli.run(['operator', 'namespace', 'describe', '--namespace', NAMESPACE]);
+      await cli.run(['workflow', 'list', '--namespace', NAMESPACE, '--query', SEARCH_ATTRIBUTE_QUERY, '--limit', '1']);
+      return true;
+    },
+    timeoutMs,
+    500,
+  );
 }

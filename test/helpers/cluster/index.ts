@@ -18,7 +18,14 @@ import { performance } from 'node:perf_hooks';
 import type { TLSConfig } from '@temporalio/client';
 import { tempDir } from '../fixtures';
 import { makeCertificates, type ClientTlsFiles, type ClusterCertificates } from './certs';
-import { clusterCli, cliTlsArgs, createNamespaceAndSearchAttributes, frontendServing, waitForNamespaceQueries, type ClusterCli } from './cli';
+import {
+  clusterCli,
+  cliTlsArgs,
+  createNamespaceAndSearchAttributes,
+  frontendServing,
+  waitForNamespaceQueries,
+  type ClusterCli,
+} from './cli';
 import { NAMESPACE, TLS_SERVER_NAME } from './facts';
 import { initPostgres, startPostgres } from './postgres';
 import { settleAll } from './run';
@@ -176,13 +183,15 @@ function clusterHandle(p: HandleParts): TemporalCluster {
     logs: { server: server.logFile, postgres: p.pgLog },
     timingsMs,
     killServer: () => server.kill(),
-    startServer: () => timed(timingsMs, 'restart', async () => {
-      await server.start(() => frontendServing(cli), p.bounds.serverMs);
-      await waitForNamespaceQueries(cli, p.bounds.namespaceMs);
-    }),
-    stop: () => timed(timingsMs, 'stop', async () => {
-      const errors = await p.teardown.run();
-      if (errors.length) throw new Error(`cluster stop: ${errors.join('; ')}`);
-    }),
+    startServer: () =>
+      timed(timingsMs, 'restart', async () => {
+        await server.start(() => frontendServing(cli), p.bounds.serverMs);
+        await waitForNamespaceQueries(cli, p.bounds.namespaceMs);
+      }),
+    stop: () =>
+      timed(timingsMs, 'stop', async () => {
+        const errors = await p.teardown.run();
+        if (errors.length) throw new Error(`cluster stop: ${errors.join('; ')}`);
+      }),
   };
 }

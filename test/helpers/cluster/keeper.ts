@@ -37,7 +37,10 @@ export interface ClusterHost {
 
 /** A keeper host with its worker running against the cluster, connected from `env` as the worker connects. */
 export async function startClusterHost(
-  settings: Settings, parts: { db: StateDb; docker: DockerClient; log: Logger }, env: Record<string, string>, workflowBundlePath: string,
+  settings: Settings,
+  parts: { db: StateDb; docker: DockerClient; log: Logger },
+  env: Record<string, string>,
+  workflowBundlePath: string,
 ): Promise<ClusterHost> {
   const target = resolveTemporalTarget(settings, env);
   if (!target.address) throw new Error('the cluster environment names no address');
@@ -45,10 +48,18 @@ export async function startClusterHost(
   const native: NativeConnection = await connectNative(resolved);
   const connection = await connectClient(resolved);
   const host = createKeeperHost(settings, parts);
-  const worker = await host.createWorker({ connection: native, namespace: target.namespace, workflowBundle: { codePath: workflowBundlePath }, shutdownGraceTime: '2s' });
+  const worker = await host.createWorker({
+    connection: native,
+    namespace: target.namespace,
+    workflowBundle: { codePath: workflowBundlePath },
+    shutdownGraceTime: '2s',
+  });
   const running = worker.run();
   return {
-    host, worker, running, client: new TemporalClient({ connection, namespace: target.namespace }),
+    host,
+    worker,
+    running,
+    client: new TemporalClient({ connection, namespace: target.namespace }),
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => undefined);

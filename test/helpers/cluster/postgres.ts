@@ -43,8 +43,24 @@ export async function initPostgres(dir: string, initdb: string): Promise<PgPaths
   fs.chownSync(pwFile, owner.uid, owner.gid);
   const dataDir = path.join(dir, 'data');
   // Password auth over TCP, as a production server connects; --no-sync: a throwaway cluster needs no fsync here.
-  await run('initdb', initdb, ['-D', dataDir, '-U', USER, `--pwfile=${pwFile}`, '--auth-host=scram-sha-256',
-    '--auth-local=trust', '--no-locale', '-E', 'UTF8', '--no-sync'], { timeoutMs: 120_000, cwd: dir, user: owner });
+  await run(
+    'initdb',
+    initdb,
+    [
+      '-D',
+      dataDir,
+      '-U',
+      USER,
+      `--pwfile=${pwFile}`,
+      '--auth-host=scram-sha-256',
+      '--auth-local=trust',
+      '--no-locale',
+      '-E',
+      'UTF8',
+      '--no-sync',
+    ],
+    { timeoutMs: 120_000, cwd: dir, user: owner },
+  );
   fs.rmSync(pwFile);
   return { dir, dataDir, logFile: path.join(dir, 'postgres.log') };
 }
@@ -54,15 +70,22 @@ export async function startPostgres(paths: PgPaths, pgCtl: string): Promise<Post
   const owner = postgresUser();
   const port = await freePort();
   // Settings in postgresql.conf rather than pg_ctl -o, which pg_ctl passes through a shell.
-  fs.appendFileSync(path.join(paths.dataDir, 'postgresql.conf'), [
-    `listen_addresses = '127.0.0.1'`,
-    `port = ${port}`,
-    `unix_socket_directories = '${paths.dir}'`,
-    // Each of the server's four services opens its own pools (up to 22 connections each).
-    'max_connections = 200',
-  ].join('\n') + '\n');
+  fs.appendFileSync(
+    path.join(paths.dataDir, 'postgresql.conf'),
+    [
+      `listen_addresses = '127.0.0.1'`,
+      `port = ${port}`,
+      `unix_socket_directories = '${paths.dir}'`,
+      // Each of the server's four services opens its own pools (up to 22 connections each).
+      'max_connections = 200',
+    ].join('\n') + '\n',
+  );
   const pgCtlRun = (what: string, args: string[], timeoutS: number) =>
-    run(what, pgCtl, [...args, '-D', paths.dataDir, '-w', '-t', String(timeoutS)], { timeoutMs: (timeoutS + 10) * 1000, cwd: paths.dir, user: owner });
+    run(what, pgCtl, [...args, '-D', paths.dataDir, '-w', '-t', String(timeoutS)], {
+      timeoutMs: (timeoutS + 10) * 1000,
+      cwd: paths.dir,
+      user: owner,
+    });
   try {
     await pgCtlRun('pg_ctl start', ['start', '-l', paths.logFile], START_TIMEOUT_S);
   } catch (err) {

@@ -18,7 +18,12 @@ export interface RunOptions {
 
 /** The last `lines` non-empty lines of `text`, joined into one line of at most `maxChars` characters. */
 export function tailLine(text: string, lines = 3, maxChars = 600): string {
-  const tail = text.split('\n').map((l) => l.trim()).filter(Boolean).slice(-lines).join(' | ');
+  const tail = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(-lines)
+    .join(' | ');
   return tail.length > maxChars ? `…${tail.slice(-maxChars)}` : tail;
 }
 
@@ -34,21 +39,26 @@ export function logTail(file: string, lines = 3): string {
 /** Runs `cmd args`; resolves with its stdout, rejects with `<what> failed (<why>): <tail of its output>`. */
 export function run(what: string, cmd: string, args: string[], opts: RunOptions): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, {
-      encoding: 'utf8',
-      timeout: opts.timeoutMs,
-      killSignal: 'SIGKILL',
-      maxBuffer: 16 * 1024 * 1024,
-      cwd: opts.cwd,
-      uid: opts.user?.uid,
-      gid: opts.user?.gid,
-      env: { ...process.env, ...opts.env },
-    }, (err, stdout, stderr) => {
-      if (!err) return resolve(stdout);
-      const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
-      const why = e.killed ? `no exit within ${opts.timeoutMs} ms` : typeof e.code === 'number' ? `exit ${e.code}` : e.message;
-      reject(new Error(`${what} failed (${why}): ${tailLine(`${stdout}\n${stderr}`) || '(no output)'}`));
-    });
+    execFile(
+      cmd,
+      args,
+      {
+        encoding: 'utf8',
+        timeout: opts.timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 16 * 1024 * 1024,
+        cwd: opts.cwd,
+        uid: opts.user?.uid,
+        gid: opts.user?.gid,
+        env: { ...process.env, ...opts.env },
+      },
+      (err, stdout, stderr) => {
+        if (!err) return resolve(stdout);
+        const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
+        const why = e.killed ? `no exit within ${opts.timeoutMs} ms` : typeof e.code === 'number' ? `exit ${e.code}` : e.message;
+        reject(new Error(`${what} failed (${why}): ${tailLine(`${stdout}\n${stderr}`) || '(no output)'}`));
+      },
+    );
   });
 }
 

@@ -16,7 +16,10 @@ export async function setupSchemas(sqlTool: string, schemaDir: string, sql: SqlE
   const each = (Object.keys(DATABASES) as (keyof typeof DATABASES)[]).map(async (store) => {
     const base = sqlToolArgs(sql, DATABASES[store]);
     const step = (name: string, args: string[]) =>
-      run(`temporal-sql-tool ${name} (${DATABASES[store]})`, sqlTool, [...base, ...args], { timeoutMs: 120_000, env: { SQL_PASSWORD: sql.password } });
+      run(`temporal-sql-tool ${name} (${DATABASES[store]})`, sqlTool, [...base, ...args], {
+        timeoutMs: 120_000,
+        env: { SQL_PASSWORD: sql.password },
+      });
     await step('create-database', ['create-database']);
     await step('setup-schema', ['setup-schema', '-v', '0.0']);
     await step('update-schema', ['update-schema', '-d', path.join(schemaDir, SCHEMA_DIRS[store], 'versioned')]);

@@ -46,7 +46,8 @@ function serverConfig(ports: ServicePorts, sql: SqlEndpoint, tls: ServerTlsFiles
     log: { stdout: true, level: 'warn' },
     persistence: persistence(sql),
     global: {
-      membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' }, tls: globalTls(tls),
+      membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
+      tls: globalTls(tls),
       // Prometheus /metrics only when asked for (bench:fleet reads the `action` counter there).
       ...(metricsPort ? { metrics: { prometheus: { timerType: 'histogram', listenAddress: `127.0.0.1:${metricsPort}` } } } : {}),
     },
@@ -64,12 +65,19 @@ function serverConfig(ports: ServicePorts, sql: SqlEndpoint, tls: ServerTlsFiles
 }
 
 /** Writes the server's config below `rootDir`; returns the frontend's address. */
-export async function writeServerConfig(rootDir: string, sql: SqlEndpoint, tls: ServerTlsFiles, metricsPort?: number): Promise<{ address: string }> {
+export async function writeServerConfig(
+  rootDir: string,
+  sql: SqlEndpoint,
+  tls: ServerTlsFiles,
+  metricsPort?: number,
+): Promise<{ address: string }> {
   const configDir = path.join(rootDir, 'config');
   fs.mkdirSync(configDir, { recursive: true, mode: 0o700 });
   const dynamicConfigFile = path.join(configDir, 'dynamicconfig.yaml');
   fs.writeFileSync(dynamicConfigFile, stringify(DYNAMIC_CONFIG));
   const ports = await freeServicePorts();
-  fs.writeFileSync(path.join(configDir, 'development.yaml'), stringify(serverConfig(ports, sql, tls, dynamicConfigFile, metricsPort)), { mode: 0o600 });
+  fs.writeFileSync(path.join(configDir, 'development.yaml'), stringify(serverConfig(ports, sql, tls, dynamicConfigFile, metricsPort)), {
+    mode: 0o600,
+  });
   return { address: `127.0.0.1:${ports.frontend.grpcPort}` };
 }

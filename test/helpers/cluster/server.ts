@@ -26,8 +26,10 @@ interface Running {
 function launch(binary: string, rootDir: string, logFile: string): Running {
   const log = fs.openSync(logFile, 'a', 0o600);
   try {
-    const child = spawn(binary, ['--root', rootDir, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'],
-      { cwd: rootDir, stdio: ['ignore', log, log] });
+    const child = spawn(binary, ['--root', rootDir, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'], {
+      cwd: rootDir,
+      stdio: ['ignore', log, log],
+    });
     // A binary that cannot be spawned emits 'error' and never 'exit'.
     const exited = new Promise<string>((resolve) => {
       child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit ${code}`));
