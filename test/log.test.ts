@@ -65,7 +65,7 @@ describe('log lines', () => {
           workflowRunId: expect.stringMatching(/^[0-9a-f-]{36}$/),
           workflowType: 'reconcileTick',
           activityId: expect.any(String),
-          activityType: 'applyObservation',
+          activityType: 'reconcileHost',
           attempt: 1,
         }),
       ]);

@@ -237,6 +237,23 @@ export function listCircuits(db: StateDb): CircuitRow[] {
 }
 
 /**
+ * Circuits keeper opened at or after `sinceSec` that are still open at that generation. A tick hands them to
+ * their workflows again: a worker killed between opening a circuit and starting its workflow leaves a row that
+ * no later observation finds (the crash is already counted), and starting a workflow that already runs is a
+ * no-op.
+ */
+export function circuitsOpenedSince(db: StateDb, sinceSec: number): CircuitRef[] {
+  return db
+    .prepare(
+      `SELECT s.id AS serviceId, s.circuit_open_count AS generation, s.circuit_retry_at AS retryAt
+         FROM services s JOIN keeper_circuit_openings o ON o.service_id = s.id AND o.generation = s.circuit_open_count
+        WHERE s.circuit_open = 1 AND o.opened_at >= ? AND typeof(s.circuit_retry_at) = 'integer'
+        ORDER BY s.id`,
+    )
+    .all(sinceSec) as CircuitRef[];
+}
+
+/**
  * Open circuits whose retry time has passed, e.g. opened by ah before keeper took over. Only rows the tick
  * can trust (a known status, integer counts): recovery rewrites the row, and a row of nonsense is reported by
  * the observe step, never acted on.

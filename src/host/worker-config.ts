@@ -84,7 +84,8 @@ export function configDifferences(worker: WorkerConfig, here: WorkerConfig, give
 /** The loops' pace and the circuit's rule, in one line. */
 export function workerPaceWords(c: WorkerConfig): string {
   return (
-    `reconcile every ${ms(c.reconcileIntervalMs)}, gc every ${ms(c.gcIntervalMs)}, pool every ${ms(c.poolIntervalMs)}; ` +
+    `reconcile on events and every ${ms(c.reconcileIntervalMs)}, gc every ${ms(c.gcIntervalMs)}, ` +
+    `pool on claims and every ${ms(c.poolIntervalMs)}; ` +
     `circuit opens at ${c.crashThreshold} crashes in ${ms(c.crashWindowMs)}, recovery ${c.recovery}`
   );
 }

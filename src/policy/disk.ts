@@ -128,6 +128,7 @@ export function poolHoldCondition(verdict: DiskVerdict): { subject: string; stat
     subject: POOL_HOLD_SUBJECT,
     state: 'held',
     message: `disk pressure: ${where} reached the block threshold ${verdict.blockAt}%; GC sweeps now, and pool refills stay blocked until every path is under ${verdict.warnAt}%`,
-    cleared: `disk pressure over: every path is under ${verdict.warnAt}% again; pool refills create again`,
+    // Worded when the hold is set, and logged when it clears: the warning threshold may have changed by then.
+    cleared: 'disk pressure over: every path is under the warning threshold again; pool refills create again',
   };
 }

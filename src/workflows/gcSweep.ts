@@ -20,8 +20,9 @@ import { sweepActed } from '../policy/tick-summary';
 import { LOCAL_LOOPS_PATCH } from './patches';
 
 // Containers, then the rest side by side: two activity spans of at most 4 minutes each fit the schedule's
-// 10-minute run timeout. A class cut off by its timeout is reported; the next sweep picks up the rest.
-const CLASS = { startToCloseTimeout: '3m', scheduleToCloseTimeout: '4m', retry: { maximumAttempts: 2, initialInterval: '2s' } } as const;
+// 10-minute run timeout. A class cut off by its timeout is reported; the next sweep picks up the rest. One retry,
+// a second later, is for a transient engine error; a class that still fails waits for the next sweep.
+const CLASS = { startToCloseTimeout: '3m', scheduleToCloseTimeout: '4m', retry: { maximumAttempts: 2, initialInterval: '1s' } } as const;
 /** Sweeps started before the local-activities patch replay remote activities; a sweep now is one workflow task. */
 const remote = proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...CLASS });
 const local = proxyLocalActivities<Activities>(CLASS);

@@ -70,6 +70,8 @@ const ticks = () => ticksDone(env, settings.hostId);
 
 /** Crashes the container and waits until Docker's restart policy has it running again, one restart later. */
 async function killAndWaitRestart(cid: string): Promise<void> {
+  // A crash just counted may be counted before Docker has restarted its container (event ticks are that quick).
+  await waitFor('the container running', async () => (await docker.inspectContainer(cid)).status === 'running', 15_000, 20);
   const before = (await docker.inspectContainer(cid)).restartCount;
   await crashContainer(docker, cid);
   await waitFor(

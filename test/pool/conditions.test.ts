@@ -68,7 +68,7 @@ describe('refill conditions, logged once', () => {
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1, tmpl_node: 1 });
   });
 
-  it('the disk guard: a block is one warning, a change to warn is one more, back under the thresholds one line; each host has its own', async () => {
+  it('the disk guard: a block is one warning and holds the pool until every path is under the warning threshold; then one line each; each host has its own', async () => {
     const { db, file } = poolDb();
     const host = uniqueId('host-');
     const capture = captureLog();
@@ -80,21 +80,22 @@ describe('refill conditions, logged once', () => {
       {
         level: 'warn',
         msg: expect.stringMatching(
+          /^disk pressure: .* reached the block threshold 0%; GC sweeps now, and pool refills stay blocked until every path is under 0%$/,
+        ),
+      },
+      {
+        level: 'warn',
+        msg: expect.stringMatching(
           /^pool refill blocked by the disk guard: insufficient disk space at .*; free space there, or raise --disk-block$/,
         ),
       },
     ]);
 
+    // Under the block but still above the warning threshold: the hold keeps the pool blocked, and says nothing new.
+    const held = await refill(db, settingsFor(file, host, { diskWarn: '0', diskBlock: '100' }), capture);
     await refill(db, settingsFor(file, host, { diskWarn: '0', diskBlock: '100' }), capture);
-    await refill(db, settingsFor(file, host, { diskWarn: '0', diskBlock: '100' }), capture);
-    expect(lines().slice(1)).toEqual([
-      {
-        level: 'warn',
-        msg: expect.stringMatching(
-          /^disk guard warns: disk usage at .* above warning threshold 0%.*\(pool refills and deploys stop at --disk-block\)$/,
-        ),
-      },
-    ]);
+    expect(held).toMatchObject({ blocked: true, created: [] });
+    expect(lines()).toHaveLength(2);
 
     // Another host on the same DB has not reported it yet.
     const other = captureLog();
@@ -103,6 +104,9 @@ describe('refill conditions, logged once', () => {
 
     await refill(db, settingsFor(file, host), capture);
     await refill(db, settingsFor(file, host), capture);
-    expect(lines().slice(2)).toEqual([{ level: 'info', msg: 'disk guard: no path is above the warning threshold or unmeasured any more' }]);
+    expect(lines().slice(2)).toEqual([
+      { level: 'info', msg: 'disk pressure over: every path is under the warning threshold again; pool refills create again' },
+      { level: 'info', msg: 'disk guard: usage is below the thresholds again, pool refills create again' },
+    ]);
   });
 });

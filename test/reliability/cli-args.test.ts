@@ -43,9 +43,10 @@ async function expectOneLineError(args: string[], env: NodeJS.ProcessEnv, patter
 const HOLDS_SECRETS = ['notifyWebhooks', 'notifySecret', 'notifySecretFile'];
 
 describe('CLI arguments and settings out of range or of the wrong form', () => {
-  // The optional Temporal ones and DOCKER_HOST take any text (unset when empty): the connection checks them.
+  // The optional Temporal ones, the Temporal CLI's path and DOCKER_HOST take any text (unset when empty): the
+  // connection, or the spawn of the CLI, checks them.
   const settable = SETTINGS.filter(
-    (s) => !['temporalAddress', 'temporalProfile', 'temporalApiKeyFile', 'namespace', 'db', 'dockerHost'].includes(s.key),
+    (s) => !['temporalAddress', 'temporalProfile', 'temporalApiKeyFile', 'temporalCli', 'namespace', 'db', 'dockerHost'].includes(s.key),
   );
   const name = (s: (typeof SETTINGS)[number]) => optionName(s.flag);
 

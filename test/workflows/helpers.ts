@@ -14,7 +14,7 @@ import type { HostDeps } from '../../src/host/deps';
 import { silentLogger } from '../../src/log';
 import { loadSettings } from '../../src/settings';
 import { uniqueId, waitFor } from '../helpers/fixtures';
-import { timeSkippingForFile } from '../helpers/temporal';
+import { ownTimeSkippingServerForFile, timeSkippingForFile } from '../helpers/temporal';
 
 const LEFT_RUNNING_WAIT_MS = 10_000;
 
@@ -38,8 +38,8 @@ const sharedWorkers = new WeakMap<TestWorkflowEnvironment, SharedWorker>();
  * current test's stub (a name the test did not stub fails at once, non-retryable). Tests of a file run one at a
  * time, so one set of stubs is current at a time.
  */
-export function stubWorkerEnvForFile(): TestWorkflowEnvironment {
-  const env = timeSkippingForFile();
+export function stubWorkerEnvForFile(opts: { ownServer?: boolean } = {}): TestWorkflowEnvironment {
+  const env = opts.ownServer ? ownTimeSkippingServerForFile() : timeSkippingForFile();
   const taskQueue = uniqueId('fast-');
   let current: Stubs = {};
   let worker: Worker | undefined;
