@@ -102,7 +102,7 @@ it('crossing the block threshold starts a sweep at once; the pool stays blocked 
       const free = await refill();
       expect(free).toMatchObject({ blocked: false, disk: { level: 'ok' } });
       expect(watcher.sweepsRequested).toBe(1);
-      expect(lines.some((l) => l.includes('disk pressure over: every path is under 85% again'))).toBe(true);
+      expect(lines.some((l) => l.includes('disk pressure over: every path is under the warning threshold again'))).toBe(true);
     });
   } finally {
     await watcher.stop();
