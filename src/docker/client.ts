@@ -25,22 +25,7 @@ import { DockerError, toDockerError } from './errors';
 
 export { DockerError } from './errors';
 // The data types live with the Engine interface; imports from here keep working.
-export type {
-  ContainerDetails,
-  ContainerSpec,
-  ContainerSummary,
-  ContainerUsage,
-  DockerEvent,
-  Engine,
-  EngineInfo,
-  EngineRuntimes,
-  ImageSummary,
-  LabelFilter,
-  NetworkDetails,
-  PullProgressEvent,
-  RepoImageSummary,
-  VolumeSummary,
-} from './engine';
+export type * from './engine';
 
 /** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
 const CONFINEMENT = {
