@@ -11,11 +11,12 @@ import type { CostHost } from './cost-host';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-export const LOOP_ROWS = ['reconcile', 'gc', 'pool', 'circuit', 'notify', 'other'] as const;
+export const LOOP_ROWS = ['reconcile', 'events', 'gc', 'pool', 'circuit', 'notify', 'other'] as const;
 export type LoopRow = (typeof LOOP_ROWS)[number];
 
 const LOOP_OF_TYPE: Record<string, LoopRow> = {
   reconcileTick: 'reconcile',
+  reconcileOnEvents: 'events',
   gcSweep: 'gc',
   poolRefill: 'pool',
   circuitBreaker: 'circuit',

@@ -12,6 +12,7 @@ import { DockerClient } from '../docker/client';
 import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
 import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
+import { BACK_UP_AFTER_SEC } from '../host/reconcile/observe';
 import { taskQueueFor } from '../ids';
 import { loopMetricsInterceptor } from '../metrics';
 import type { Settings } from '../settings';
@@ -25,6 +26,11 @@ export interface WorkerParts {
   /** A pre-built bundle (tests build it once); otherwise dist's bundle, or the sources. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /**
+   * Workflows in the process's own thread (the SDK's debugMode) instead of a thread per worker: for bench:fleet,
+   * which runs hundreds of simulated hosts' workers in one process. Not for a real host: no deadlock detection.
+   */
+  workflowsInMainThread?: boolean;
 }
 
 export interface KeeperHost {
@@ -65,6 +71,7 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         interceptors: { activity: activityInterceptors },
         ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
         shutdownGraceTime: w.shutdownGraceTime ?? SHUTDOWN_GRACE,
+        ...(w.workflowsInMainThread ? { debugMode: true } : {}),
       });
     },
     async ensureSchedules(client) {
@@ -79,6 +86,8 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         hostId: settings.hostId,
         log: deps.log.child({ loop: 'events' }),
         debounceMs: settings.eventDebounceMs,
+        // Once a restarted container has run long enough to count as back up, and a second more.
+        lookAfterStartMs: (BACK_UP_AFTER_SEC + 1) * 1000,
         requestTick: (serviceId) => triggerReconcile(client, settings.hostId, serviceId),
         clock: deps.clock,
         metrics: deps.metrics,

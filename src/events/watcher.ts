@@ -1,6 +1,7 @@
 /**
- * The Docker event watcher: it follows the engine's container events and, when an ah container dies, starts,
- * changes health, runs out of memory or is removed, asks for a reconcile tick at once. It never counts
+ * The Docker event watcher: it follows the engine's container events and, when an ah container dies, changes
+ * health, runs out of memory or is removed, asks for a reconcile tick at once; when one starts, it asks for one
+ * once the container can be seen back up (`lookAfterStartMs` later). It never counts
  * anything itself: the tick's compare-and-set on RestartCount stays the one place that counts deaths, so an
  * event seen twice (a replay) or missed (a drop) can only make a tick early or late, never a count wrong.
  *
@@ -25,6 +26,8 @@ export { readEventWatcherState, type EventWatcherState } from '../db/events';
 export const EVENT_RECONNECT_MIN_MS = 250;
 export const EVENT_RECONNECT_MAX_MS = 15_000;
 export const EVENT_UNAVAILABLE_AFTER_FAILURES = 3;
+/** A burst of starts postpones its look by at most this many `lookAfterStartMs` after its first start. */
+export const START_LOOK_MAX_POSTPONE = 3;
 /** How long the engine may take to open the event stream before the attempt counts as failed. */
 export const EVENT_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -41,6 +44,12 @@ export interface EventWatcherOptions {
   /** Asks for one reconcile tick now, naming the service of the event that asked if any; false: declined (paused). */
   requestTick: (serviceId?: string) => Promise<boolean | void>;
   debounceMs: number;
+  /**
+   * How long after a container starts its look is due: a crashed service counts as back up only once its container
+   * has run a while, so a look at the start itself (a restart's start follows its die within the same second)
+   * would change nothing and cost a pass. 0: at once.
+   */
+  lookAfterStartMs?: number;
   reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
   /** For the times it records; the system's when unset. */
   clock?: Clock;
@@ -84,6 +93,10 @@ export class EventWatcher {
   private connecting: AbortController | undefined;
   private wake: (() => void) | undefined;
   private window: NodeJS.Timeout | undefined;
+  /** The pending look after starts, and when the latest start's look is due (epoch ms). */
+  private startLook: NodeJS.Timeout | undefined;
+  private latestStartDueMs = 0;
+  private latestStartService: string | undefined;
   private pending = false;
   private inFlight: Promise<void> = Promise.resolve();
   private requesting = 0;
@@ -101,7 +114,7 @@ export class EventWatcher {
 
   /** No tick request is in flight or waiting for its window. */
   get idle(): boolean {
-    return !this.window && !this.pending && this.requesting === 0;
+    return !this.window && !this.startLook && !this.pending && this.requesting === 0;
   }
 
   start(): void {
@@ -112,6 +125,7 @@ export class EventWatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.window);
+    clearTimeout(this.startLook);
     this.closeStream?.();
     this.connecting?.abort();
     this.wake?.();
@@ -179,7 +193,34 @@ export class EventWatcher {
     this.stats.relevant++;
     if (e.timeNano < openedNs) this.stats.replayed++;
     this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes[LABEL.service] });
-    this.requestSoon(e.attributes[LABEL.service]);
+    if (e.action === 'start' && this.o.lookAfterStartMs) this.lookAfterStart(e.attributes[LABEL.service]);
+    else this.requestSoon(e.attributes[LABEL.service]);
+  }
+
+  /**
+   * One timer for every start, a trailing one: due `lookAfterStartMs` after the latest start, so a burst of starts
+   * (a crash loop's restarts) makes one look once it is quiet; a burst that goes on is looked at no later than
+   * START_LOOK_MAX_POSTPONE delays after its first start. Every start is followed by a look at least the delay after it.
+   */
+  private lookAfterStart(serviceId?: string): void {
+    this.latestStartDueMs = Date.now() + (this.o.lookAfterStartMs ?? 0);
+    this.latestStartService = serviceId;
+    if (!this.startLook) this.armStartLook(this.latestStartDueMs, this.latestStartDueMs);
+  }
+
+  private armStartLook(dueMs: number, firstDueMs: number): void {
+    this.startLook = setTimeout(
+      () => {
+        const latest = this.latestStartDueMs;
+        const later = latest > Date.now();
+        const postponeMs = START_LOOK_MAX_POSTPONE * (this.o.lookAfterStartMs ?? 0);
+        if (later && latest - firstDueMs < postponeMs) return this.armStartLook(latest, firstDueMs);
+        this.startLook = undefined;
+        this.requestSoon(this.latestStartService);
+        if (later) this.armStartLook(latest, latest);
+      },
+      Math.max(0, dueMs - Date.now()),
+    );
   }
 
   private see(ns: bigint): void {

@@ -14,7 +14,7 @@ export const ALERT_CHOICES = ['drop', 'leave'] as const;
 export type CircuitChoice = (typeof CIRCUIT_CHOICES)[number];
 export type AlertChoice = (typeof ALERT_CHOICES)[number];
 
-export const LOOP_WORKFLOW_TYPES = ['reconcileTick', 'gcSweep', 'poolRefill', 'hostHealth'];
+export const LOOP_WORKFLOW_TYPES = ['reconcileTick', 'reconcileOnEvents', 'gcSweep', 'poolRefill', 'hostHealth'];
 
 export interface OpenCircuit {
   serviceId: string;

@@ -11,6 +11,7 @@ import { gcSweep } from '../workflows/gcSweep';
 import { poolRefill } from '../workflows/poolRefill';
 import { moreEventsSignal } from '../workflows/messages';
 import { reconcileTick } from '../workflows/reconcileTick';
+import { reconcileOnEvents } from '../workflows/reconcileOnEvents';
 import { withOperatorClient } from './client';
 
 export const CATCHUP_WINDOW = '1 minute';
@@ -89,7 +90,7 @@ export async function triggerLoop(client: Client, hostId: string, loop: LoopName
  */
 export async function triggerReconcile(client: Client, hostId: string, serviceId?: string): Promise<boolean> {
   if ((await client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe()).state.paused) return false;
-  await client.workflow.signalWithStart(reconcileTick, {
+  await client.workflow.signalWithStart(reconcileOnEvents, {
     workflowId: ids.eventTick(hostId),
     taskQueue: taskQueueFor(hostId),
     signal: moreEventsSignal,

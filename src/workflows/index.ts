@@ -4,4 +4,5 @@ export { circuitBreaker } from './circuitBreaker';
 export { gcSweep } from './gcSweep';
 export { poolRefill } from './poolRefill';
 export { reconcileTick } from './reconcileTick';
+export { reconcileOnEvents } from './reconcileOnEvents';
 export { notifyOperators } from './notifyOperators';

@@ -111,6 +111,25 @@ describe('event watcher on the real engine', () => {
     expect(cursor).toBeGreaterThan(0n);
   });
 
+  it('asks at the die, then once the restarted container can be seen back up, which takes its service back to running', async () => {
+    await setup();
+    const { sid, cid } = await runningService();
+    const w = watch();
+    await following();
+    await waitFor('no tick request pending', () => w.idle);
+    const requested = w.stats.ticksRequested;
+
+    await crashContainer(docker, cid);
+    await waitFor('the crash in SQLite', () => service(db, sid).crash_count === 1, 10_000, 20);
+    // The die's pass saw the container just restarted: not back up yet.
+    expect(service(db, sid).status).toBe('crashed');
+    // No periodic tick runs: the start's own look, about 11 s after it, is what brings the service back.
+    await waitFor('the service back up', () => service(db, sid).status === 'running', 60_000, 100);
+    await waitFor('no tick request pending', () => w.idle);
+    expect(w.stats.ticksRequested - requested).toBe(2);
+    expect(service(db, sid).crash_count).toBe(1);
+  });
+
   it('makes few ticks from a burst of events', async () => {
     await setup();
     const services = await Promise.all(Array.from({ length: 6 }, () => runningService()));

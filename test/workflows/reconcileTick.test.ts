@@ -13,7 +13,7 @@ import { KeeperHost, ServiceId } from '../../src/search-attributes';
 import { circuitStateQuery, moreEventsSignal } from '../../src/workflows/messages';
 import { summariseTick, tickActed, uniqueByService } from '../../src/policy/tick-summary';
 import { tickWords } from '../../src/policy/run-words';
-import { circuitBreaker, reconcileTick } from '../../src/workflows';
+import { circuitBreaker, reconcileOnEvents, reconcileTick } from '../../src/workflows';
 import { uniqueId, waitFor } from '../helpers/fixtures';
 import { executeWithStubs, realTimeClient, stubWorkerEnvForFile, withStubWorker } from './helpers';
 
@@ -159,7 +159,7 @@ describe('reconcileTick', () => {
     expect((await handle.describe()).typedSearchAttributes.get(ServiceId)).toBeUndefined();
   });
 
-  it('makes one more pass, in the same run, for a request signalled while a pass runs', async () => {
+  it('runs events as reconcileOnEvents: one more pass, in the same run, for a request signalled while a pass runs; no patch marker', async () => {
     const { stubs } = tickStubs(uniqueId('h'));
     let release: () => void = () => {};
     const firstPassHeld = new Promise<void>((r) => (release = r));
@@ -171,7 +171,7 @@ describe('reconcileTick', () => {
     });
     const client = realTimeClient(env);
     await withStubWorker(env, stubs, async (taskQueue) => {
-      const handle = await client.signalWithStart(reconcileTick, {
+      const handle = await client.signalWithStart(reconcileOnEvents, {
         taskQueue,
         workflowId: uniqueId('events-'),
         signal: moreEventsSignal,
@@ -182,6 +182,10 @@ describe('reconcileTick', () => {
       await handle.signal(moreEventsSignal);
       release();
       await handle.result();
+      // Born after the loop-local-activities patch: no patch marker (and so no TemporalChangeVersion upsert).
+      const markers = ((await handle.fetchHistory()).events ?? []).map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
+      expect(markers).toContain('core_local_activity');
+      expect(markers).not.toContain('core_patch');
     });
     expect(calls).toBe(2);
   });

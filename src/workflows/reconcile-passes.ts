@@ -1,0 +1,74 @@
+/**
+ * The reconcile passes that both reconcile workflows run: one local activity observes and applies, so the
+ * per-service observation stays in the worker and only the summary enters the history; then one circuit
+ * breaker workflow per circuit that opened or expired. Deterministic: workflow code only.
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ParentClosePolicy,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { CircuitRef, TickSummary } from '../contracts/reconcile';
+import { ids } from '../ids';
+import { serviceAttributes, ServiceId } from '../search-attributes';
+import { circuitBreaker } from './circuitBreaker';
+import { moreEventsSignal } from './messages';
+
+const { reconcileHost } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '2m',
+  scheduleToCloseTimeout: '5m',
+  retry: { initialInterval: '1s', maximumAttempts: 5 },
+});
+
+/** A run looks again at most this many times, then ends; the next request starts a new run. */
+const MAX_EVENT_PASSES = 20;
+
+/**
+ * One pass, then one more for each burst of requests (the watcher's signals) that arrived while the last pass
+ * ran, all in the same run.
+ */
+export async function passWhileRequested(): Promise<TickSummary> {
+  let requested = 0;
+  setHandler(moreEventsSignal, () => void requested++);
+  let handled = 0;
+  let summary: TickSummary;
+  let passes = 0;
+  do {
+    const target = Math.max(requested, 1);
+    summary = await reconcilePass();
+    handled = target;
+    passes++;
+  } while (requested > handled && passes < MAX_EVENT_PASSES);
+  return summary;
+}
+
+async function reconcilePass(): Promise<TickSummary> {
+  const { hostId, circuits, summary, services, details } = await reconcileHost(workflowInfo().workflowId);
+  for (const c of circuits) await startCircuitBreaker(hostId, c);
+  if (details) {
+    setCurrentDetails(details);
+    const known = workflowInfo().typedSearchAttributes.get(ServiceId);
+    if (!known && services.length > 0) upsertSearchAttributes([{ key: ServiceId, value: services[0] }]);
+  }
+  return summary;
+}
+
+/** Starts the circuit's workflow, which outlives the run that opened it. One already running for it keeps its timer. */
+export async function startCircuitBreaker(host: string, c: CircuitRef): Promise<void> {
+  try {
+    await startChild(circuitBreaker, {
+      workflowId: ids.circuit(host, c.serviceId),
+      args: [{ serviceId: c.serviceId }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: serviceAttributes(host, c.serviceId),
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The event watcher's requests, in milliseconds: an in-memory engine (a test double, test/helpers/memory-engine.ts)
+ * plays the events, a real SQLite state DB keeps the cursor. The same watcher on a real engine and a real Temporal
+ * server is tested in test/events/watcher-engine.test.ts.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventWatcher } from '../../src/events/watcher';
+import { silentLogger } from '../../src/log';
+import { TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
+import { memoryHost, type MemoryHost } from './world';
+
+const LOOK_AFTER_START_MS = 300;
+let watcher: EventWatcher | undefined;
+afterEach(async () => {
+  await watcher?.stop();
+  watcher = undefined;
+});
+
+/** A following watcher whose requests are recorded with the time they were made. */
+async function following(h: MemoryHost): Promise<{ at: number; serviceId?: string }[]> {
+  const requests: { at: number; serviceId?: string }[] = [];
+  watcher = new EventWatcher({
+    db: h.db,
+    docker: h.engine,
+    hostId: h.settings.hostId,
+    log: silentLogger,
+    debounceMs: 50,
+    lookAfterStartMs: LOOK_AFTER_START_MS,
+    requestTick: async (serviceId) => void requests.push({ at: Date.now(), serviceId }),
+  });
+  watcher.start();
+  await waitFor('the catch-up request', () => requests.length === 1 && watcher!.idle, 5_000, 5);
+  requests.length = 0;
+  h.advance(5); // the engine's clock past the stream's opening: its events come after the watcher's `since`
+  return requests;
+}
+
+async function serviceContainer(h: MemoryHost, start = true): Promise<{ sid: string; cid: string }> {
+  h.engine.addImage(TEST_IMAGE);
+  const sid = uniqueId('svc');
+  const labels = { 'ah.tenant': 't1', 'ah.service': sid, 'ah.managed': 'true' };
+  const cid = await h.engine.createContainer({ name: `ah-${sid}`, image: TEST_IMAGE, labels, restartPolicy: 'unless-stopped' });
+  if (start) await h.engine.startContainer(cid);
+  return { sid, cid };
+}
+
+describe('event watcher requests (in-memory engine)', () => {
+  it('asks at a die at once, and for the restart only once the container can be seen back up', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await serviceContainer(h);
+    const requests = await following(h);
+
+    const diedAt = Date.now();
+    h.engine.die(cid); // the restart policy starts it again at once: a die and a start
+    await waitFor('the die and the later look', () => requests.length === 2 && watcher!.idle, 5_000, 5);
+    expect(requests[0]).toMatchObject({ serviceId: sid });
+    expect(requests[0].at - diedAt).toBeLessThan(LOOK_AFTER_START_MS);
+    expect(requests[1]).toMatchObject({ serviceId: sid });
+    expect(requests[1].at - diedAt).toBeGreaterThanOrEqual(LOOK_AFTER_START_MS);
+  });
+
+  it('follows a burst of starts with one look, at least the delay after its last start', async () => {
+    const h = memoryHost();
+    const containers = await Promise.all([0, 1, 2, 3].map(() => serviceContainer(h, false)));
+    const requests = await following(h);
+
+    const startTimes: number[] = [];
+    for (const { cid } of containers) {
+      await h.engine.startContainer(cid);
+      startTimes.push(Date.now());
+      await new Promise((r) => setTimeout(r, 120));
+    }
+    await waitFor('the looks after the starts', () => watcher!.idle && requests.length > 0, 5_000, 5);
+    const lastStart = Math.max(...startTimes);
+    const looks = requests;
+    expect(looks[0].at).toBeGreaterThanOrEqual(startTimes[0] + LOOK_AFTER_START_MS);
+    expect(Math.max(...looks.map((r) => r.at))).toBeGreaterThanOrEqual(lastStart + LOOK_AFTER_START_MS);
+    expect(looks.length).toBe(1); // four starts within ~360 ms, each less than the delay after the one before
+  });
+
+  it('looks at a burst of starts that goes on no later than a few delays after its first start', async () => {
+    const h = memoryHost();
+    const containers = await Promise.all(Array.from({ length: 8 }, () => serviceContainer(h, false)));
+    const requests = await following(h);
+    let lastStart = 0;
+    for (const { cid } of containers) {
+      await h.engine.startContainer(cid);
+      lastStart = Date.now();
+      await new Promise((r) => setTimeout(r, 200)); // a start every 200 ms for 1.6 s, each within the 300 ms delay
+    }
+    await waitFor('the looks after the starts', () => watcher!.idle && requests.length > 0, 5_000, 5);
+    // The first look came while starts still came (due 4 delays after the first start, 1.2 s), not after the burst.
+    expect(requests[0].at).toBeLessThan(lastStart);
+    expect(requests.length).toBeGreaterThanOrEqual(2); // and the starts after it got a look of their own
+  });
+});
