@@ -47,6 +47,16 @@ export interface KeeperHost {
   close(): void;
 }
 
+/**
+ * Long polls a host's worker holds on the cluster's frontend. A host runs a few short runs an hour, so two
+ * workflow-task polls (the SDK keeps one on its sticky queue) and one activity-task poll keep up. The SDK's
+ * default is up to 10 of each, and a frontend holds at most `frontend.namespaceCount` (1,200 by default) long
+ * polls per namespace and per API: 10 a host caps a frontend at 120 hosts, 2 at 600 (the rest are throttled and
+ * retried, which loads the frontend further).
+ */
+export const WORKFLOW_TASK_POLLS = 2;
+export const ACTIVITY_TASK_POLLS = 1;
+
 /** How long running activities get to finish on SIGINT/SIGTERM. */
 export const SHUTDOWN_GRACE = '30s';
 
@@ -71,13 +81,20 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         interceptors: { activity: activityInterceptors },
         ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
         shutdownGraceTime: w.shutdownGraceTime ?? SHUTDOWN_GRACE,
+        // Not maxConcurrent…TaskPolls: SDK 1.24 ignores those and polls 10 of each.
+        workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLS },
+        activityTaskPollerBehavior: { type: 'simple-maximum', maximum: ACTIVITY_TASK_POLLS },
         ...(w.workflowsInMainThread ? { debugMode: true } : {}),
       });
     },
     async ensureSchedules(client) {
       await ensureSchedules(client, settings);
-      // The pool's schedule is an hourly backstop: a starting worker fills its pool now, not at the next hour.
-      await triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true });
+      // The pool's schedule is an hourly backstop: a starting worker fills its pool now, not at the next hour. Best
+      // effort: a cluster busy starting many hosts' schedules may time out the pause check (a query of the new
+      // schedule), and a worker must not fail its start for a refill its schedule makes anyway.
+      await triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }).catch((err: Error) =>
+        deps.log.warn('could not ask for a first pool refill; the pool schedule refills within the hour', { error: err.message }),
+      );
     },
     eventWatcher(client, opts = {}) {
       return new EventWatcher({
