@@ -10,6 +10,7 @@
  */
 import { activityLogContext } from '../activities/log-context';
 import { openStateDb, openStateDbAsIs, type StateDb } from '../db/open';
+import { readWorkerConfig } from '../db/worker-config';
 import { DockerClient } from '../docker/client';
 import type { Engine } from '../docker/engine';
 import type { HostDeps } from '../host/deps';
@@ -68,11 +69,22 @@ export interface OpenedHost {
   close(): void;
 }
 
+/**
+ * A command's tenant runtime is the one this host's worker runs, as the worker recorded it at its start (a dev
+ * worker on an engine without gVisor falls back to runc), unless the command was given --tenant-runtime itself:
+ * a service or environment a command creates runs as the worker's do.
+ */
+function withWorkersRuntime(settings: Settings, db: StateDb): Settings {
+  if (settings.tenantRuntimeGiven) return settings;
+  const worker = readWorkerConfig(db, settings.hostId);
+  return worker ? { ...settings, tenantRuntime: worker.config.tenantRuntime } : settings;
+}
+
 /** This host's dependencies for one process: the parts given, the rest opened from the settings. */
 export function openHost(settings: Settings, mode: HostMode, parts: HostParts = {}): OpenedHost {
   const db = parts.db ?? openHostDb(settings, mode);
   const deps: HostDeps = {
-    settings,
+    settings: mode === 'command' ? withWorkersRuntime(settings, db) : settings,
     db,
     docker: parts.docker ?? hostEngine(settings),
     log: parts.log ?? hostLogger(settings, { inWorker: mode === 'worker' }),

@@ -114,7 +114,7 @@ function registerClaimCommand(pool: Command): void {
       // The runtime is checked before the environment row is written; the claim itself stays one SQL update.
       const claim = async (deps: HostDeps) => (
         await assertTenantRuntime(deps),
-        claimEnvironment({ ...deps, tenantRuntime: settings.tenantRuntime }, request)
+        claimEnvironment({ ...deps, tenantRuntime: deps.settings.tenantRuntime }, request)
       );
       const result = await withHost(settings, claim).catch((err: unknown) => {
         throw err instanceof ClaimRequestError ? new UsageError(err.message) : err;
