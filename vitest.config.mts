@@ -10,6 +10,7 @@ export default defineConfig({
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/helpers/remove-temp-dirs.ts'],
     include: ['test/**/*.test.ts'],
     reporters: ['default'],
   },

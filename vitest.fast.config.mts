@@ -14,6 +14,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ['test/global-setup-fast.ts'],
+    setupFiles: ['test/helpers/remove-temp-dirs.ts'],
     // The pure tests: they read files and call functions. Not cli tests (they run the built bin, and most open a
     // state DB), nor anything that needs a dev server or an engine.
     include: [

@@ -18,8 +18,24 @@ export const WEB_IMAGE = 'keeper-test/web:latest';
 /** Exits 1 two seconds after each start: a crash-looping service. */
 export const CRASHLOOP_IMAGE = 'keeper-test/crashloop:latest';
 
+/** The temp dirs this process made, removed after each test file (test/helpers/remove-temp-dirs.ts). */
+const madeDirs: string[] = [];
+
+/** Removes the temp dirs made so far; one still in use (a mount a failed test left) stays, for the host-safety report. */
+export function removeTempDirs(): void {
+  for (const dir of madeDirs.splice(0)) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // left as it is
+    }
+  }
+}
+
 export function tempDir(prefix = 'keeper-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
 }
 
 export function uniqueId(prefix = 't'): string {
