@@ -6,20 +6,26 @@
  * - idle: 20 healthy services (keeper-test/web) and a full warm pool (the default templates, their images tagged
  *   from the test image);
  * - busy: the same, plus one crash-looping service (keeper-test/crashloop), created when the window opens, so the
- *   window holds its crashes, the circuit opening and its workflow.
+ *   window holds its crashes, the circuit opening and its workflow;
+ * - crash: the idle host, one healthy service's container SIGKILLed every --crash-every (Docker restarts it), a
+ *   different service each time: what one crash costs (the `events` row: the watcher's reconcileOnEvents runs).
  * The window opens once each loop has completed a run (GC's first waits --gc-first-delay, 2 min, then for its
  * 5-min interval's next mark) and the pool is full. Per case and loop it prints actions a day (by type), history
  * bytes a day (the runs started in the window, each one's history size from DescribeWorkflowExecution, plus the
  * growth of each schedule's own workflow), the dev server DB's growth (its file and -wal), the events that weigh
  * most in a run's history, and the monthly cost at the given list prices.
  *
- *   usage: DOCKER_HOST=$(bash scripts/extra-dockerd.sh start cost-bench) npm run bench:cost [-- --window 10m --cases idle,busy
+ *   usage: DOCKER_HOST=$(bash scripts/extra-dockerd.sh start cost-bench) npm run bench:cost [-- --window 10m --cases idle,busy,crash
+ *          --crash-every 60s
  *          --price-per-million-actions 50 --price-per-gb-month 0.77 --retention-days 30]
  */
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readyCounts } from '../src/db/pool';
+import { readServices } from '../src/db/services';
+import { DockerClient } from '../src/docker/client';
+import { crashContainer } from '../test/helpers/crash';
 import { loadSettings, parseDuration } from '../src/settings';
 import { triggerLoop } from '../src/temporal/schedules';
 import { measureWindow, type CaseFigures } from './cost-window';
@@ -45,6 +51,8 @@ export interface Options {
   pricePerMillionActions: number;
   pricePerGbMonth: number;
   retentionDays: number;
+  /** The crash case: one healthy service's container killed this often. */
+  crashEveryMs: number;
   /** Pool and GC measured at this interval instead of their (hourly) defaults, then scaled back to them. */
   loopIntervalMs?: number;
 }
@@ -58,15 +66,16 @@ function options(): Options & { cases: string[] } {
     }
     return v;
   };
-  const cases = arg('cases', 'idle,busy').split(',');
-  const unknown = cases.filter((c) => c !== 'idle' && c !== 'busy');
+  const cases = arg('cases', 'idle,busy,crash').split(',');
+  const unknown = cases.filter((c) => !CASES.includes(c as Case));
   if (unknown.length) {
-    process.stderr.write(`bench:cost: unknown case "${unknown[0]}" in --cases; use idle, busy or idle,busy\n`);
+    process.stderr.write(`bench:cost: unknown case "${unknown[0]}" in --cases; use some of idle,busy,crash\n`);
     process.exit(2);
   }
   return {
     cases,
     windowMs: parseDuration(arg('window', '10m')),
+    crashEveryMs: parseDuration(arg('crash-every', '60s')),
     services: num('services', '20'),
     loopIntervalMs: arg('loop-interval', '') ? parseDuration(arg('loop-interval', '')) : undefined,
     pricePerMillionActions: num('price-per-million-actions', '50'),
@@ -99,7 +108,26 @@ async function settle(h: CostHost): Promise<void> {
   }
 }
 
-async function runCase(kind: 'idle' | 'busy', o: Options, bundle: { codePath: string }): Promise<CaseFigures> {
+const CASES = ['idle', 'busy', 'crash'] as const;
+type Case = (typeof CASES)[number];
+
+/**
+ * Kills one healthy service's container every `everyMs`, a different one each time (Docker's restart policy
+ * brings it back), until stopped; returns how many it killed.
+ */
+function crashEvery(h: CostHost, everyMs: number): () => number {
+  const docker = new DockerClient();
+  const running = readServices(h.db).filter((s) => s.status === 'running' && s.containerId);
+  let kills = 0;
+  const timer = setInterval(() => {
+    const s = running[kills % running.length];
+    kills++;
+    crashContainer(docker, s.containerId!).catch((err) => process.stderr.write(`crash: ${(err as Error).message}\n`));
+  }, everyMs);
+  return () => (clearInterval(timer), kills);
+}
+
+async function runCase(kind: Case, o: Options, bundle: { codePath: string }): Promise<CaseFigures> {
   const mark = undoDepth();
   try {
     const h = await startCostHost(bundle, o.loopIntervalMs);
@@ -111,9 +139,13 @@ async function runCase(kind: 'idle' | 'busy', o: Options, bundle: { codePath: st
     const t = Date.now();
     await settle(h);
     process.stderr.write(`${kind}: settled in ${Math.round((Date.now() - t) / 1000)} s; measuring for ${o.windowMs / 1000} s\n`);
+    let stopCrashing = () => 0;
     const figures = await measureWindow(h, kind, o, async () => {
       if (kind === 'busy') await createServices(h, 1, CRASHLOOP_IMAGE, 'crashloop');
+      if (kind === 'crash') stopCrashing = crashEvery(h, o.crashEveryMs);
     });
+    const kills = stopCrashing();
+    if (kind === 'crash') figures.notes.push(perCrash(figures, kills));
     const defaults = loadSettings({}, {});
     figures.scale = {
       pool: defaults.poolIntervalMs ? h.settings.poolIntervalMs / defaults.poolIntervalMs : 1,
@@ -125,13 +157,21 @@ async function runCase(kind: 'idle' | 'busy', o: Options, bundle: { codePath: st
   }
 }
 
+/** The event runs' actions per crash (each crash: its die's run, and the look once it is back up). */
+function perCrash(f: CaseFigures, kills: number): string {
+  const events = f.loops.get('events')!;
+  const actions = [...events.actions.values()].reduce((a, b) => a + b, 0);
+  const byType = [...events.actions.entries()].map(([k, v]) => `${k} ${v}`).join(', ');
+  return `${kills} crashes; the event runs: ${events.runs} runs, ${actions} actions (${byType}): ${(actions / Math.max(1, kills)).toFixed(1)} actions per crash`;
+}
+
 async function main(): Promise<void> {
   const o = options();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-bench-cost-bundle-'));
   onTeardown(`remove ${dir}`, () => fs.rmSync(dir, { recursive: true, force: true }));
   const bundle = bundleOutOfProcess(dir);
   const all: CaseFigures[] = [];
-  for (const kind of o.cases as ('idle' | 'busy')[]) {
+  for (const kind of o.cases as Case[]) {
     const figures = await runCase(kind, o, bundle);
     all.push(figures);
     process.stdout.write(printCase(figures) + '\n\n');

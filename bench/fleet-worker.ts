@@ -30,6 +30,8 @@ export interface FleetWorkerConfig {
   raw: RawSettings;
   temporalEnv: Record<string, string>;
   workflowBundle: { codePath: string };
+  /** Every host's workflows in this process's main thread: no worker thread (and V8 isolate) per host. */
+  workflowsInMainThread: boolean;
 }
 
 interface RunningHost {
@@ -58,6 +60,7 @@ async function startHost(
     namespace: conn.namespace,
     workflowBundle: c.workflowBundle,
     shutdownGraceTime: '2s',
+    workflowsInMainThread: c.workflowsInMainThread,
   });
   const running = worker.run();
   const watcher = host.eventWatcher(conn.client);
@@ -103,7 +106,8 @@ function stop(code: number): void {
 let client: Client | undefined;
 process.on('message', (m: { start?: FleetWorkerConfig; schedule?: boolean; stop?: boolean }) => {
   const fail = (err: Error) => {
-    process.stderr.write(`fleet worker: ${err.message.split('\n')[0]}\n`);
+    const cause = (err as Error & { cause?: Error }).cause;
+    process.stderr.write(`fleet worker: ${err.message.split('\n')[0]}${cause ? `: ${cause.message.split('\n')[0]}` : ''}\n`);
     stop(1);
   };
   if (m.start) {
