@@ -157,6 +157,7 @@ export async function listRuns(client: Client, sinceMs: number): Promise<Run[]> 
 }
 
 /** The marks of an interval schedule (aligned to the epoch, as Temporal aligns `every`) in [fromMs, toMs). */
-export function marksBetween(everyMs: number, fromMs: number, toMs: number): number {
-  return Math.max(0, Math.ceil(toMs / everyMs) - Math.ceil(fromMs / everyMs));
+/** Marks of an interval schedule (every everyMs, at phaseMs past each epoch-aligned multiple) in [fromMs, toMs). */
+export function marksBetween(everyMs: number, fromMs: number, toMs: number, phaseMs = 0): number {
+  return Math.max(0, Math.ceil((toMs - phaseMs) / everyMs) - Math.ceil((fromMs - phaseMs) / everyMs));
 }

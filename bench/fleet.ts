@@ -30,6 +30,7 @@ import { LOOPS, type LoopName } from '../src/ids';
 import { loadSettings, parseDuration } from '../src/settings';
 import { connectClient, resolveTemporalTarget } from '../src/temporal/connection';
 import { freePort } from '../src/temporal/dev-server';
+import { schedulePhaseMs } from '../src/temporal/schedules';
 import { startCluster, type TemporalCluster } from '../test/helpers/cluster';
 import { temporalTlsEnv } from '../test/helpers/cluster/keeper';
 import { onTeardown, teardown as undoSteps, undoDepth } from './cost-host';
@@ -142,7 +143,7 @@ async function startFleet(
     poolSize: '0',
     tenantRuntime: 'runc',
   };
-  const ids = Array.from({ length: n }, (_, i) => `fleet-${String(i).padStart(4, '0')}`);
+  const ids = hostIds(n);
   const children: ChildProcess[] = [];
   onTeardown('stop the fleet workers', () => stopChildren(children));
   for (let i = 0; i < n; i += o.hostsPerProcess) {
@@ -197,8 +198,21 @@ export interface Lags {
   finishLagMs: number[];
 }
 
+/** The fleet's host ids, as startFleet names them. */
+function hostIds(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `fleet-${String(i).padStart(4, '0')}`);
+}
+
 function lags(runs: Run[], n: number, o: Options, fromMs: number, untilMs: number): Lags {
-  const expected = LOOPS.reduce((s, l) => s + n * marksBetween(Math.round(o.everyMs[l] / o.speedup), fromMs, untilMs), 0);
+  const expected = hostIds(n).reduce(
+    (sum, host) =>
+      sum +
+      LOOPS.reduce((s, l) => {
+        const every = Math.round(o.everyMs[l] / o.speedup);
+        return s + marksBetween(every, fromMs, untilMs, schedulePhaseMs(host, l, every));
+      }, 0),
+    0,
+  );
   const sorted = (xs: number[]) => xs.sort((a, b) => a - b);
   const finishLagMs = sorted(runs.map((r) => (r.closeMs ?? Infinity) - r.scheduledMs));
   return {

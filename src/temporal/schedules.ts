@@ -2,6 +2,7 @@
  * This host's three schedules, created or updated at worker start and never duplicated. Each has overlap SKIP
  * and a short catch-up window, so an outage is not followed by a backlog of ticks.
  */
+import { createHash } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
 import { hostAttributes, serviceAttributes } from '../search-attributes';
@@ -15,6 +16,16 @@ import { reconcileOnEvents } from '../workflows/reconcileOnEvents';
 import { withOperatorClient } from './client';
 
 export const CATCHUP_WINDOW = '1 minute';
+
+/**
+ * Where in its interval a host's loop fires, in ms: fixed per host and loop (a hash of both), so that a fleet's
+ * schedules do not all fire at the epoch-aligned instant. 500 hosts' hourly pool and GC schedules firing in the same
+ * second left a quarter of the runs unstarted within the catch-up window (docs/benchmarks.md, the fleet).
+ */
+export function schedulePhaseMs(hostId: string, loop: LoopName, everyMs: number): number {
+  const hash = createHash('sha256').update(`${hostId}/${loop}`).digest().readUInt32BE(0);
+  return Math.floor((hash / 2 ** 32) * (everyMs / 1000)) * 1000;
+}
 
 /** The workflow each loop's schedule starts. */
 export const LOOP_WORKFLOWS = {
@@ -32,7 +43,7 @@ export function scheduleOptions(loop: LoopName, settings: Settings, now = new Da
   return {
     scheduleId: ids.schedule(settings.hostId, loop),
     spec: {
-      intervals: [{ every: every[loop] }],
+      intervals: [{ every: every[loop], offset: schedulePhaseMs(settings.hostId, loop, every[loop]) }],
       // GC's first sweep waits, so that a restarted host has settled before anything is removed.
       startAt: loop === 'gc' ? new Date(now.getTime() + settings.gcFirstDelayMs) : undefined,
     },

@@ -6,7 +6,7 @@ import { expect, it } from 'vitest';
 import { lastLoopResults } from '../../src/db/loop-results';
 import { DockerClient } from '../../src/docker/client';
 import { ids } from '../../src/ids';
-import { ensureSchedules, triggerLoop } from '../../src/temporal/schedules';
+import { ensureSchedules, schedulePhaseMs, triggerLoop } from '../../src/temporal/schedules';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
 
@@ -24,6 +24,9 @@ it('a triggered gc schedule runs a real sweep on this host and records it', asyn
     expect(described.action).toMatchObject({ workflowType: 'gcSweep', args: [] });
     // the first sweep waits gc-first-delay (2m) after the worker starts
     expect(described.spec.startAt!.getTime()).toBeGreaterThan(Date.now() + 60_000);
+    // At this host's own phase of the interval, not the epoch-aligned instant every host would share.
+    const interval = described.spec.intervals![0];
+    expect(interval.offset).toBe(schedulePhaseMs(settings.hostId, 'gc', settings.gcIntervalMs));
 
     const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
     await worker.runUntil(async () => {
