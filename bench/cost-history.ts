@@ -63,7 +63,9 @@ const ACTION_OF_EVENT: Partial<Record<number, string>> = {
 export function actionsOf(events: HistoryEvent[], from = -Infinity, to = Infinity): Counts {
   const out: Counts = new Map();
   const markerTasks = new Set<string>();
+  const withStart = signalOfSignalWithStart(events);
   for (const e of events) {
+    if (e === withStart) continue; // metered with the start, as one SignalWithStartWorkflowExecution
     const at = eventTimeMs(e);
     if (at < from || at >= to) continue;
     const type = e.eventType ?? 0;
@@ -72,7 +74,8 @@ export function actionsOf(events: HistoryEvent[], from = -Infinity, to = Infinit
     else if (type === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED) {
       const a = e.workflowExecutionStartedEventAttributes;
       // A child's start is counted (twice) on its parent's command; a continued run on the old run's command.
-      if (!a?.parentWorkflowExecution && !a?.continuedExecutionRunId) add(out, 'StartWorkflowExecution');
+      if (!a?.parentWorkflowExecution && !a?.continuedExecutionRunId)
+        add(out, withStart ? 'SignalWithStartWorkflowExecution' : 'StartWorkflowExecution');
     } else if (type === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED) {
       add(out, 'StartChildWorkflowExecution');
       add(out, 'StartChildWorkflowExecution_Extra');
@@ -87,6 +90,17 @@ export function actionsOf(events: HistoryEvent[], from = -Infinity, to = Infinit
   }
   if (markerTasks.size) add(out, 'BatchMarkers', markerTasks.size);
   return out;
+}
+
+/**
+ * The signal of a run started by signal-with-start: a client's signal recorded right after the start, at the same
+ * time. The frontend meters that request once (SignalWithStartWorkflowExecution), not as a start and a signal.
+ */
+function signalOfSignalWithStart(events: HistoryEvent[]): HistoryEvent | undefined {
+  const [start, next] = events;
+  const started = start?.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED;
+  const signaled = next?.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && isClientSignal(next);
+  return started && signaled && eventTimeMs(start) === eventTimeMs(next) ? next : undefined;
 }
 
 /**

@@ -60,6 +60,22 @@ describe('actionsOf', () => {
     expect(Object.fromEntries(actionsOf(events))).toEqual({ SignalWorkflowExecution: 1 });
   });
 
+  it('counts a run started by signal-with-start once, as the frontend meters that request; later signals count', () => {
+    const signal = (id: number, s = 100) =>
+      ev(
+        id,
+        T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+        { workflowExecutionSignaledEventAttributes: { signalName: 'moreEvents', identity: 'keeper' } },
+        s,
+      );
+    const events = [
+      ev(1, T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, { workflowExecutionStartedEventAttributes: {} }),
+      signal(2),
+      signal(6, 101),
+    ];
+    expect(Object.fromEntries(actionsOf(events))).toEqual({ SignalWithStartWorkflowExecution: 1, SignalWorkflowExecution: 1 });
+  });
+
   it('keeps only the events of the time range asked for', () => {
     const events = [
       ev(1, T.EVENT_TYPE_TIMER_STARTED, {}, 10),
