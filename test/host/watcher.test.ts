@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/log';
 import { TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { memoryHost, type MemoryHost } from './world';
 
-const LOOK_AFTER_START_MS = 300;
+const LOOK_AFTER_START_MS = 200;
 let watcher: EventWatcher | undefined;
 afterEach(async () => {
   await watcher?.stop();
@@ -68,28 +68,28 @@ describe('event watcher requests (in-memory engine)', () => {
     for (const { cid } of containers) {
       await h.engine.startContainer(cid);
       startTimes.push(Date.now());
-      await new Promise((r) => setTimeout(r, 120));
+      await new Promise((r) => setTimeout(r, 30));
     }
     await waitFor('the looks after the starts', () => watcher!.idle && requests.length > 0, 5_000, 5);
     const lastStart = Math.max(...startTimes);
     const looks = requests;
     expect(looks[0].at).toBeGreaterThanOrEqual(startTimes[0] + LOOK_AFTER_START_MS);
     expect(Math.max(...looks.map((r) => r.at))).toBeGreaterThanOrEqual(lastStart + LOOK_AFTER_START_MS);
-    expect(looks.length).toBe(1); // four starts within ~360 ms, each less than the delay after the one before
+    expect(looks.length).toBe(1); // four starts ~30 ms apart, each well within the 200 ms delay of the one before
   });
 
   it('looks at a burst of starts that goes on no later than a few delays after its first start', async () => {
     const h = memoryHost();
-    const containers = await Promise.all(Array.from({ length: 8 }, () => serviceContainer(h, false)));
+    const containers = await Promise.all(Array.from({ length: 12 }, () => serviceContainer(h, false)));
     const requests = await following(h);
     let lastStart = 0;
     for (const { cid } of containers) {
       await h.engine.startContainer(cid);
       lastStart = Date.now();
-      await new Promise((r) => setTimeout(r, 200)); // a start every 200 ms for 1.6 s, each within the 300 ms delay
+      await new Promise((r) => setTimeout(r, 120)); // a start every 120 ms for ~1.4 s, each within the 200 ms delay
     }
     await waitFor('the looks after the starts', () => watcher!.idle && requests.length > 0, 5_000, 5);
-    // The first look came while starts still came (due 4 delays after the first start, 1.2 s), not after the burst.
+    // The first look came while starts still came (due 4 delays after the first start, 0.8 s), not after the burst.
     expect(requests[0].at).toBeLessThan(lastStart);
     expect(requests.length).toBeGreaterThanOrEqual(2); // and the starts after it got a look of their own
   });
