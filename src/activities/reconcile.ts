@@ -3,7 +3,7 @@
  * them can be retried harmlessly; each returns a compact result.
  */
 import { recordLoopResult } from '../db/loop-results';
-import { circuitsOpenedSince } from '../db/services';
+import { unheldCircuits } from '../db/circuit-holds';
 import type { HostDeps } from '../host/deps';
 import { applyObservation } from '../host/reconcile/apply';
 import { housekeep } from '../host/reconcile/housekeep';
@@ -15,9 +15,6 @@ import { unixSeconds } from '../time';
 import { summariseTick, tickActed, uniqueByService } from '../policy/tick-summary';
 import { tickWords } from '../policy/run-words';
 import type { Housekeeping, ReconciledHost, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
-
-/** How long after an opening a tick hands the circuit to its workflow again: a retried tick's window, generously. */
-const RECENT_OPENING_SEC = 600;
 
 export function createReconcileActivities(deps: HostDeps) {
   const log = deps.log.child({ loop: 'reconcile' });
@@ -52,9 +49,9 @@ export function createReconcileActivities(deps: HostDeps) {
       const housekept = housekeep(deps, policy);
       const obs = await observe();
       const applied = await applyObservation({ ...deps, log }, policy, obs);
-      // Circuits opened in the last few minutes too: a worker killed before it started their workflows.
-      const recent = circuitsOpenedSince(deps.db, unixSeconds(deps.clock) - RECENT_OPENING_SEC);
-      const circuits = uniqueByService([...applied.opened, ...housekept.expiredCircuits, ...recent]);
+      // And every open circuit whose workflow has not taken hold of it: a worker killed between the opening and
+      // the start of its workflow, a server down at that moment, however long ago; or a circuit ah opened.
+      const circuits = uniqueByService([...applied.opened, ...housekept.expiredCircuits, ...unheldCircuits(deps.db)]);
       const { expiredCircuits, hostId, ...housekeeping } = housekept;
       const summary = summariseTick(obs, applied, housekeeping, expiredCircuits.length);
       record(summary, workflowId);

@@ -10,6 +10,7 @@
 import { Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { releaseCircuitHoldsSince } from '../db/circuit-holds';
 import { taskQueueFor } from '../ids';
 import { createKeeperHost } from './keeper-host';
 import { openHostDb } from './open';
@@ -79,6 +80,7 @@ async function runWithOwnWorker<T>(
   target: Target,
   client: Client,
   fn: (client: Client) => Promise<T>,
+  serverGoesWithUs = false,
 ): Promise<OwnRun<T>> {
   // The DB first: a bad path must fail before any worker is started.
   const db = openHostDb(settings, 'command');
@@ -88,10 +90,13 @@ async function runWithOwnWorker<T>(
   try {
     const worker = await host.createWorker({ connection: native, namespace: target.namespace, shutdownGraceTime: '5s' });
     const startedAt = new Date();
-    return await worker.runUntil(async () => {
+    const run = await worker.runUntil(async () => {
       const result = await fn(client);
       return { result, ranBy: 'this command' as const, drained: await drainOwnWork(client, taskQueueFor(settings.hostId), startedAt) };
     });
+    // Circuits handed on to a server that exits with this command have no timer after it: the host's worker takes them.
+    if (serverGoesWithUs && run.drained.handedOn.length > 0) releaseCircuitHoldsSince(db, Math.floor(startedAt.getTime() / 1000));
+    return run;
   } finally {
     await native.close();
     db.close();
@@ -113,7 +118,7 @@ async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (cli
     };
     const connection = await connectClient(target);
     try {
-      const run = await runWithOwnWorker(settings, target, new Client({ connection, namespace }), fn);
+      const run = await runWithOwnWorker(settings, target, new Client({ connection, namespace }), fn, true);
       return {
         ...run,
         why: 'no Temporal server is configured or running here',

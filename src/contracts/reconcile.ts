@@ -117,6 +117,11 @@ export interface TickObservation {
   databases: { id: string; from: string; to: string }[];
   environmentsDown: { id: string; reason: string }[];
   environmentStops: { id: string; containerId: string }[];
+  /**
+   * Services whose circuit is open while their container runs: the stop at the opening failed, or someone started
+   * it. The tick stops it again, every tick until it is down. Absent from observations made before it.
+   */
+  openCircuitsRunning?: { serviceId: string; containerId: string }[];
   splitBrain: SplitBrain[];
   problems: Problem[];
   /** Services whose crash policy labels this tick read (from the list or an inspect), and the bad ones' lines. */

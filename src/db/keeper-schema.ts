@@ -226,3 +226,22 @@ CREATE TABLE keeper_image_pulls (
   updated_at INTEGER NOT NULL       -- unix seconds
 );`,
 });
+
+// ---- watchful at no cost: the 28xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_2801_circuit_holds',
+  sql: `
+-- The circuit generation whose workflow has taken hold of it (its first activity, holdCircuit, writes the row). An
+-- open circuit with no row for its generation has no timer yet: the worker's look asks for a tick that starts its
+-- workflow, however long the worker or the server was away, and whoever opened it (keeper or ah).
+CREATE TABLE keeper_circuit_holds (
+  service_id TEXT PRIMARY KEY,
+  generation INTEGER NOT NULL,    -- circuit_open_count of the opening held
+  held_at INTEGER NOT NULL        -- unix seconds
+);
+-- Circuits keeper opened before this table existed had their workflows started by the tick that opened them.
+INSERT INTO keeper_circuit_holds (service_id, generation, held_at)
+  SELECT s.id, s.circuit_open_count, o.opened_at FROM services s
+    JOIN keeper_circuit_openings o ON o.service_id = s.id AND o.generation = s.circuit_open_count
+   WHERE s.circuit_open = 1;`,
+});

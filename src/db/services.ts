@@ -237,23 +237,6 @@ export function listCircuits(db: StateDb): CircuitRow[] {
 }
 
 /**
- * Circuits keeper opened at or after `sinceSec` that are still open at that generation. A tick hands them to
- * their workflows again: a worker killed between opening a circuit and starting its workflow leaves a row that
- * no later observation finds (the crash is already counted), and starting a workflow that already runs is a
- * no-op.
- */
-export function circuitsOpenedSince(db: StateDb, sinceSec: number): CircuitRef[] {
-  return db
-    .prepare(
-      `SELECT s.id AS serviceId, s.circuit_open_count AS generation, s.circuit_retry_at AS retryAt
-         FROM services s JOIN keeper_circuit_openings o ON o.service_id = s.id AND o.generation = s.circuit_open_count
-        WHERE s.circuit_open = 1 AND o.opened_at >= ? AND typeof(s.circuit_retry_at) = 'integer'
-        ORDER BY s.id`,
-    )
-    .all(sinceSec) as CircuitRef[];
-}
-
-/**
  * Open circuits whose retry time has passed, e.g. opened by ah before keeper took over. Only rows the tick
  * can trust (a known status, integer counts): recovery rewrites the row, and a row of nonsense is reported by
  * the observe step, never acted on.
@@ -311,14 +294,24 @@ export function closeCircuit(db: StateDb, r: Recovery, now: number): boolean {
     .immediate();
 }
 
+/** Each condition once: the tick's write and the worker's look (which only reads) share it. */
+const DECAY_DUE = `circuit_open = 0 AND circuit_open_count > 0
+              AND id IN (SELECT service_id FROM keeper_circuit_openings WHERE opened_at <= ?)`;
+const DEPLOY_STALE = `status = 'deploying' AND updated_at < ?`;
+
 /** Escalation decays: closed circuits keeper last opened at least decaySec ago go back to open count 0. */
 export function decayEscalations(db: StateDb, now: number, decaySec: number): number {
-  return db
-    .prepare(
-      `UPDATE services SET circuit_open_count = 0 WHERE circuit_open = 0 AND circuit_open_count > 0
-              AND id IN (SELECT service_id FROM keeper_circuit_openings WHERE opened_at <= ?)`,
-    )
-    .run(now - decaySec).changes;
+  return db.prepare(`UPDATE services SET circuit_open_count = 0 WHERE ${DECAY_DUE}`).run(now - decaySec).changes;
+}
+
+/** The services a tick would fail as stale deploys, or decay the escalation of, now: ids, read only. */
+export function servicesDue(
+  db: StateDb,
+  now: number,
+  p: { staleDeployAfterSec: number; decaySec: number },
+): { deploys: string[]; decays: string[] } {
+  const ids = (where: string, at: number) => db.prepare(`SELECT id FROM services WHERE ${where} ORDER BY id`).pluck().all(at) as string[];
+  return { deploys: ids(DEPLOY_STALE, now - p.staleDeployAfterSec), decays: ids(DECAY_DUE, now - p.decaySec) };
 }
 
 /** A crashed service whose container has run again long enough goes back to `running`. */
@@ -371,14 +364,12 @@ export function failStaleDeploys(db: StateDb, now: number, afterSec: number): nu
   return db
     .transaction(() => {
       const cutoff = now - afterSec;
-      const rows = db.prepare(`SELECT id, tenant_id, image FROM services WHERE status = 'deploying' AND updated_at < ?`).all(cutoff) as {
+      const rows = db.prepare(`SELECT id, tenant_id, image FROM services WHERE ${DEPLOY_STALE}`).all(cutoff) as {
         id: string;
         tenant_id: string;
         image: string | null;
       }[];
-      const update = db.prepare(
-        `UPDATE services SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'deploying' AND updated_at < ?`,
-      );
+      const update = db.prepare(`UPDATE services SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND ${DEPLOY_STALE}`);
       let n = 0;
       for (const r of rows) {
         if (update.run(STALE_DEPLOY_ERROR, now, r.id, cutoff).changes !== 1) continue;

@@ -4,6 +4,7 @@
  */
 import { DockerError } from '../docker/client';
 import { ignoreNotFound } from '../docker/errors';
+import { recordCircuitHold } from '../db/circuit-holds';
 import { deathsOfWindow } from '../db/crash-records';
 import { setLook } from '../db/looks';
 import { closeCircuit, listCircuits, readCircuit, type CircuitRow, type Recovery } from '../db/services';
@@ -22,6 +23,8 @@ export async function holdCircuit(
   const c = readCircuit(db, serviceId);
   if (!c?.open) return { open: false, generation: c?.generation ?? 0, retryAt: 0, remainingMs: 0 };
   if (isValidContainerId(c.containerId)) await ignoreNotFound(docker.stopContainer(c.containerId));
+  // From here this opening has its timer: the worker's look no longer asks a tick to hand it over.
+  recordCircuitHold(db, serviceId, c.generation, unixSeconds(clock));
   const retryAt = c.retryAt ?? unixSeconds(clock);
   const deaths =
     c.windowStart === null

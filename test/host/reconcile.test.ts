@@ -212,16 +212,19 @@ describe('ownership (in-memory engine)', () => {
       fields: { circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: h.nowSec() + 600 },
     });
     for (const c of [foreign, claimant]) await h.engine.startContainer(c);
-    await tick(h);
+    const first = await tick(h);
+    // The one container keeper stops: the open circuit's, running, which its circuit wants down.
+    expect(first.obs.openCircuitsRunning).toEqual([{ serviceId: held.sid, containerId: held.cid }]);
+    expect(h.engine.calls.get('container.stop')).toBe(1);
     h.advance(60);
-    for (const c of [foreign, claimant, stopped.cid, held.cid]) h.engine.die(c);
+    for (const c of [foreign, claimant, stopped.cid]) h.engine.die(c);
     const ahRows = () => rows(h).slice(0, 4); // keeper's own looks move their time forward
     const before = ahRows();
     const { obs, applied } = await tick(h);
     expect(applied).toMatchObject({ crashes: 0, containersStopped: 0, unhealthyRestarted: 0, missing: 0 });
     expect(obs.splitBrain).toEqual([{ containerId: claimant.slice(0, 12), serviceId: sid, dbContainerId: cid.slice(0, 12) }]);
     expect(ahRows()).toEqual(before);
-    expect(h.engine.calls.get('container.stop') ?? 0).toBe(0);
+    expect(h.engine.calls.get('container.stop')).toBe(1);
     expect(h.engine.calls.get('container.restart') ?? 0).toBe(0);
   });
 

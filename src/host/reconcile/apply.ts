@@ -35,6 +35,10 @@ export async function applyObservation(deps: ApplyDeps, policy: CrashPolicy, obs
   for (const e of obs.environmentStops) {
     if (await act(`stop environment ${e.id}`, () => deps.docker.stopContainer(e.containerId))) applied.containersStopped++;
   }
+  for (const c of obs.openCircuitsRunning ?? []) {
+    if (await act(`stop ${c.containerId.slice(0, 12)} (its circuit is open)`, () => deps.docker.stopContainer(c.containerId)))
+      applied.containersStopped++;
+  }
   reportOnce(deps, obs, now);
   return applied;
 }

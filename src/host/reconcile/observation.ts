@@ -17,6 +17,7 @@ export function emptyObservation(now: number): TickObservation {
     databases: [],
     environmentsDown: [],
     environmentStops: [],
+    openCircuitsRunning: [],
     splitBrain: [],
     problems: [],
   };
