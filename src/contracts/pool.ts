@@ -16,6 +16,11 @@ export interface PruneReport {
    * Absent from results recorded before keeper checked runtimes.
    */
   replaced?: { id: string; runtime: string }[];
+  /**
+   * Ready rows whose container is down (stopped outside keeper, or dead) for longer than an engine restart takes to
+   * bring it back: row deleted, container and volume removed; the plan makes new ones. Absent from older results.
+   */
+  dead?: string[];
   /** Claimed rows an environment already owns (an interrupted claim's leftover row): row deleted. */
   finishedClaims: number;
   /** Claimed rows no environment references: left alone (they protect their container) and reported. */

@@ -85,3 +85,15 @@ export const POOL_NETWORK_OPTIONS: Record<string, string> = { [BRIDGE_ICC_OPTION
 export function poolNetworkIsolates(net: { internal: boolean; options: Record<string, string> }): boolean {
   return net.internal && net.options[BRIDGE_ICC_OPTION] === 'false';
 }
+
+/**
+ * A ready pool container that is down this long is dead: the engine brings its own containers back within seconds of
+ * starting (unless-stopped), while during its shutdown, for up to ~10 s, it still answers with them exited.
+ */
+export const POOL_DEAD_AFTER_MS = 15_000;
+
+/** Whether a ready pool container is dead: down (exited or dead) for POOL_DEAD_AFTER_MS, so no claim may take it. */
+export function isDeadPoolContainer(state: string, finishedAtMs: number | null, nowMs: number): boolean {
+  if (state !== 'exited' && state !== 'dead') return false;
+  return finishedAtMs === null || nowMs - finishedAtMs >= POOL_DEAD_AFTER_MS;
+}

@@ -18,10 +18,10 @@ import {
   recordContainerRuntime,
   type PoolRow,
 } from '../../db/pool';
-import { DockerError } from '../../docker/client';
+import { DockerError, type ContainerDetails } from '../../docker/client';
 import { ignoreNotFound, isNotFound } from '../../docker/errors';
 import { LABEL, MANAGED, POOL_NETWORK, poolContainerName, poolVolumeName, RESOURCE_TYPE } from '../../names';
-import { hasRoom, planRefill, POOL_NETWORK_OPTIONS, resolvePooledTemplates } from '../../policy/pool';
+import { hasRoom, isDeadPoolContainer, planRefill, POOL_NETWORK_OPTIONS, resolvePooledTemplates } from '../../policy/pool';
 import { unixSeconds } from '../../time';
 import { pullView } from '../../policy/image-pull';
 import type { HostDeps } from '../deps';
@@ -48,25 +48,28 @@ type PoolDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>;
 
 /**
  * Looks at every ready row's container. A 404 makes the row a ghost: deleted, its volume removed; any other
- * error keeps the row (W-P4). A container under another runtime than --tenant-runtime is replaced: its row is
- * deleted (a compare-and-set on `ready`, so a claim that took it first keeps it), then the container and volume
- * are removed, and the plan refills. A container under the configured runtime has its runtime recorded, which
- * is what lets a claim take it (keeper_container_runtimes).
+ * error keeps the row (W-P4). A container that is down (policy/pool.ts: isDeadPoolContainer) or runs under another
+ * runtime than --tenant-runtime is replaced: its row is deleted (a compare-and-set on `ready`, so a claim that took it
+ * first keeps it), then the container and volume are removed, and the plan refills. A container under the configured
+ * runtime has its runtime recorded, which is what lets a claim take it (keeper_container_runtimes).
  */
 export async function prunePoolGhosts(deps: PoolDeps): Promise<PruneReport> {
   const { db } = deps;
-  const report: PruneReport = { checked: 0, pruned: [], kept: [], replaced: [], finishedClaims: 0, strandedClaims: [] };
+  const report: PruneReport = { checked: 0, pruned: [], kept: [], replaced: [], dead: [], finishedClaims: 0, strandedClaims: [] };
   const recorded = readyRuntimes(db);
   for (const row of poolRows(db, 'ready')) {
     report.checked++;
-    const runtime = await runtimeOfReady(deps, row, report);
-    if (runtime === undefined) continue;
-    if (runtime === deps.settings.tenantRuntime) {
-      if (recorded.get(row.containerId) !== runtime) recordContainerRuntime(db, row.containerId, runtime, unixSeconds(deps.clock));
+    const details = await inspectReady(deps, row, report);
+    if (details === undefined) continue;
+    const dead = isDeadPoolContainer(details.status, details.finishedAtMs, deps.clock.nowMs());
+    if (!dead && details.runtime === deps.settings.tenantRuntime) {
+      if (recorded.get(row.containerId) !== details.runtime)
+        recordContainerRuntime(db, row.containerId, details.runtime, unixSeconds(deps.clock));
       continue;
     }
     if (!deletePoolRow(db, row.id, 'ready')) continue;
-    report.replaced!.push({ id: row.id, runtime });
+    if (dead) report.dead!.push(row.id);
+    else report.replaced!.push({ id: row.id, runtime: details.runtime });
     await removePoolResources(deps, row, report, 'replaced');
   }
   report.finishedClaims = deleteFinishedClaims(db);
@@ -75,10 +78,10 @@ export async function prunePoolGhosts(deps: PoolDeps): Promise<PruneReport> {
   return report;
 }
 
-/** The runtime of a ready row's container; undefined when the row was pruned as a ghost or kept after an error. */
-async function runtimeOfReady(deps: PoolDeps, row: PoolRow, report: PruneReport): Promise<string | undefined> {
+/** A ready row's container; undefined when the row was pruned as a ghost or kept after an error. */
+async function inspectReady(deps: PoolDeps, row: PoolRow, report: PruneReport): Promise<ContainerDetails | undefined> {
   try {
-    return (await deps.docker.inspectContainer(row.containerId)).runtime;
+    return await deps.docker.inspectContainer(row.containerId);
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;
     if (!err.isNotFound) {
