@@ -39,20 +39,29 @@ export function stopEnvironment(db: StateDb, id: string, now: number): boolean {
   );
 }
 
+/** Each condition once: the tick's write and the worker's look (which only counts) share it. */
+const LEASE_EXPIRED = `status = 'running' AND lease_expires_at IS NOT NULL AND lease_expires_at < ?`;
+const CREATE_STALE = `status = 'creating' AND updated_at < ?`;
+
 /** Running environments whose lease has expired: their DB status is set first; the container stop follows. */
 export function expireLeases(db: StateDb, now: number): number {
-  return db
-    .prepare(
-      `UPDATE environments SET status = 'stopped', updated_at = ?
-              WHERE status = 'running' AND lease_expires_at IS NOT NULL AND lease_expires_at < ?`,
-    )
-    .run(now, now).changes;
+  return db.prepare(`UPDATE environments SET status = 'stopped', updated_at = ? WHERE ${LEASE_EXPIRED}`).run(now, now).changes;
 }
 
 export function failStaleEnvironmentCreates(db: StateDb, now: number, afterSec: number): number {
-  return db
-    .prepare(`UPDATE environments SET status = 'failed', updated_at = ? WHERE status = 'creating' AND updated_at < ?`)
-    .run(now, now - afterSec).changes;
+  return db.prepare(`UPDATE environments SET status = 'failed', updated_at = ? WHERE ${CREATE_STALE}`).run(now, now - afterSec).changes;
+}
+
+/** The environments a tick would stop for their lease, or fail for a stale create, now: ids, read only. */
+export function environmentsDue(db: StateDb, now: number, staleCreateAfterSec: number): { leases: string[]; creates: string[] } {
+  const ids = (where: string, at: number) =>
+    db.prepare(`SELECT id FROM environments WHERE ${where} ORDER BY id`).pluck().all(at) as string[];
+  return { leases: ids(LEASE_EXPIRED, now), creates: ids(CREATE_STALE, now - staleCreateAfterSec) };
+}
+
+/** Whether a problem has been reported (and logged) already: read only. */
+export function problemReported(db: StateDb, subject: string, problem: string): boolean {
+  return db.prepare('SELECT 1 FROM keeper_reported_problems WHERE subject = ? AND problem = ?').get(subject, problem) !== undefined;
 }
 
 /** Records a problem once; true the first time, so that the caller logs it once, not every tick. */

@@ -1,0 +1,79 @@
+/**
+ * The reconcile loop's local look: what a tick would do now, found without a tick. It runs the tick's own
+ * observation (src/host/reconcile/observe.ts: three container lists, an inspect only of containers that may have
+ * changed, the engine's events only when one died) and reads the rows the tick's DB-only steps would change. Like
+ * the tick's observation it writes only bookkeeping of the look itself: the looks it confirmed unchanged move their
+ * time forward, and a look that changed with nothing to count (a health check that passed, a first look's baseline)
+ * is swapped by the same compare-and-set a tick uses. Everything else is left to the tick it asks for.
+ */
+import { unheldCircuits } from '../../db/circuit-holds';
+import { environmentsDue, problemReported } from '../../db/hosted';
+import { swapLook } from '../../db/looks';
+import { expiredCircuits, servicesDue } from '../../db/services';
+import type { CrashPolicy, TickObservation } from '../../contracts/reconcile';
+import { crashPolicy } from '../../policy/crash';
+import { unixSeconds } from '../../time';
+import type { HostDeps } from '../deps';
+import { observeHost } from '../reconcile/observe';
+import type { ContainerChange, Finding } from './finding';
+
+/** An expired circuit's own workflow recovers it at its retry time; one still open this much later has lost it. */
+export const EXPIRED_CIRCUIT_GRACE_SEC = 60;
+
+type LookDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>;
+
+export async function lookForReconcile(deps: LookDeps, policy: CrashPolicy = crashPolicy(deps.settings)): Promise<Finding> {
+  const now = unixSeconds(deps.clock);
+  const rows = rowsDue(deps, policy, now);
+  const obs = await observeHost(deps, policy, now);
+  for (const l of obs.looks) swapLook(deps.db, l.serviceId, l.expected, l.next, now);
+  const seen = observed(deps, obs);
+  return { items: [...seen.items, ...rows.items], serviceId: seen.serviceId ?? rows.serviceId, changes: seen.changes };
+}
+
+/** What the tick's DB-only steps and its circuit hand-over would do now. */
+function rowsDue({ db, settings }: LookDeps, policy: CrashPolicy, now: number): Finding {
+  const services = servicesDue(db, now, { staleDeployAfterSec: settings.staleDeployAfterMs / 1000, decaySec: policy.decaySec });
+  const envs = environmentsDue(db, now, settings.staleEnvCreateAfterMs / 1000);
+  const unheld = unheldCircuits(db);
+  const lost = expiredCircuits(db, now - EXPIRED_CIRCUIT_GRACE_SEC);
+  return {
+    items: [
+      ...services.deploys.map((id) => `stale-deploy:${id}`),
+      ...envs.leases.map((id) => `lease-expired:${id}`),
+      ...envs.creates.map((id) => `stale-create:${id}`),
+      ...unheld.map((c) => `circuit-unheld:${c.serviceId}@g${c.generation}`),
+      ...lost.map((c) => `circuit-expired:${c.serviceId}@g${c.generation}`),
+    ],
+    serviceId: unheld[0]?.serviceId ?? lost[0]?.serviceId ?? services.deploys[0],
+    changes: [],
+  };
+}
+
+/** What the tick's apply step would do with this observation (bad input it has not reported yet included). */
+function observed({ db }: LookDeps, obs: TickObservation): Finding {
+  const changes: ContainerChange[] = [];
+  const crashes = obs.crashes.map((c) => {
+    const item = `crash:${c.serviceId}@${c.nextLook.state}/${c.nextLook.restartCount}`;
+    const latest = Math.max(...(c.facts ?? []).map((f) => f.diedAtMs ?? -1));
+    if (latest > 0) changes.push({ containerId: c.containerId, atMs: latest, item });
+    return item;
+  });
+  const items = [
+    ...crashes,
+    ...obs.backUp.map((b) => `back-up:${b.serviceId}`),
+    ...obs.gone.map((g) => `gone:${g.serviceId}`),
+    ...(obs.vanished ?? []).map((v) => `vanished:${v.serviceId}`),
+    ...(obs.openCircuitsRunning ?? []).map((c) => `circuit-running:${c.serviceId}`),
+    ...obs.databases.map((d) => `database:${d.id}@${d.to}`),
+    ...obs.environmentsDown.map((e) => `environment-down:${e.id}`),
+    ...obs.environmentStops.map((e) => `environment-stop:${e.id}`),
+    ...obs.splitBrain
+      .filter((s) => !problemReported(db, `container:${s.containerId}`, 'split-brain'))
+      .map((s) => `split-brain:${s.containerId}`),
+    ...obs.problems.filter((p) => !problemReported(db, p.subject, p.problem)).map((p) => `bad-input:${p.subject}`),
+  ];
+  const serviceId =
+    obs.crashes[0]?.serviceId ?? obs.backUp[0]?.serviceId ?? obs.gone[0]?.serviceId ?? obs.openCircuitsRunning?.[0]?.serviceId;
+  return { items, serviceId, changes };
+}

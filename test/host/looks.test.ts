@@ -1,0 +1,147 @@
+/**
+ * The loops' local looks (src/host/looks/) on an in-memory engine, a test double (see test/helpers/memory-engine.ts),
+ * with a real SQLite state DB: each finds exactly what a run of its loop would do now, and nothing on a quiet host.
+ * The same looks in a worker on a real engine are tested in test/sensors/.
+ */
+import { describe, expect, it } from 'vitest';
+import { recordCircuitHold } from '../../src/db/circuit-holds';
+import { replaceConditions } from '../../src/db/conditions';
+import { lookForGc } from '../../src/host/looks/gc-look';
+import { lookForPool } from '../../src/host/looks/pool-look';
+import { lookForReconcile } from '../../src/host/looks/reconcile-look';
+import { applyObservation } from '../../src/host/reconcile/apply';
+import { observeHost } from '../../src/host/reconcile/observe';
+import { createPoolEntry } from '../../src/host/pool/refill';
+import { POOL_HOLD_SUBJECT } from '../../src/policy/disk';
+import { crashPolicy } from '../../src/policy/crash';
+import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
+import { addService, addTenant } from '../reconcile/rows';
+import { memoryHost, type MemoryHost } from './world';
+
+async function runningService(h: MemoryHost, fields: Parameters<typeof addService>[2] = {}) {
+  h.engine.addImage(TEST_IMAGE);
+  const tenant = addTenant(h.db);
+  const sid = uniqueId('svc');
+  const cid = await h.engine.createContainer({
+    name: `ah-${tenant}-${sid}`,
+    image: TEST_IMAGE,
+    labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
+    restartPolicy: 'unless-stopped',
+    network: 'none',
+  });
+  await h.engine.startContainer(cid);
+  addService(h.db, tenant, { containerId: cid, ...fields }, sid);
+  return { tenant, sid, cid };
+}
+
+/** A tick, as a run of the reconcile loop does it: what the look found is then done. */
+async function tick(h: MemoryHost) {
+  const policy = crashPolicy(h.settings);
+  await applyObservation(h.deps, policy, await observeHost(h.deps, policy, h.nowSec()));
+}
+
+const reconcileLook = (h: MemoryHost) => lookForReconcile(h.deps, crashPolicy(h.settings));
+
+describe('the reconcile look (in-memory engine)', () => {
+  it('finds nothing on a steady host, and a death once, with its time, until a tick counts it', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h);
+    await tick(h); // keeper's first look: the baseline
+    h.advance(60);
+    expect((await reconcileLook(h)).items).toEqual([]);
+
+    h.engine.die(cid, { restarted: false });
+    const found = await reconcileLook(h);
+    expect(found.items).toEqual([`crash:${sid}@exited/0`]);
+    expect(found.serviceId).toBe(sid);
+    expect(found.changes).toEqual([{ containerId: cid, atMs: h.deps.clock.nowMs(), item: found.items[0] }]);
+    expect((await reconcileLook(h)).items).toEqual(found.items); // a look counts nothing
+
+    await tick(h);
+    expect((await reconcileLook(h)).items).toEqual([]);
+  });
+
+  it("finds a running row whose container is gone, and the rows the tick's DB-only steps would change", async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h);
+    await tick(h);
+    await h.engine.removeContainer(cid, { force: true });
+    const stale = addService(h.db, addTenant(h.db), { status: 'deploying', updatedAt: h.nowSec() - 3600 });
+    expect((await reconcileLook(h)).items.sort()).toEqual([`crash:${sid}@missing/0`, `stale-deploy:${stale}`].sort());
+  });
+
+  it('finds an open circuit no workflow holds, and its running container; nothing once held and stopped', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, {
+      status: 'crashed',
+      circuitOpen: 1,
+      circuitOpenCount: 2,
+      circuitRetryAt: h.nowSec() + 1800,
+    });
+    expect((await reconcileLook(h)).items.sort()).toEqual([`circuit-running:${sid}`, `circuit-unheld:${sid}@g2`].sort());
+    recordCircuitHold(h.db, sid, 2, h.nowSec());
+    await h.engine.stopContainer(cid);
+    expect((await reconcileLook(h)).items).toEqual([]);
+    // Held, but long past its retry time and still open: its workflow is lost.
+    h.advance(1800 + 61);
+    expect((await reconcileLook(h)).items).toEqual([`circuit-expired:${sid}@g2`]);
+  });
+
+  it('swaps a look that changed with nothing to count (a health check passing) itself, and asks for nothing', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h);
+    await tick(h);
+    h.engine.setHealth(cid, 'healthy');
+    expect((await reconcileLook(h)).items).toEqual([]);
+    const look = h.db.prepare('SELECT health FROM keeper_container_looks WHERE service_id = ?').get(sid) as { health: string };
+    expect(look.health).toBe('healthy');
+  });
+});
+
+const DEFAULT_IMAGE = 'ubuntu:24.04'; // tmpl_default's base image, as ah's schema seeds it
+
+async function fullPool(h: MemoryHost) {
+  h.engine.addImage(DEFAULT_IMAGE);
+  return Promise.all([0, 1].map(() => createPoolEntry(h.deps, { entryId: uniqueId('wp'), templateId: 'tmpl_default' })));
+}
+
+describe('the pool look (in-memory engine)', () => {
+  const poolHost = () => memoryHost({ pooledTemplates: 'default', poolSize: '2' });
+
+  it('finds nothing in a full pool, and a template short of its size', async () => {
+    const h = poolHost();
+    h.engine.addImage(DEFAULT_IMAGE);
+    expect((await lookForPool(h.deps)).items).toEqual(['pool-short:tmpl_default@0']);
+    await fullPool(h);
+    expect((await lookForPool(h.deps)).items).toEqual([]);
+  });
+
+  it('finds a ready container that is gone, or down past an engine restart, and nothing while the disk holds the pool', async () => {
+    const h = poolHost();
+    const [gone, stopped] = await fullPool(h);
+    await h.engine.removeContainer(gone.containerId!, { force: true });
+    await h.engine.stopContainer(stopped.containerId!);
+    expect((await lookForPool(h.deps)).items).toEqual([`pool-gone:${gone.entryId}`]);
+    h.advance(20);
+    expect((await lookForPool(h.deps)).items.sort()).toEqual([`pool-dead:${stopped.entryId}`, `pool-gone:${gone.entryId}`].sort());
+
+    replaceConditions(h.db, { hostId: h.settings.hostId, loop: 'disk', now: h.nowSec() }, [
+      { subject: POOL_HOLD_SUBJECT, state: 'held', message: 'disk full', cleared: 'disk ok' },
+    ]);
+    expect((await lookForPool(h.deps)).items).toEqual([]);
+  });
+});
+
+describe('the GC look (in-memory engine)', () => {
+  it('finds an orphan container once it is past the age guard, and does not remove it', async () => {
+    const h = memoryHost({ gcMinAge: '10m' });
+    h.engine.addImage(TEST_IMAGE);
+    const labels = { 'ah.tenant': 'gone', 'ah.service': 'svc-gone', 'ah.managed': 'true' };
+    const id = await h.engine.createContainer({ name: 'ah-gone-svc', image: TEST_IMAGE, labels, network: 'none' });
+    await h.engine.startContainer(id);
+    expect((await lookForGc(h.deps)).items).toEqual([]);
+    h.advance(601);
+    expect((await lookForGc(h.deps)).items).toEqual([`gc-containers:${id.slice(0, 12)}`]);
+    expect(h.engine.containers.has(id)).toBe(true);
+  });
+});
