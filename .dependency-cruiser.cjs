@@ -12,6 +12,7 @@ const ARROWS = {
   'app/': [
     'activities/',
     'events/',
+    'sensors/',
     'host/',
     'temporal/',
     'db/',
@@ -26,6 +27,7 @@ const ARROWS = {
   'temporal/': ['workflows/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
   'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'log.ts', 'time.ts'],
   'events/': ['db/', 'docker/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
+  'sensors/': ['host/', 'db/', 'policy/', 'metrics.ts', 'ids.ts', 'log.ts', 'time.ts'],
   'workflows/': ['activities/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'],
   'host/': [
     'db/',

@@ -26,7 +26,7 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
       'keeper_event_watcher_state',
       'int',
       '',
-      "the Docker event watcher's state: 1 for the current one (following, reconnecting, unavailable, stopped), 0 for the others",
+      "the Docker event watcher's state: 1 for the current one (following, silent, reconnecting, unavailable, stopped), 0 for the others",
     ),
     diskUsedRatio: meter.createGauge(
       'keeper_disk_used_ratio',
@@ -41,6 +41,16 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
       '',
       '--disk-block as a fraction (0-1): at or above it the guard blocks pool refills and deploys',
     ),
+    looks: meter.createCounter(
+      'keeper_looks',
+      'looks',
+      "the worker's local looks, by loop and whether one found something to do (found: yes, which asks for a run, or no)",
+    ),
+    runRequests: meter.createCounter(
+      'keeper_run_requests',
+      'requests',
+      'requests for a loop run (from the event watcher and the local looks), by loop and outcome: taken, declined (paused), or retried (Temporal did not take it; kept and sent again)',
+    ),
     notifications: meter.createCounter(
       'keeper_notifications',
       'deliveries',
@@ -51,7 +61,7 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
 
 export type KeeperMetrics = ReturnType<typeof createKeeperMetrics>;
 
-const WATCHER_STATES: WatcherState[] = ['following', 'reconnecting', 'unavailable', 'stopped'];
+const WATCHER_STATES: WatcherState[] = ['following', 'silent', 'reconnecting', 'unavailable', 'stopped'];
 
 /** One series per state, so that an alert can ask for `{state="unavailable"} == 1` and a graph shows changes. */
 export function recordWatcherState(metrics: KeeperMetrics, state: WatcherState): void {

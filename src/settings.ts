@@ -33,6 +33,10 @@ export interface Settings {
   /** Unset: a checkout's provisioned CLI, else `temporal` on PATH (src/temporal/dev-server.ts). */
   temporalCli: string | undefined;
   reconcileIntervalMs: number;
+  /** How often the worker's local looks run (src/sensors/): no Temporal call unless a look finds something to do. */
+  reconcileLookIntervalMs: number;
+  poolLookIntervalMs: number;
+  gcLookIntervalMs: number;
   eventDebounceMs: number;
   crashWindowMs: number;
   crashThreshold: number;
@@ -250,9 +254,16 @@ export const SETTINGS: SettingSpec[] = [
   spec(
     'reconcileIntervalMs',
     'reconcile-interval',
-    '10m',
+    '1h',
     positiveDuration,
-    "the reconcile schedule's backstop: a tick this often, besides the one the event watcher starts on each container event",
+    "the reconcile schedule's backstop: a tick this often, besides those the event watcher and the local looks ask for",
+  ),
+  spec(
+    'reconcileLookIntervalMs',
+    'reconcile-look-interval',
+    '10s',
+    positiveDuration,
+    'how often the worker looks locally (engine and DB, no Temporal call) for what a tick would do; a tick runs only when a look finds something',
   ),
   spec(
     'eventDebounceMs',
@@ -299,7 +310,20 @@ export const SETTINGS: SettingSpec[] = [
     positiveDuration,
     'environment `creating` longer than this becomes `failed`',
   ),
-  spec('gcIntervalMs', 'gc-interval', '1h', positiveDuration, 'how often the gc schedule sweeps'),
+  spec(
+    'gcIntervalMs',
+    'gc-interval',
+    '6h',
+    positiveDuration,
+    "the gc schedule's backstop: a sweep this often, besides those the local looks ask for",
+  ),
+  spec(
+    'gcLookIntervalMs',
+    'gc-look-interval',
+    '1m',
+    positiveDuration,
+    'how often the worker looks locally for what a sweep would remove (a dry run); a sweep runs only when a look finds something',
+  ),
   spec('gcFirstDelayMs', 'gc-first-delay', '2m', positiveDuration, 'no sweep before this long after the worker starts'),
   spec(
     'gcMinAgeMs',
@@ -336,9 +360,16 @@ export const SETTINGS: SettingSpec[] = [
   spec(
     'poolIntervalMs',
     'pool-interval',
-    '1h',
+    '6h',
     positiveDuration,
-    "the pool schedule's backstop: a refill this often, besides the one each claim asks for",
+    "the pool schedule's backstop: a refill this often, besides those claims and the local looks ask for",
+  ),
+  spec(
+    'poolLookIntervalMs',
+    'pool-look-interval',
+    '15s',
+    positiveDuration,
+    'how often the worker looks locally for a pool short of its size (a claim, a dead or missing container, a failed refill, a cleared disk hold); a refill runs only when a look finds something',
   ),
   spec('poolSize', 'pool-size', '2', integer(0, 100), 'ready containers per pooled template'),
   spec('poolMaxTotal', 'pool-max-total', '6', integer(0, 1000), 'ready containers over all templates'),

@@ -8,8 +8,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { SHUTDOWN_GRACE } from './app/keeper-host';
 import { openWorkerProcess, type WorkerProcess } from './app/worker-process';
-import type { DiskWatcher } from './host/disk-watcher';
-import type { EventWatcher } from './events/watcher';
+import type { HostWatch } from './app/keeper-host';
 import { planNotification } from './host/notifications';
 import { ids, LOOPS, taskQueueFor } from './ids';
 import type { Logger } from './log';
@@ -24,17 +23,14 @@ import { warnOfOtherHostIds } from './app/other-host-ids';
 export async function runWorker(configured: Settings): Promise<void> {
   const opened = await openWorkerProcess(configured);
   const { settings, log, host, client, temporal } = opened;
-  let watcher: EventWatcher | undefined;
-  let diskWatcher: DiskWatcher | undefined;
+  let watch: HostWatch | undefined;
   try {
     const worker = await host.createWorker({ connection: temporal.native, namespace: temporal.target.namespace });
     await host.ensureSchedules(client);
     recordWorkerStart({ db: host.deps.db, settings }, describeTarget(temporal.target), temporal.embedded !== undefined);
     await warnOfOtherHostIds(client, host.deps.db, settings.hostId, settings.db, log);
-    watcher = host.eventWatcher(client);
-    watcher.start();
-    diskWatcher = host.diskWatcher(client);
-    diskWatcher.start();
+    watch = host.watch(client);
+    watch.start();
     stopOnSignals(log, () => worker.shutdown());
     process.stdout.write(await banner(client, opened));
     log.info('keeper worker started', {
@@ -44,8 +40,7 @@ export async function runWorker(configured: Settings): Promise<void> {
     });
     await worker.run();
   } finally {
-    await watcher?.stop();
-    await diskWatcher?.stop();
+    await watch?.stop();
     await opened.close();
     log.info('keeper worker stopped');
   }

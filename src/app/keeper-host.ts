@@ -9,15 +9,25 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
 import { DockerClient } from '../docker/client';
-import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
-import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
+import type { DiskWatcher, DiskWatcherOptions } from '../host/disk-watcher';
+import type { EventWatcher, EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
-import { BACK_UP_AFTER_SEC } from '../host/reconcile/observe';
 import { taskQueueFor } from '../ids';
 import { loopMetricsInterceptor } from '../metrics';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
-import { ensureSchedules, requestRefillAfterPull, triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/schedules';
+import { ensureSchedules, requestRefillAfterPull, triggerLoop } from '../temporal/schedules';
+import type { LoopName } from '../ids';
+import type { EventWitness, Sensors } from '../sensors/sensors';
+import {
+  createDiskWatcher,
+  createEventWatcher,
+  createHostWatch,
+  createSensors,
+  hostRequests,
+  type HostRequests,
+  type HostWatch,
+} from './host-watch';
 import { openHost, type HostParts } from './open';
 
 export interface WorkerParts {
@@ -39,10 +49,22 @@ export interface KeeperHost {
   createWorker(parts: WorkerParts): Promise<Worker>;
   /** This host's schedules, created or updated in place; then a first pool refill (its schedule is an hourly backstop). */
   ensureSchedules(client: Client): Promise<void>;
-  /** The Docker event watcher (not started): it asks the reconcile schedule for a tick when an ah container changes. */
+  /**
+   * This host's run requests through `client`, one per loop, each kept until Temporal takes it: the event watcher,
+   * the disk watcher and the local looks all ask through them.
+   */
+  requests(client: Client): HostRequests;
+  /** The Docker event watcher (not started): it asks for a reconcile tick when an ah container changes. */
   eventWatcher(client: Client, opts?: Pick<EventWatcherOptions, 'reconnect'>): EventWatcher;
+  /** The local looks (not started): each loop's, at its --*-look-interval; the watcher, when given, is their witness. */
+  sensors(client: Client, opts?: { witness?: EventWitness; intervalsMs?: Partial<Record<LoopName, number>> }): Sensors;
   /** The disk watcher (not started): it asks the gc schedule for a sweep when a guarded path crosses the block threshold. */
   diskWatcher(client: Client, opts?: Pick<DiskWatcherOptions, 'intervalMs' | 'cooldownMs'>): DiskWatcher;
+  /**
+   * Everything that watches this host between runs, not started: the event watcher, the disk watcher and the local
+   * looks (with the watcher as their witness), over one set of requests. A worker starts it and stops it.
+   */
+  watch(client: Client): HostWatch;
   /** Closes what the host opened itself (the DB when it was not given). */
   close(): void;
 }
@@ -62,14 +84,24 @@ export const SHUTDOWN_GRACE = '30s';
 
 export type { HostParts } from './open';
 
+export type { HostRequests, HostWatch } from './host-watch';
+
 export function createKeeperHost(settings: Settings, parts: HostParts = {}): KeeperHost {
   const opened = openHost(settings, 'worker', parts);
   const { deps } = opened;
   const { metrics } = deps;
   // The adapter counts the engine API calls it makes; an engine given in its place (a test double) is not counted.
   if (metrics && deps.docker instanceof DockerClient) deps.docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });
+  const parts$ = { settings, deps };
+  const requestsByClient = new WeakMap<Client, HostRequests>();
+  const requests = (client: Client): HostRequests => {
+    const made = requestsByClient.get(client) ?? hostRequests(client, parts$);
+    requestsByClient.set(client, made);
+    return made;
+  };
   return {
     deps,
+    requests,
     async createWorker(w) {
       const bundle = w.workflowBundle ?? prebuiltBundle();
       const activityInterceptors = [heartbeatInterceptor(), ...(deps.metrics ? [loopMetricsInterceptor(deps.metrics, deps.db)] : [])];
@@ -96,28 +128,10 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         deps.log.warn('could not ask for a first pool refill; the pool schedule refills within the hour', { error: err.message }),
       );
     },
-    eventWatcher(client, opts = {}) {
-      return new EventWatcher({
-        db: deps.db,
-        docker: deps.docker,
-        hostId: settings.hostId,
-        log: deps.log.child({ loop: 'events' }),
-        debounceMs: settings.eventDebounceMs,
-        // Once a restarted container has run long enough to count as back up, and a second more.
-        lookAfterStartMs: (BACK_UP_AFTER_SEC + 1) * 1000,
-        requestTick: (serviceId) => triggerReconcile(client, settings.hostId, serviceId),
-        clock: deps.clock,
-        metrics: deps.metrics,
-        ...opts,
-      });
-    },
-    diskWatcher(client, opts = {}) {
-      return new DiskWatcher({
-        deps: { ...deps, log: deps.log.child({ loop: 'disk' }) },
-        requestSweep: () => triggerGcSweep(client, settings.hostId),
-        ...opts,
-      });
-    },
+    eventWatcher: (client, opts = {}) => createEventWatcher(parts$, requests(client), opts),
+    diskWatcher: (client, opts = {}) => createDiskWatcher(parts$, requests(client), opts),
+    sensors: (client, opts = {}) => createSensors(parts$, requests(client), opts),
+    watch: (client) => createHostWatch(parts$, requests(client)),
     close: opened.close,
   };
 }

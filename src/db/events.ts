@@ -1,7 +1,7 @@
 /** keeper_event_watcher: the Docker event watcher's state and resume cursor, per host (see keeper_401). */
 import type { StateDb } from './open';
 
-export type WatcherState = 'following' | 'reconnecting' | 'unavailable' | 'stopped';
+export type WatcherState = 'following' | 'silent' | 'reconnecting' | 'unavailable' | 'stopped';
 
 export interface EventWatcherState {
   hostId: string;

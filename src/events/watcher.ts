@@ -30,6 +30,14 @@ export const EVENT_UNAVAILABLE_AFTER_FAILURES = 3;
 export const START_LOOK_MAX_POSTPONE = 3;
 /** How long the engine may take to open the event stream before the attempt counts as failed. */
 export const EVENT_CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * A change a local look found is owed its event this long after it happened (the engine sends it within
+ * milliseconds): past that, an open stream that has said nothing of it is silent (a half-open connection, a stuck
+ * proxy, a wedged engine thread).
+ */
+export const EVENT_OWED_AFTER_MS = 5_000;
+/** How long the watcher remembers which containers it had events of: longer than any look interval. */
+const EVENTS_REMEMBERED_MS = 10 * 60_000;
 
 /** The container events that can change what a tick finds. health_status matches every `health_status: …`. */
 export const WATCHED_ACTIONS = ['die', 'start', 'health_status', 'oom', 'destroy'];
@@ -64,6 +72,7 @@ export interface WatcherStats {
   ticksRequested: number; // accepted requests
   declined: number; // requests the schedule's owner declined (an operator paused it)
   connects: number;
+  silences: number; // streams found silent by a local look, and reopened
 }
 
 /** Whether an event concerns a container the reconcile tick looks at: labels travel in the attributes. */
@@ -85,8 +94,15 @@ export function reconnectDelay(failures: number, minMs: number, maxMs: number): 
   return Math.min(maxMs, minMs * 2 ** Math.max(0, failures - 1));
 }
 
+/** A change a local look found (src/sensors/): a container of the service row, and when it happened (unix ms). */
+export interface SeenChange {
+  containerId: string;
+  atMs: number;
+  item: string;
+}
+
 export class EventWatcher {
-  readonly stats: WatcherStats = { events: 0, relevant: 0, replayed: 0, ticksRequested: 0, declined: 0, connects: 0 };
+  readonly stats: WatcherStats = { events: 0, relevant: 0, replayed: 0, ticksRequested: 0, declined: 0, connects: 0, silences: 0 };
   private stopped = false;
   private loop: Promise<void> | undefined;
   private closeStream: (() => void) | undefined;
@@ -102,6 +118,12 @@ export class EventWatcher {
   private requesting = 0;
   private seenNs: bigint | null = null;
   private state: WatcherState | undefined;
+  /** Why the stream counts as silent, until an event arrives on it again; undefined while it is not. */
+  private silence: string | undefined;
+  /** When the current stream was opened (unix ms); undefined while there is none. */
+  private followingSinceMs: number | undefined;
+  /** The latest relevant event (its engine time, unix ms) of each container, by full id. */
+  private readonly lastEventMs = new Map<string, number>();
   private readonly reconnect: NonNullable<EventWatcherOptions['reconnect']>;
 
   constructor(private readonly o: EventWatcherOptions) {
@@ -115,6 +137,36 @@ export class EventWatcher {
   /** No tick request is in flight or waiting for its window. */
   get idle(): boolean {
     return !this.window && !this.startLook && !this.pending && this.requesting === 0;
+  }
+
+  /** A container start's look is armed: a service coming back up will be looked at. */
+  get startLookPending(): boolean {
+    return this.startLook !== undefined;
+  }
+
+  /** What the stream said of a change a local look found (the looks' EventWitness, src/sensors/sensors.ts). */
+  account(change: SeenChange, nowMs: number): 'explained' | 'too-recent' | 'missed' | 'not-following' {
+    if (this.followingSinceMs === undefined || this.silence !== undefined) return 'not-following';
+    // A change from before this stream opened is the catch-up tick's, asked for at the connect.
+    if (change.atMs < this.followingSinceMs) return 'not-following';
+    const seen = this.lastEventMs.get(change.containerId) ?? this.eventOfPrefix(change.containerId);
+    if (seen !== undefined && seen >= change.atMs - 1000) return 'explained';
+    return nowMs - change.atMs < EVENT_OWED_AFTER_MS ? 'too-recent' : 'missed';
+  }
+
+  /**
+   * A local look found changes the open stream did not report: the stream is silent. It is reopened (resuming from
+   * the cursor, so what it missed is replayed if the engine still has it), and counts as `silent`, which the
+   * KeeperEventWatcherUnavailable alert reads, until an event arrives on it again.
+   */
+  streamMissed(changes: SeenChange[]): void {
+    if (this.silence !== undefined || this.stopped) return;
+    const first = changes[0];
+    this.silence = `the event stream did not report ${changes.length} change(s) a local look found (first: ${first.item}, ${Math.round((Date.now() - first.atMs) / 1000)} s ago); reopened`;
+    this.stats.silences++;
+    this.o.log.warn('docker event stream is silent: reopening it; local looks see every change meanwhile', { why: this.silence });
+    this.setState('silent', this.silence);
+    this.closeStream?.();
   }
 
   start(): void {
@@ -144,7 +196,13 @@ export class EventWatcher {
       } catch (err) {
         error = (err as Error).message;
       }
+      this.followingSinceMs = undefined;
       if (this.stopped) break;
+      // A stream closed for its silence is reopened at once; it stays `silent` until an event arrives.
+      if (this.silence !== undefined && failures === 0) {
+        failures++;
+        continue;
+      }
       failures++;
       const unavailable = failures >= this.reconnect.unavailableAfter;
       const delay = reconnectDelay(failures, this.reconnect.minMs, this.reconnect.maxMs);
@@ -153,7 +211,7 @@ export class EventWatcher {
       } else if (!unavailable) {
         this.o.log.warn('docker event stream lost; reconnecting', { error, retryInMs: delay });
       }
-      this.setState(unavailable ? 'unavailable' : 'reconnecting', error);
+      this.setState(this.silence !== undefined ? 'silent' : unavailable ? 'unavailable' : 'reconnecting', this.silence ?? error);
       await this.sleep(delay);
     }
   }
@@ -177,7 +235,8 @@ export class EventWatcher {
     if (this.stopped) stream.close();
     onConnected();
     this.stats.connects++;
-    this.setState('following', '');
+    this.followingSinceMs = Number(openedNs / 1_000_000n);
+    if (this.silence === undefined) this.setState('following', '');
     this.o.log.info('following docker events', { resumedFrom: sinceParam(cursor ?? openedNs) });
     // The engine replays events only from its own memory, which a dockerd restart empties: one tick covers the
     // gap, and everything before this connect with it, so the cursor may move up to here once it is accepted.
@@ -189,8 +248,10 @@ export class EventWatcher {
   private onEvent(e: DockerEvent, openedNs: bigint): void {
     this.stats.events++;
     this.see(e.timeNano);
+    this.heardAgain();
     if (!isRelevant(e)) return;
     this.stats.relevant++;
+    this.remember(e.id, Number(e.timeNano / 1_000_000n));
     if (e.timeNano < openedNs) this.stats.replayed++;
     this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes[LABEL.service] });
     if (e.action === 'start' && this.o.lookAfterStartMs) this.lookAfterStart(e.attributes[LABEL.service]);
@@ -221,6 +282,26 @@ export class EventWatcher {
       },
       Math.max(0, dueMs - Date.now()),
     );
+  }
+
+  /** An event arrived: a stream that was silent reports again. */
+  private heardAgain(): void {
+    if (this.silence === undefined) return;
+    this.silence = undefined;
+    this.o.log.info('docker event stream reports again', {});
+    this.setState('following', '');
+  }
+
+  private remember(containerId: string, atMs: number): void {
+    this.lastEventMs.set(containerId, Math.max(atMs, this.lastEventMs.get(containerId) ?? 0));
+    if (this.lastEventMs.size < 1000) return;
+    for (const [id, at] of this.lastEventMs) if (at < atMs - EVENTS_REMEMBERED_MS) this.lastEventMs.delete(id);
+  }
+
+  /** A service row may hold a 12-character prefix of the id that events carry in full. */
+  private eventOfPrefix(containerId: string): number | undefined {
+    for (const [id, at] of this.lastEventMs) if (id.startsWith(containerId)) return at;
+    return undefined;
   }
 
   private see(ns: bigint): void {

@@ -18,7 +18,7 @@ export const DISK_SWEEP_COOLDOWN_MS = 60_000;
 
 export interface DiskWatcherOptions {
   deps: GuardDeps & Pick<HostDeps, 'db' | 'log' | 'settings' | 'clock'>;
-  /** Starts one GC sweep now (the worker triggers the host's gc schedule); false: declined (paused). */
+  /** Starts one GC sweep now (the worker's gc requester, which keeps it until Temporal takes it); false: declined (paused). */
   requestSweep: () => Promise<boolean | void>;
   intervalMs?: number;
   cooldownMs?: number;
@@ -65,19 +65,22 @@ export class DiskWatcher {
     this.checks++;
     if (!sweep) return { verdict, sweepRequested: false };
     this.sweepsRequested++;
-    try {
-      const accepted = await requestSweep();
-      if (accepted === false)
-        deps.log.info('disk pressure: a GC sweep was not started, the gc schedule is paused', { disk: verdict.message });
-      else deps.log.warn('disk pressure: started a GC sweep now', { disk: verdict.message });
-    } catch (err) {
-      // Asked again once the cooldown is over, while the path is still at the block.
-      this.state = { ...next, swept: false };
-      deps.log.warn('disk pressure: could not start a GC sweep; trying again after the cooldown', {
-        disk: verdict.message,
-        error: oneLine(err),
-      });
-    }
+    // Not awaited: a request is kept until Temporal takes it, and the disk must still be watched meanwhile.
+    void Promise.resolve(requestSweep()).then(
+      (accepted) => {
+        if (accepted === false)
+          deps.log.info('disk pressure: a GC sweep was not started, the gc schedule is paused', { disk: verdict.message });
+        else deps.log.warn('disk pressure: started a GC sweep now', { disk: verdict.message });
+      },
+      (err) => {
+        // Asked again once the cooldown is over, while the path is still at the block.
+        this.state = { ...this.state, swept: false };
+        deps.log.warn('disk pressure: could not start a GC sweep; trying again after the cooldown', {
+          disk: verdict.message,
+          error: oneLine(err),
+        });
+      },
+    );
     return { verdict, sweepRequested: true };
   }
 

@@ -99,7 +99,7 @@ export async function triggerLoop(client: Client, hostId: string, loop: LoopName
  * the event that asked for it, so the UI finds it by host and service. A paused reconcile schedule is left
  * alone, as before: an operator's pause covers the events too.
  */
-export async function triggerReconcile(client: Client, hostId: string, serviceId?: string): Promise<boolean> {
+export async function triggerReconcile(client: Client, hostId: string, serviceId?: string, why = 'docker events'): Promise<boolean> {
   if ((await client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe()).state.paused) return false;
   await client.workflow.signalWithStart(reconcileOnEvents, {
     workflowId: ids.eventTick(hostId),
@@ -108,7 +108,7 @@ export async function triggerReconcile(client: Client, hostId: string, serviceId
     signalArgs: [],
     workflowExecutionTimeout: '10 minutes',
     typedSearchAttributes: serviceId ? serviceAttributes(hostId, serviceId) : hostAttributes(hostId),
-    staticSummary: `reconcile tick for docker events${serviceId ? ` of ${serviceId}` : ''}`,
+    staticSummary: `reconcile tick for ${why}${serviceId ? ` of ${serviceId}` : ''}`,
   });
   return true;
 }

@@ -123,6 +123,8 @@ export class MemoryEngine implements Engine {
   dockerRootDir = os.tmpdir();
   private failures: (InjectedFailure & { operation: string })[] = [];
   private listeners = new Set<(e: DockerEvent) => void>();
+  /** Open streams that deliver nothing more (silenceStreams). */
+  private silenced = new Set<(e: DockerEvent) => void>();
 
   constructor(private readonly clock: Clock = systemClock) {
     for (const name of ['bridge', 'host', 'none']) this.addNetwork(name, {});
@@ -620,7 +622,15 @@ export class MemoryEngine implements Engine {
       timeNano: BigInt(this.clock.nowMs()) * 1_000_000n,
     };
     this.events.push(e);
-    for (const l of this.listeners) l(e);
+    for (const l of this.listeners) if (!this.silenced.has(l)) l(e);
+  }
+
+  /**
+   * A half-open event stream (a stuck proxy, a wedged engine thread): the streams open now stay open and deliver
+   * nothing more; streams opened later work, and replay what was missed from `since`.
+   */
+  silenceStreams(): void {
+    for (const l of this.listeners) this.silenced.add(l);
   }
 
   private addNetwork(name: string, opts: NetworkCreateOptions): MemoryNetwork {

@@ -4,8 +4,15 @@
  * server is tested in test/events/watcher-engine.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { readEventWatcherState } from '../../src/db/events';
 import { EventWatcher } from '../../src/events/watcher';
+import { lookForReconcile } from '../../src/host/looks/reconcile-look';
+import { applyObservation } from '../../src/host/reconcile/apply';
+import { observeHost } from '../../src/host/reconcile/observe';
 import { silentLogger } from '../../src/log';
+import { crashPolicy } from '../../src/policy/crash';
+import { Sensors } from '../../src/sensors/sensors';
+import { addService, addTenant } from '../reconcile/rows';
 import { TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { memoryHost, type MemoryHost } from './world';
 
@@ -92,5 +99,39 @@ describe('event watcher requests (in-memory engine)', () => {
     // The first look came while starts still came (due 4 delays after the first start, 0.8 s), not after the burst.
     expect(requests[0].at).toBeLessThan(lastStart);
     expect(requests.length).toBeGreaterThanOrEqual(2); // and the starts after it got a look of their own
+  });
+});
+
+describe('a silent event stream (in-memory engine)', () => {
+  it('is found by a local look that sees a death the stream did not report, reopened, and following again once it replays it', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await serviceContainer(h);
+    addService(h.db, addTenant(h.db), { containerId: cid }, sid);
+    const policy = crashPolicy(h.settings);
+    await applyObservation(h.deps, policy, await observeHost(h.deps, policy, h.nowSec())); // keeper's first look
+    const requests = await following(h);
+    const asks: string[] = [];
+    const sensors = new Sensors({
+      looks: [{ loop: 'reconcile', everyMs: 60_000, look: () => lookForReconcile(h.deps, policy) }],
+      ask: async (_loop, why) => void asks.push(why),
+      lastRunFinishedAtMs: () => undefined,
+      witness: watcher,
+      log: silentLogger,
+      clock: h.deps.clock,
+    });
+
+    h.engine.silenceStreams(); // the stream stays open and says nothing more
+    h.engine.die(cid, { restarted: false });
+    await sensors.lookNow('reconcile'); // at once: its event may still come
+    expect(asks).toEqual([]);
+    h.advance(6);
+    await sensors.lookNow('reconcile');
+    expect(asks).toEqual([`local look: crash:${sid}@exited/0`]);
+    expect(watcher!.stats.silences).toBe(1);
+
+    // Reopened from its cursor, the stream replays the death it missed: that proves it reports again.
+    await waitFor('the replayed death', () => requests.some((r) => r.serviceId === sid) && watcher!.idle, 5_000, 5);
+    expect(readEventWatcherState(h.db, h.settings.hostId)?.state).toBe('following');
+    expect(watcher!.stats.connects).toBe(2);
   });
 });

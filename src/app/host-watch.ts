@@ -1,0 +1,148 @@
+/**
+ * What watches a host between its runs, in its worker: the Docker event watcher, the disk watcher and the local
+ * looks (src/sensors/), over one requester per loop that keeps each request until Temporal takes it. Looking is
+ * local and free; only a look or an event that finds something to do asks for a run.
+ */
+import type { Client } from '@temporalio/client';
+import { lastLoopResult } from '../db/loop-results';
+import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
+import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
+import type { HostDeps } from '../host/deps';
+import { lookForGc } from '../host/looks/gc-look';
+import { lookForPool } from '../host/looks/pool-look';
+import { lookForReconcile } from '../host/looks/reconcile-look';
+import { BACK_UP_AFTER_SEC } from '../host/reconcile/observe';
+import type { LoopName } from '../ids';
+import type { Settings } from '../settings';
+import { LoopRequester } from '../sensors/requests';
+import { Sensors, type EventWitness, type LoopLook } from '../sensors/sensors';
+import { triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/schedules';
+
+export type HostRequests = Record<LoopName, LoopRequester>;
+
+export interface HostWatch {
+  events: EventWatcher;
+  disk: DiskWatcher;
+  sensors: Sensors;
+  requests: HostRequests;
+  start(): void;
+  /** Stops in reverse, requests first: a request that Temporal has not taken is dropped, not waited for. */
+  stop(): Promise<void>;
+}
+
+interface WatchParts {
+  settings: Settings;
+  deps: HostDeps;
+}
+
+/** One requester per loop, each sending the way that loop is asked for (see src/temporal/schedules.ts). */
+export function hostRequests(client: Client, { settings, deps }: WatchParts): HostRequests {
+  const log = deps.log.child({ loop: 'requests' });
+  type Send = (why: string, serviceId?: string) => Promise<boolean>;
+  const counted =
+    (loop: LoopName, send: Send): Send =>
+    async (why, serviceId) => {
+      try {
+        const taken = await send(why, serviceId);
+        deps.metrics?.runRequests.add(1, { loop, outcome: taken ? 'taken' : 'declined' });
+        return taken;
+      } catch (err) {
+        deps.metrics?.runRequests.add(1, { loop, outcome: 'retried' });
+        throw err;
+      }
+    };
+  const make = (loop: LoopName, send: Send) => new LoopRequester({ loop, send: counted(loop, send), log });
+  return {
+    reconcile: make('reconcile', (why, serviceId) => triggerReconcile(client, settings.hostId, serviceId, why)),
+    pool: make('pool', () => triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true })),
+    gc: make('gc', () => triggerGcSweep(client, settings.hostId)),
+  };
+}
+
+/** The Docker event watcher: it asks for a reconcile tick when an ah container changes. */
+export function createEventWatcher(
+  { settings, deps }: WatchParts,
+  requests: HostRequests,
+  opts: Pick<EventWatcherOptions, 'reconnect'>,
+): EventWatcher {
+  return new EventWatcher({
+    db: deps.db,
+    docker: deps.docker,
+    hostId: settings.hostId,
+    log: deps.log.child({ loop: 'events' }),
+    debounceMs: settings.eventDebounceMs,
+    // Once a restarted container has run long enough to count as back up, and a second more.
+    lookAfterStartMs: (BACK_UP_AFTER_SEC + 1) * 1000,
+    requestTick: async (serviceId) => (await requests.reconcile.request('docker events', serviceId)) === 'taken',
+    clock: deps.clock,
+    metrics: deps.metrics,
+    ...opts,
+  });
+}
+
+/** The disk watcher: it asks for a GC sweep when a guarded path crosses the block threshold. */
+export function createDiskWatcher(
+  { deps }: WatchParts,
+  requests: HostRequests,
+  opts: Pick<DiskWatcherOptions, 'intervalMs' | 'cooldownMs'>,
+): DiskWatcher {
+  return new DiskWatcher({
+    deps: { ...deps, log: deps.log.child({ loop: 'disk' }) },
+    requestSweep: async () => (await requests.gc.request('disk pressure')) === 'taken',
+    ...opts,
+  });
+}
+
+/** The local looks, each loop's at its --*-look-interval; the event watcher, when given, is their witness. */
+export function createSensors(
+  { settings, deps }: WatchParts,
+  requests: HostRequests,
+  opts: { witness?: EventWitness; intervalsMs?: Partial<Record<LoopName, number>> },
+): Sensors {
+  return new Sensors({
+    looks: hostLooks(settings, deps, opts.intervalsMs ?? {}),
+    ask: (loop, why, serviceId) => requests[loop].request(why, serviceId),
+    lastRunFinishedAtMs: (loop) => {
+      const at = lastLoopResult(deps.db, loop)?.finishedAt;
+      return at === undefined ? undefined : at * 1000;
+    },
+    witness: opts.witness,
+    log: deps.log.child({ loop: 'look' }),
+    clock: deps.clock,
+    metrics: deps.metrics,
+  });
+}
+
+/** Each loop's local look, at its interval; GC's first waits --gc-first-delay, as its first sweep does. */
+function hostLooks(settings: Settings, deps: HostDeps, intervalsMs: Partial<Record<LoopName, number>>): LoopLook[] {
+  const gcEvery = intervalsMs.gc ?? settings.gcLookIntervalMs;
+  return [
+    { loop: 'reconcile', everyMs: intervalsMs.reconcile ?? settings.reconcileLookIntervalMs, look: () => lookForReconcile(deps) },
+    { loop: 'pool', everyMs: intervalsMs.pool ?? settings.poolLookIntervalMs, look: () => lookForPool(deps) },
+    { loop: 'gc', everyMs: gcEvery, firstAfterMs: Math.max(gcEvery, settings.gcFirstDelayMs), look: () => lookForGc(deps) },
+  ];
+}
+
+/** The three, over one set of requests, with the event watcher as the looks' witness. */
+export function createHostWatch(parts: WatchParts, requests: HostRequests): HostWatch {
+  const events = createEventWatcher(parts, requests, {});
+  const disk = createDiskWatcher(parts, requests, {});
+  const sensors = createSensors(parts, requests, { witness: events });
+  return {
+    events,
+    disk,
+    sensors,
+    requests,
+    start() {
+      events.start();
+      disk.start();
+      sensors.start();
+    },
+    async stop() {
+      await Promise.all(Object.values(requests).map((r) => r.stop()));
+      await sensors.stop();
+      await events.stop();
+      await disk.stop();
+    },
+  };
+}

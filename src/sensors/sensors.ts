@@ -1,0 +1,161 @@
+/**
+ * The worker's local looks ("sensors"): every few seconds, in the worker and with no Temporal call, each loop looks at
+ * what a run of it would do now (src/host/looks/), and asks for a run only when the look finds something. Looking
+ * costs nothing on the cluster; only a look that finds something to do costs the run that does it. They run at
+ * least as often as ah's own loops (reconcile 30 s, pool 60 s, GC 5 min), whatever Docker's event stream does, so
+ * no path is slower than ah's: a silent event stream, a change made only in the DB, a held engine stop reaching
+ * its grace, a pool short of its size, an orphan past its age guard.
+ */
+import { oneLine } from '../db/open';
+import type { ContainerChange, Finding } from '../host/looks/finding';
+import type { LoopName } from '../ids';
+import type { Logger } from '../log';
+import type { KeeperMetrics } from '../metrics';
+import { decideAsk, type AskState } from '../policy/look-asks';
+import type { Clock } from '../time';
+
+/** One loop's look: how often, and what a run would do now. */
+export interface LoopLook {
+  loop: LoopName;
+  everyMs: number;
+  /** The first look comes this long after the start (default: everyMs). */
+  firstAfterMs?: number;
+  look(): Promise<Finding>;
+}
+
+/** What the event watcher can say of a change a look found (src/events/watcher.ts implements it). */
+export interface EventWitness {
+  /**
+   * `explained`: its event arrived; `too-recent`: it may still arrive; `missed`: the stream is open and said nothing
+   * of it; `not-following`: there is no stream to ask.
+   */
+  account(change: ContainerChange, nowMs: number): 'explained' | 'too-recent' | 'missed' | 'not-following';
+  /** A container start's look is due soon: a service coming back up is in hand. */
+  readonly startLookPending: boolean;
+  /** The stream missed these changes: it is silent, and reopened. */
+  streamMissed(changes: ContainerChange[]): void;
+}
+
+export interface SensorsOptions {
+  looks: LoopLook[];
+  /** Asks for one run of the loop; resolves when Temporal has taken it (src/sensors/requests.ts keeps it until then). */
+  ask(loop: LoopName, why: string, serviceId?: string): Promise<unknown>;
+  /** When a run of the loop last finished (unix ms). */
+  lastRunFinishedAtMs(loop: LoopName): number | undefined;
+  witness?: EventWitness;
+  log: Logger;
+  clock: Clock;
+  metrics?: KeeperMetrics;
+}
+
+export interface LookOutcome {
+  items: string[];
+  asked: boolean;
+  error?: string;
+}
+
+export interface SensorStats {
+  looks: number;
+  found: number;
+  asked: number;
+  failed: number;
+}
+
+export class Sensors {
+  readonly stats = new Map<LoopName, SensorStats>();
+  private readonly timers = new Map<LoopName, NodeJS.Timeout>();
+  private readonly running = new Map<LoopName, Promise<LookOutcome>>();
+  private readonly asks = new Map<LoopName, AskState | undefined>();
+  private readonly lastError = new Map<LoopName, string>();
+  private stopped = true;
+
+  constructor(private readonly o: SensorsOptions) {
+    for (const l of o.looks) this.stats.set(l.loop, { looks: 0, found: 0, asked: 0, failed: 0 });
+  }
+
+  start(): void {
+    this.stopped = false;
+    for (const l of this.o.looks) this.schedule(l, l.firstAfterMs ?? l.everyMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    await Promise.all(this.running.values());
+  }
+
+  /** One look of `loop` now (a look already running is joined), and its ask if it finds something. */
+  lookNow(loop: LoopName): Promise<LookOutcome> {
+    const look = this.o.looks.find((l) => l.loop === loop);
+    if (!look) return Promise.reject(new Error(`no look for loop ${loop}`));
+    const running = this.running.get(loop) ?? this.lookOnce(look).finally(() => this.running.delete(loop));
+    this.running.set(loop, running);
+    return running;
+  }
+
+  private schedule(look: LoopLook, delayMs: number): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => void this.lookNow(look.loop).finally(() => this.schedule(look, look.everyMs)), delayMs);
+    timer.unref?.();
+    this.timers.set(look.loop, timer);
+  }
+
+  private async lookOnce(look: LoopLook): Promise<LookOutcome> {
+    const stats = this.stats.get(look.loop)!;
+    stats.looks++;
+    let finding: Finding;
+    try {
+      finding = await look.look();
+    } catch (err) {
+      stats.failed++;
+      return { items: [], asked: false, error: this.lookFailed(look.loop, oneLine(err)) };
+    }
+    this.lookRecovered(look.loop);
+    this.o.metrics?.looks.add(1, { loop: look.loop, found: finding.items.length > 0 ? 'yes' : 'no' });
+    if (finding.items.length > 0) stats.found++;
+    const nowMs = this.o.clock.nowMs();
+    const inHand = this.inHand(finding, nowMs);
+    const { ask, next } = decideAsk(this.asks.get(look.loop), {
+      items: finding.items,
+      nowMs,
+      lastRunFinishedAtMs: this.o.lastRunFinishedAtMs(look.loop),
+      inHand,
+    });
+    this.asks.set(look.loop, next);
+    if (!ask) return { items: finding.items, asked: false };
+    stats.asked++;
+    const why = describe(finding.items);
+    this.o.log.info('local look found something to do: asking for a run', { loop: look.loop, found: why });
+    void this.o.ask(look.loop, `local look: ${why}`, finding.serviceId);
+    return { items: finding.items, asked: true };
+  }
+
+  /** Whether the event path already has every item of a finding in hand; a change the stream missed reopens it. */
+  private inHand(finding: Finding, nowMs: number): boolean {
+    const witness = this.o.witness;
+    if (!witness || finding.items.length === 0) return false;
+    const verdicts = finding.changes.map((c) => ({ c, v: witness.account(c, nowMs) }));
+    const missed = verdicts.filter((x) => x.v === 'missed').map((x) => x.c);
+    if (missed.length > 0) witness.streamMissed(missed);
+    const covered = new Set(verdicts.filter((x) => x.v === 'explained' || x.v === 'too-recent').map((x) => x.c.item));
+    return finding.items.every((i) => covered.has(i) || (i.startsWith('back-up:') && witness.startLookPending));
+  }
+
+  private lookFailed(loop: LoopName, error: string): string {
+    if (this.lastError.get(loop) !== error) this.o.log.warn('local look failed; the next one tries again', { loop, error });
+    this.lastError.set(loop, error);
+    return error;
+  }
+
+  private lookRecovered(loop: LoopName): void {
+    if (!this.lastError.has(loop)) return;
+    this.lastError.delete(loop);
+    this.o.log.info('local look works again', { loop });
+  }
+}
+
+/** The items in a log line's worth: the first few, and how many more. */
+function describe(items: string[]): string {
+  const shown = items.slice(0, 5).join(', ');
+  return items.length > 5 ? `${shown} and ${items.length - 5} more` : shown;
+}

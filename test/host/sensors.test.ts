@@ -1,0 +1,126 @@
+/**
+ * The local looks' runner and the run requests (src/sensors/), in milliseconds: looks are functions the test sets,
+ * Temporal is a function that takes or refuses a request. That the looks run in a worker against a real engine and
+ * a real Temporal server is tested in test/sensors/.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ContainerChange, Finding } from '../../src/host/looks/finding';
+import type { LoopName } from '../../src/ids';
+import { silentLogger } from '../../src/log';
+import { ASK_RULES } from '../../src/policy/look-asks';
+import { LoopRequester } from '../../src/sensors/requests';
+import { Sensors, type EventWitness } from '../../src/sensors/sensors';
+import { waitFor } from '../helpers/fixtures';
+
+let nowMs = 1_000_000;
+const clock = { nowMs: () => nowMs };
+const stopAfter: { stop(): Promise<unknown> }[] = [];
+afterEach(async () => {
+  for (const s of stopAfter.splice(0)) await s.stop();
+});
+
+function sensorsWith(finding: () => Finding, opts: { witness?: EventWitness; lastRunAtMs?: () => number | undefined } = {}) {
+  const asks: { loop: LoopName; why: string; serviceId?: string }[] = [];
+  const sensors = new Sensors({
+    looks: [{ loop: 'reconcile', everyMs: 60_000, look: async () => finding() }],
+    ask: async (loop, why, serviceId) => void asks.push({ loop, why, serviceId }),
+    lastRunFinishedAtMs: () => opts.lastRunAtMs?.(),
+    witness: opts.witness,
+    log: silentLogger,
+    clock,
+  });
+  return { sensors, asks };
+}
+
+const crash = (atMs: number): Finding => ({
+  items: ['crash:s1@exited/0'],
+  serviceId: 's1',
+  changes: [{ containerId: 'c1', atMs, item: 'crash:s1@exited/0' }],
+});
+
+describe('the local looks', () => {
+  it('ask once for what they find, and again only after a run left it undone and the backoff passed', async () => {
+    const run: { finishedAtMs?: number } = {};
+    const found = (): Finding => ({ items: ['stale-deploy:s2'], serviceId: 's2', changes: [] });
+    const { sensors, asks } = sensorsWith(found, { lastRunAtMs: () => run.finishedAtMs });
+    await sensors.lookNow('reconcile');
+    expect(asks).toEqual([{ loop: 'reconcile', why: 'local look: stale-deploy:s2', serviceId: 's2' }]);
+    nowMs += 10_000;
+    await sensors.lookNow('reconcile');
+    expect(asks).toHaveLength(1);
+    run.finishedAtMs = nowMs; // the run came and did not do it
+    nowMs += ASK_RULES.firstBackoffMs;
+    await sensors.lookNow('reconcile');
+    expect(asks).toHaveLength(2);
+  });
+
+  it('leave a death to the event path when its event arrived, and reopen a stream that said nothing of it', async () => {
+    const verdict = { v: 'explained' as 'explained' | 'missed' };
+    const missed: ContainerChange[][] = [];
+    const witness: EventWitness = { account: () => verdict.v, startLookPending: false, streamMissed: (c) => void missed.push(c) };
+    const { sensors, asks } = sensorsWith(() => crash(nowMs - 6_000), { witness });
+    await sensors.lookNow('reconcile');
+    expect(asks).toEqual([]);
+
+    verdict.v = 'missed';
+    const other = sensorsWith(() => crash(nowMs - 6_000), { witness });
+    await other.sensors.lookNow('reconcile');
+    expect(other.asks).toHaveLength(1);
+    expect(missed).toEqual([[{ containerId: 'c1', atMs: nowMs - 6_000, item: 'crash:s1@exited/0' }]]);
+  });
+
+  it('say when a look fails, once, and go on looking', async () => {
+    let fail = true;
+    const lines: string[] = [];
+    const log = { ...silentLogger, warn: (m: string) => void lines.push(m), info: (m: string) => void lines.push(m), child: () => log };
+    const sensors = new Sensors({
+      looks: [
+        { loop: 'gc', everyMs: 60_000, look: async () => (fail ? Promise.reject(new Error('engine down')) : { items: [], changes: [] }) },
+      ],
+      ask: async () => undefined,
+      lastRunFinishedAtMs: () => undefined,
+      log,
+      clock,
+    });
+    expect(await sensors.lookNow('gc')).toMatchObject({ error: 'engine down' });
+    await sensors.lookNow('gc');
+    fail = false;
+    await sensors.lookNow('gc');
+    expect(lines).toEqual(['local look failed; the next one tries again', 'local look works again']);
+  });
+});
+
+describe('run requests', () => {
+  it('are kept and sent again until Temporal takes them; requests meanwhile join the one waiting', async () => {
+    let refusals = 3;
+    const sent: string[] = [];
+    const requester = new LoopRequester({
+      loop: 'reconcile',
+      log: silentLogger,
+      retry: { minMs: 5, maxMs: 20 },
+      send: async (why) => {
+        sent.push(why);
+        if (refusals-- > 0) throw new Error('14 UNAVAILABLE: connection refused');
+        return true;
+      },
+    });
+    stopAfter.push(requester);
+    const first = requester.request('docker event');
+    const second = requester.request('local look: crash:s1');
+    expect(await first).toBe('taken');
+    expect(await second).toBe('taken');
+    expect(sent).toEqual(['docker event', 'docker event', 'docker event', 'docker event']);
+    expect(requester.stats).toEqual({ taken: 1, declined: 0, failedAttempts: 3 });
+    expect(await requester.request('later')).toBe('taken');
+  });
+
+  it('end as declined when the loop is paused, and as stopped when the worker stops', async () => {
+    const paused = new LoopRequester({ loop: 'pool', log: silentLogger, send: async () => false });
+    expect(await paused.request('pool short')).toBe('declined');
+    const down = new LoopRequester({ loop: 'gc', log: silentLogger, send: () => Promise.reject(new Error('unavailable')) });
+    const waiting = down.request('orphan');
+    await waitFor('a first attempt', () => down.stats.failedAttempts > 0, 5_000, 5);
+    await down.stop();
+    expect(await waiting).toBe('stopped');
+  });
+});
