@@ -36,6 +36,10 @@ export const EVENT_CONNECT_TIMEOUT_MS = 10_000;
  * proxy, a wedged engine thread).
  */
 export const EVENT_OWED_AFTER_MS = 5_000;
+/** How long the tick an event asked for is counted on to handle the change: longer than a tick takes, shorter than a look. */
+export const EVENT_IN_HAND_MS = 15_000;
+/** A stream still silent after it was reopened is reopened again this often, until one reports. */
+const SILENT_REOPEN_EVERY_MS = 30_000;
 /** How long the watcher remembers which containers it had events of: longer than any look interval. */
 const EVENTS_REMEMBERED_MS = 10 * 60_000;
 
@@ -120,6 +124,10 @@ export class EventWatcher {
   private state: WatcherState | undefined;
   /** Why the stream counts as silent, until an event arrives on it again; undefined while it is not. */
   private silence: string | undefined;
+  /** While silent: reopens the stream now and then, until one reports. */
+  private silentProbe: NodeJS.Timeout | undefined;
+  /** The engine time of the latest event received on any stream (ns). */
+  private lastEventNs: bigint | null = null;
   /** When the current stream was opened (unix ms); undefined while there is none. */
   private followingSinceMs: number | undefined;
   /** The latest relevant event (its engine time, unix ms) of each container, by full id. */
@@ -145,12 +153,14 @@ export class EventWatcher {
   }
 
   /** What the stream said of a change a local look found (the looks' EventWitness, src/sensors/sensors.ts). */
-  account(change: SeenChange, nowMs: number): 'explained' | 'too-recent' | 'missed' | 'not-following' {
-    if (this.followingSinceMs === undefined || this.silence !== undefined) return 'not-following';
+  account(change: SeenChange, nowMs: number): 'explained' | 'handled' | 'too-recent' | 'missed' | 'not-following' {
+    if (this.followingSinceMs === undefined) return 'not-following';
     // A change from before this stream opened is the catch-up tick's, asked for at the connect.
     if (change.atMs < this.followingSinceMs) return 'not-following';
     const seen = this.lastEventMs.get(change.containerId) ?? this.eventOfPrefix(change.containerId);
-    if (seen !== undefined && seen >= change.atMs - 1000) return 'explained';
+    // Its event arrived: the tick it asked for is in hand, for a while. Past that, that tick has run and left the
+    // change for later (an engine stop held for its grace): it is the look's to ask for.
+    if (seen !== undefined && seen >= change.atMs - 1000) return nowMs - seen < EVENT_IN_HAND_MS ? 'explained' : 'handled';
     return nowMs - change.atMs < EVENT_OWED_AFTER_MS ? 'too-recent' : 'missed';
   }
 
@@ -160,13 +170,15 @@ export class EventWatcher {
    * KeeperEventWatcherUnavailable alert reads, until an event arrives on it again.
    */
   streamMissed(changes: SeenChange[]): void {
-    if (this.silence !== undefined || this.stopped) return;
+    if (this.stopped || this.closeStream === undefined || this.silence !== undefined) return;
     const first = changes[0];
-    this.silence = `the event stream did not report ${changes.length} change(s) a local look found (first: ${first.item}, ${Math.round((Date.now() - first.atMs) / 1000)} s ago); reopened`;
+    this.silence = `the event stream did not report ${changes.length} change(s) a local look found (first: ${first.item}, ${Math.round((Date.now() - first.atMs) / 1000)} s ago)`;
     this.stats.silences++;
     this.o.log.warn('docker event stream is silent: reopening it; local looks see every change meanwhile', { why: this.silence });
     this.setState('silent', this.silence);
-    this.closeStream?.();
+    this.silentProbe = setInterval(() => this.closeStream?.(), SILENT_REOPEN_EVERY_MS);
+    this.silentProbe.unref?.();
+    this.closeStream();
   }
 
   start(): void {
@@ -176,6 +188,7 @@ export class EventWatcher {
   /** Closes the stream and waits for the last tick request; the cursor stays for the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.silentProbe);
     clearTimeout(this.window);
     clearTimeout(this.startLook);
     this.closeStream?.();
@@ -197,6 +210,7 @@ export class EventWatcher {
         error = (err as Error).message;
       }
       this.followingSinceMs = undefined;
+      this.closeStream = undefined;
       if (this.stopped) break;
       // A stream closed for its silence is reopened at once; it stays `silent` until an event arrives.
       if (this.silence !== undefined && failures === 0) {
@@ -216,18 +230,24 @@ export class EventWatcher {
     }
   }
 
-  /** One connection: resumes at the stored cursor, asks for a catch-up tick, then handles events until it ends. */
+  /**
+   * One connection: resumes at the stored cursor, asks for a catch-up tick, then handles events until it ends. A
+   * stream opened to end a silence resumes from the latest event ever received, if that is earlier: a healthy
+   * stream replays it at once, which proves it reports; it asks for no tick of its own (the looks see every change).
+   */
   private async followOnce(onConnected: () => void): Promise<void> {
     const cursor = readEventWatcherState(this.o.db, this.o.hostId)?.lastEventNs ?? null;
     const openedNs = BigInt(Date.now()) * 1_000_000n;
+    const probing = this.silence !== undefined;
     // With no cursor (first start) only new events matter: a tick covers the past anyway.
+    const from = cursor ?? openedNs;
+    const since = probing && this.lastEventNs !== null && this.lastEventNs < from ? this.lastEventNs : from;
     // A hung engine must not hang the watcher (or the worker's shutdown): the connect has a deadline.
     const connecting = (this.connecting = new AbortController());
     const deadline = setTimeout(() => connecting.abort(), EVENT_CONNECT_TIMEOUT_MS);
     const stream = await this.o.docker
-      .streamEvents(
-        { since: sinceParam(cursor ?? openedNs), types: ['container'], actions: WATCHED_ACTIONS, signal: connecting.signal },
-        (e) => this.onEvent(e, openedNs),
+      .streamEvents({ since: sinceParam(since), types: ['container'], actions: WATCHED_ACTIONS, signal: connecting.signal }, (e) =>
+        this.onEvent(e, openedNs, cursor),
       )
       .finally(() => clearTimeout(deadline));
     this.connecting = undefined;
@@ -236,22 +256,27 @@ export class EventWatcher {
     onConnected();
     this.stats.connects++;
     this.followingSinceMs = Number(openedNs / 1_000_000n);
-    if (this.silence === undefined) this.setState('following', '');
-    this.o.log.info('following docker events', { resumedFrom: sinceParam(cursor ?? openedNs) });
-    // The engine replays events only from its own memory, which a dockerd restart empties: one tick covers the
-    // gap, and everything before this connect with it, so the cursor may move up to here once it is accepted.
-    this.see(openedNs);
-    this.requestSoon();
+    if (!probing) this.setState('following', '');
+    this.o.log.info('following docker events', { resumedFrom: sinceParam(since) });
+    if (!probing) {
+      // The engine replays events only from its own memory, which a dockerd restart empties: one tick covers the
+      // gap, and everything before this connect with it, so the cursor may move up to here once it is accepted.
+      this.see(openedNs);
+      this.requestSoon();
+    }
     await stream.done;
   }
 
-  private onEvent(e: DockerEvent, openedNs: bigint): void {
+  /** `coveredNs`: the cursor this stream resumed from; a replayed event up to it was covered by an accepted tick. */
+  private onEvent(e: DockerEvent, openedNs: bigint, coveredNs: bigint | null): void {
     this.stats.events++;
     this.see(e.timeNano);
+    if (this.lastEventNs === null || e.timeNano > this.lastEventNs) this.lastEventNs = e.timeNano;
     this.heardAgain();
     if (!isRelevant(e)) return;
     this.stats.relevant++;
     this.remember(e.id, Number(e.timeNano / 1_000_000n));
+    if (coveredNs !== null && e.timeNano <= coveredNs) return;
     if (e.timeNano < openedNs) this.stats.replayed++;
     this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes[LABEL.service] });
     if (e.action === 'start' && this.o.lookAfterStartMs) this.lookAfterStart(e.attributes[LABEL.service]);
@@ -288,6 +313,8 @@ export class EventWatcher {
   private heardAgain(): void {
     if (this.silence === undefined) return;
     this.silence = undefined;
+    clearInterval(this.silentProbe);
+    this.silentProbe = undefined;
     this.o.log.info('docker event stream reports again', {});
     this.setState('following', '');
   }

@@ -26,10 +26,11 @@ export interface LoopLook {
 /** What the event watcher can say of a change a look found (src/events/watcher.ts implements it). */
 export interface EventWitness {
   /**
-   * `explained`: its event arrived; `too-recent`: it may still arrive; `missed`: the stream is open and said nothing
-   * of it; `not-following`: there is no stream to ask.
+   * `explained`: its event arrived lately, and the tick it asked for is in hand; `handled`: its event arrived long
+   * ago, and that tick left the change (e.g. an engine stop held for its grace); `too-recent`: its event may still
+   * arrive; `missed`: the stream is open and said nothing of it; `not-following`: there is no stream to ask.
    */
-  account(change: ContainerChange, nowMs: number): 'explained' | 'too-recent' | 'missed' | 'not-following';
+  account(change: ContainerChange, nowMs: number): 'explained' | 'handled' | 'too-recent' | 'missed' | 'not-following';
   /** A container start's look is due soon: a service coming back up is in hand. */
   readonly startLookPending: boolean;
   /** The stream missed these changes: it is silent, and reopened. */
@@ -112,6 +113,7 @@ export class Sensors {
     }
     this.lookRecovered(look.loop);
     this.o.metrics?.looks.add(1, { loop: look.loop, found: finding.items.length > 0 ? 'yes' : 'no' });
+    this.o.log.debug('local look', { loop: look.loop, found: finding.items.length });
     if (finding.items.length > 0) stats.found++;
     const nowMs = this.o.clock.nowMs();
     const inHand = this.inHand(finding, nowMs);

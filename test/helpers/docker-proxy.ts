@@ -26,7 +26,11 @@ export class DockerProxy {
   readonly requests: { method: string; path: string; injected: boolean }[] = [];
   private rules: FaultRule[] = [];
   private readonly eventStreams = new Set<http.ServerResponse>();
+  /** The engine's side of each open event stream, so that a stall can stop passing it on. */
+  private readonly upstreamOf = new Map<http.ServerResponse, http.IncomingMessage>();
   private streamsCut = false;
+  /** Followed event streams (no `until`) opened from now on are held open and silent too. */
+  private stallNew = false;
 
   private constructor(
     private readonly server: http.Server,
@@ -65,6 +69,25 @@ export class DockerProxy {
 
   restoreStreams(): void {
     this.streamsCut = false;
+    this.stallNew = false;
+  }
+
+  /**
+   * A half-open event stream (a stuck proxy, a wedged engine thread): every followed event stream open now stays
+   * open and passes nothing more on; with `alsoNew`, so does every one opened later (until restoreStreams). The
+   * engine's bounded event reads (with `until`) still pass.
+   */
+  stallStreams(opts: { alsoNew?: boolean } = {}): number {
+    this.stallNew = opts.alsoNew ?? false;
+    let stalled = 0;
+    for (const res of this.eventStreams) {
+      const up = this.upstreamOf.get(res);
+      if (!up) continue;
+      up.unpipe(res);
+      up.resume();
+      stalled++;
+    }
+    return stalled;
   }
 
   get openEventStreams(): number {
@@ -101,11 +124,15 @@ export class DockerProxy {
       res.end(JSON.stringify({ message: `injected fault ${rule.status}: No such container: not found (${method} ${apiPath})` }));
       return;
     }
+    // dockerode sends `until=` (empty) when a stream has no end.
+    const followed = apiPath === '/events' && !new URL(req.url ?? '/', 'http://engine').searchParams.get('until');
     const upstream = http.request({ socketPath: target, method, path: req.url, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       // A stream (events) may send no body for a long time: its client waits for the headers alone.
       res.flushHeaders();
-      up.pipe(res);
+      if (followed && this.stallNew) up.resume();
+      else up.pipe(res);
+      if (followed) this.upstreamOf.set(res, up);
     });
     upstream.on('error', (err) => {
       if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'application/json' });
@@ -113,7 +140,7 @@ export class DockerProxy {
     });
     if (apiPath === '/events') {
       this.eventStreams.add(res);
-      res.on('close', () => this.eventStreams.delete(res));
+      res.on('close', () => (this.eventStreams.delete(res), this.upstreamOf.delete(res)));
     }
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);

@@ -55,7 +55,10 @@ function observed({ db }: LookDeps, obs: TickObservation): Finding {
   const changes: ContainerChange[] = [];
   const crashes = obs.crashes.map((c) => {
     const item = `crash:${c.serviceId}@${c.nextLook.state}/${c.nextLook.restartCount}`;
-    const latest = Math.max(...(c.facts ?? []).map((f) => f.diedAtMs ?? -1));
+    // Only a death the engine told of (its die event, or the dead run's own times) is one the stream owed an event;
+    // a container that is gone, or a death whose time is only estimated, says nothing of the stream.
+    const told = (c.facts ?? []).filter((f) => f.seenBy !== 'missing' && f.datedBy !== 'spread');
+    const latest = Math.max(...told.map((f) => f.diedAtMs ?? -1));
     if (latest > 0) changes.push({ containerId: c.containerId, atMs: latest, item });
     return item;
   });

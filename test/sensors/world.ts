@@ -1,0 +1,75 @@
+/**
+ * A host as an operator runs it, for the local looks' tests: `keeper worker` (the built bin, in a child process) at
+ * the default settings unless a test says otherwise, on the suite's dev server, reaching an engine of the file's own
+ * through a fault proxy (test/helpers/docker-proxy.ts) that can hold Docker's event stream open and silent. Its
+ * state DB is a real SQLite file the test also reads and writes, as ah would.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { inject } from 'vitest';
+import type { StateDb } from '../../src/db/open';
+import { deleteSchedule, hostFootprint, terminateWorkflow } from '../../src/temporal/footprint';
+import { startKeeper } from '../helpers/cli';
+import { DockerProxy } from '../helpers/docker-proxy';
+import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
+import { EngineFixture, freshDb, uniqueId } from '../helpers/fixtures';
+
+export interface WatchedHost {
+  hostId: string;
+  db: StateDb;
+  file: string;
+  engine: ExtraEngine;
+  /** Containers the test makes, on the file's engine directly (not through the proxy). */
+  fixture: EngineFixture;
+  proxy: DockerProxy;
+  client: Client;
+  worker: ReturnType<typeof startKeeper>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts engine `name` of this run, a proxy in front of it and a worker for a fresh host. `env`: the worker's
+ * settings as KEEPER_* variables, over the defaults (by default no pooled templates: a test of the pool names them).
+ */
+export async function watchedHost(name: string, env: Record<string, string> = {}): Promise<WatchedHost> {
+  const engine = extraEngine(name);
+  process.env.DOCKER_HOST = engine.dockerHost;
+  const fixture = new EngineFixture();
+  const proxy = await DockerProxy.start();
+  const { db, file } = freshDb();
+  const hostId = uniqueId(`${name}-`);
+  const address = inject('devServerAddress');
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  const worker = startKeeper(['worker', '--db', file, '--host-id', hostId, '--metrics-port', '0', '--log-format', 'json'], {
+    TEMPORAL_ADDRESS: address,
+    DOCKER_HOST: proxy.dockerHost,
+    KEEPER_POOLED_TEMPLATES: '',
+    ...env,
+  });
+  const stop = async () => {
+    worker.child.kill('SIGTERM');
+    await Promise.race([worker.exited, new Promise((r) => setTimeout(r, 20_000))]);
+    if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
+    const f = await hostFootprint(client, hostId);
+    for (const s of f.schedules) await deleteSchedule(client, s.scheduleId);
+    for (const w of f.running) await terminateWorkflow(client, w.workflowId, 'test cleanup');
+    await connection.close();
+    db.close();
+    await proxy.close();
+    await fixture.cleanup();
+    stopEngine(engine);
+  };
+  try {
+    await worker.waitForOutput(/keeper is running/, 120_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { hostId, db, file, engine, fixture, proxy, client, worker, stop };
+}
+
+/** The event watcher's state as the worker records it (what `keeper status` shows). */
+export function watcherState(db: StateDb, hostId: string): string | undefined {
+  const r = db.prepare('SELECT state FROM keeper_event_watcher WHERE host_id = ?').get(hostId) as { state: string } | undefined;
+  return r?.state;
+}
