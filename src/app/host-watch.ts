@@ -37,7 +37,7 @@ interface WatchParts {
 
 /** One requester per loop, each sending the way that loop is asked for (see src/temporal/schedules.ts). */
 export function hostRequests(client: Client, { settings, deps }: WatchParts): HostRequests {
-  const log = deps.log.child({ loop: 'requests' });
+  const log = deps.log;
   type Send = (why: string, serviceId?: string) => Promise<boolean>;
   const counted =
     (loop: LoopName, send: Send): Send =>
@@ -107,7 +107,7 @@ export function createSensors(
       return at === undefined ? undefined : at * 1000;
     },
     witness: opts.witness,
-    log: deps.log.child({ loop: 'look' }),
+    log: deps.log,
     clock: deps.clock,
     metrics: deps.metrics,
   });

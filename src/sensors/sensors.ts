@@ -127,7 +127,7 @@ export class Sensors {
     if (!ask) return { items: finding.items, asked: false };
     stats.asked++;
     const why = describe(finding.items);
-    this.o.log.info('local look found something to do: asking for a run', { loop: look.loop, found: why });
+    this.o.log.info('local look found something to do: asking for a run', { loop: look.loop, look: why });
     void this.o.ask(look.loop, `local look: ${why}`, finding.serviceId);
     return { items: finding.items, asked: true };
   }

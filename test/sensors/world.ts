@@ -30,14 +30,19 @@ export interface WatchedHost {
  * Starts engine `name` of this run, a proxy in front of it and a worker for a fresh host. `env`: the worker's
  * settings as KEEPER_* variables, over the defaults (by default no pooled templates: a test of the pool names them).
  */
-export async function watchedHost(name: string, env: Record<string, string> = {}): Promise<WatchedHost> {
+export async function watchedHost(
+  name: string,
+  env: Record<string, string> = {},
+  opts: { prepare?: (db: StateDb) => void; temporalAddress?: string } = {},
+): Promise<WatchedHost> {
   const engine = extraEngine(name);
   process.env.DOCKER_HOST = engine.dockerHost;
   const fixture = new EngineFixture();
   const proxy = await DockerProxy.start();
   const { db, file } = freshDb();
+  opts.prepare?.(db);
   const hostId = uniqueId(`${name}-`);
-  const address = inject('devServerAddress');
+  const address = opts.temporalAddress ?? inject('devServerAddress');
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
   const worker = startKeeper(['worker', '--db', file, '--host-id', hostId, '--metrics-port', '0', '--log-format', 'json'], {
@@ -50,9 +55,12 @@ export async function watchedHost(name: string, env: Record<string, string> = {}
     worker.child.kill('SIGTERM');
     await Promise.race([worker.exited, new Promise((r) => setTimeout(r, 20_000))]);
     if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
-    const f = await hostFootprint(client, hostId);
-    for (const s of f.schedules) await deleteSchedule(client, s.scheduleId);
-    for (const w of f.running) await terminateWorkflow(client, w.workflowId, 'test cleanup');
+    // A server of the test's own goes with its test; the suite's keeps nothing of this host.
+    if (!opts.temporalAddress) {
+      const f = await hostFootprint(client, hostId);
+      for (const s of f.schedules) await deleteSchedule(client, s.scheduleId);
+      for (const w of f.running) await terminateWorkflow(client, w.workflowId, 'test cleanup');
+    }
     await connection.close();
     db.close();
     await proxy.close();
