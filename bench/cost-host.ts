@@ -65,8 +65,9 @@ export async function startCostHost(workflowBundle: { codePath: string }, loopIn
   onTeardown(`remove ${dir}`, () => fs.rmSync(dir, { recursive: true, force: true }));
   const hostId = `cost-${crypto.randomBytes(3).toString('hex')}`;
   // No environment: every setting is keeper's default, except the tenant runtime (the engines here lack gVisor) and,
-  // with --loop-interval, the pool's and GC's intervals (measured shorter, scaled back to their defaults).
-  const intervals = loopIntervalMs ? { poolInterval: `${loopIntervalMs}ms`, gcInterval: `${loopIntervalMs}ms` } : {};
+  // with --loop-interval, the schedules' backstop intervals (measured shorter, scaled back to their defaults).
+  const every = loopIntervalMs ? `${loopIntervalMs}ms` : undefined;
+  const intervals = every ? { reconcileInterval: every, poolInterval: every, gcInterval: every } : {};
   const settings = loadSettings(
     {
       db: path.join(dir, 'state.db'),
@@ -97,9 +98,10 @@ export async function startCostHost(workflowBundle: { codePath: string }, loopIn
   const running = worker.run();
   onTeardown('stop the worker', () => stopWorker(worker, running));
   await host.ensureSchedules(client);
-  const watcher = host.eventWatcher(client);
-  watcher.start();
-  onTeardown('stop the event watcher', () => watcher.stop());
+  // What `keeper worker` runs between runs: the event watcher, the disk watcher and the local looks.
+  const watch = host.watch(client);
+  watch.start();
+  onTeardown('stop the watchers and the looks', () => watch.stop());
   return { settings, db, client, host, tenant, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, temporalDbFile };
 }
 

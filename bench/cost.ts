@@ -53,7 +53,7 @@ export interface Options {
   retentionDays: number;
   /** The crash case: one healthy service's container killed this often. */
   crashEveryMs: number;
-  /** Pool and GC measured at this interval instead of their (hourly) defaults, then scaled back to them. */
+  /** The schedules measured at this interval instead of their defaults (1 h, 6 h, 6 h), then scaled back to them. */
   loopIntervalMs?: number;
 }
 
@@ -148,8 +148,9 @@ async function runCase(kind: Case, o: Options, bundle: { codePath: string }): Pr
     if (kind === 'crash') figures.notes.push(perCrash(figures, kills));
     const defaults = loadSettings({}, {});
     figures.scale = {
-      pool: defaults.poolIntervalMs ? h.settings.poolIntervalMs / defaults.poolIntervalMs : 1,
-      gc: defaults.gcIntervalMs ? h.settings.gcIntervalMs / defaults.gcIntervalMs : 1,
+      reconcile: h.settings.reconcileIntervalMs / defaults.reconcileIntervalMs,
+      pool: h.settings.poolIntervalMs / defaults.poolIntervalMs,
+      gc: h.settings.gcIntervalMs / defaults.gcIntervalMs,
     };
     return figures;
   } finally {
