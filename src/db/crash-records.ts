@@ -79,6 +79,15 @@ export function listCrashRecords(db: StateDb, serviceId: string, limit: number):
   return (rows as Parameters<typeof toRow>[0][]).map(toRow);
 }
 
+/** When keeper last recorded a death of this container of the service (unix seconds), or null when never. */
+export function lastRecordedAt(db: StateDb, serviceId: string, containerId: string): number | null {
+  const v = db
+    .prepare('SELECT MAX(recorded_at) FROM keeper_crash_records WHERE service_id = ? AND container_id = ?')
+    .pluck()
+    .get(serviceId, containerId) as number | null;
+  return v ?? null;
+}
+
 /** The deaths counted in one crash window (the ones that opened its circuit), oldest first, without their logs. */
 export function deathsOfWindow(db: StateDb, serviceId: string, windowStart: number, limit: number): CrashRecordRow[] {
   const rows = db

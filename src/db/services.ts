@@ -16,16 +16,22 @@ import { recordDeployment, type DeploymentTrigger } from './deployments';
 import { swapLook } from './looks';
 import type { StateDb } from './open';
 
-/** A service row as the reconciler reads it: the fields its rules check (policy/rows.ts), and the tenant. */
+/**
+ * A service row as the reconciler reads it: the fields its rules check (policy/rows.ts), the tenant, and when a
+ * crash was last counted on it (unix seconds as ah or keeper wrote them; a first look counts only later deaths).
+ */
 export interface ServiceRow extends ServiceRowFields {
   tenantId: string;
+  lastCrashedAt: unknown;
+  crashWindowStart: unknown;
 }
 
 export function readServices(db: StateDb): ServiceRow[] {
   return db
     .prepare(
       `SELECT id, tenant_id AS tenantId, status, container_id AS containerId, crash_count AS crashCount,
-                circuit_open AS circuitOpen, circuit_open_count AS circuitOpenCount, circuit_retry_at AS circuitRetryAt
+                circuit_open AS circuitOpen, circuit_open_count AS circuitOpenCount, circuit_retry_at AS circuitRetryAt,
+                last_crashed_at AS lastCrashedAt, crash_window_start AS crashWindowStart
               FROM services ORDER BY id`,
     )
     .all() as ServiceRow[];

@@ -100,8 +100,9 @@ export function isDown(state: string): boolean {
  * time its restart policy restarts the container (it enters `restarting` already incremented), and a manual
  * start resets it to 0; a container that is down now and was not before died once more.
  *
- * With no earlier look, only deaths known to be recent count: the container's whole RestartCount if it was
- * created inside the window (all those restarts happened inside it), otherwise just a down container.
+ * With no earlier look, this is the rule for when no die event can be had (deathsAtFirstLook dates them first):
+ * only deaths known to be recent count, the container's whole RestartCount if it was created inside the window
+ * (all those restarts happened inside it), otherwise just a down container.
  */
 export function deathsBetween(
   previous: ContainerLook | null,
@@ -117,4 +118,75 @@ export function deathsBetween(
   }
   const restarts = current.restartCount >= previous.restartCount ? current.restartCount - previous.restartCount : current.restartCount;
   return Math.max(0, restarts + downNow - (isDown(previous.state) ? 1 : 0));
+}
+
+// ---- keeper's first look at a container ----
+
+/** What keeper's first look at a container takes as already seen, and what it may count. */
+export interface FirstLook {
+  /**
+   * Deaths up to this moment are the baseline: before the container existed, before keeper ran on this state DB
+   * (ah's to count, and its row holds what it counted), or already counted on the service row (a crash window
+   * inherited from ah or from an earlier keeper: its last crash, its window's start, keeper's own records of this
+   * container). Later ones are counted, each dated by its die event.
+   */
+  countFromMs: number;
+  /**
+   * Restarts whose die events are gone (the engine restarted, its 256-event buffer rolled over) count too: the
+   * old first-look rule, for a container created inside the window with nothing counted since.
+   */
+  countsUndated: boolean;
+  /** The row already shows the service crashed, so a container down since before countFromMs was counted then. */
+  rowCrashed: boolean;
+}
+
+/** What the service row and keeper's records say was counted before; unix seconds, null when never. */
+export interface CountedBefore {
+  status: string;
+  lastCrashedAt: unknown;
+  crashWindowStart: unknown;
+  lastRecordedAt: number | null;
+  /** When a keeper worker first started on this state DB; null when none has. */
+  keeperArrivedAt: number | null;
+}
+
+/** A time column as unix seconds; a value that is no time (a bad row) counts as "up to now": nothing is counted twice. */
+function counted(v: unknown, nowSec: number): number | null {
+  if (v === null || v === undefined) return null;
+  return typeof v === 'number' && Number.isFinite(v) ? v : nowSec;
+}
+
+/** The baseline of keeper's first look at a container created at `createdAtSec`, with the service's window. */
+export function firstLookOf(createdAtSec: number, row: CountedBefore, nowSec: number, windowSec: number): FirstLook {
+  const marks = [row.lastCrashedAt, row.crashWindowStart, row.lastRecordedAt].map((v) => counted(v, nowSec));
+  // Counted at a whole second: any death up to the end of that second may have been counted then.
+  const countedUntilMs = Math.max(...marks.map((m) => (m === null ? -Infinity : (m + 1) * 1000)));
+  const createdAtMs = createdAtSec * 1000;
+  const countFromMs = Math.max(createdAtMs, countedUntilMs, (row.keeperArrivedAt ?? -Infinity) * 1000);
+  return {
+    countFromMs,
+    countsUndated: nowSec - createdAtSec < windowSec && countFromMs === createdAtMs,
+    rowCrashed: row.status === 'crashed',
+  };
+}
+
+/**
+ * Deaths at keeper's first look at a container: the restarts whose die event (`restartDieTimesMs`, the matched
+ * die events of the last RestartCount restarts, oldest first) falls after the baseline, plus, when the events of
+ * older restarts are gone, those older ones if the old rule counts them; and a container that is down now, unless
+ * the row already counted that death.
+ */
+export function deathsAtFirstLook(
+  f: FirstLook,
+  restartCount: number,
+  restartDieTimesMs: number[],
+  down: { now: boolean; atMs: number | null },
+): number {
+  const matched = restartDieTimesMs.slice(Math.max(0, restartDieTimesMs.length - restartCount));
+  const dated = matched.filter((t) => t > f.countFromMs).length;
+  const undated = restartCount - matched.length;
+  // Restarts without events are older than every matched die: after the baseline only if the oldest one is.
+  const undatedCount = f.countsUndated && dated === matched.length ? undated : 0;
+  const downCounted = down.now && !(f.rowCrashed && down.atMs !== null && down.atMs <= f.countFromMs);
+  return dated + undatedCount + (downCounted ? 1 : 0);
 }

@@ -55,11 +55,8 @@ const DIE_EVENT_LAG_MS = 5_000;
  */
 export function factsOfDeaths(deaths: number, downNow: boolean, state: RunState, events: ContainerEventFact[]): DeathFacts[] {
   if (deaths <= 0) return [];
-  const dies = events.filter((e) => e.action === 'die');
-  const lookDie = downNow ? dieOf(state, dies) : undefined;
-  const restartDies = lookDie ? dies.filter((d) => d !== lookDie) : dies;
   const restarts = deaths - (downNow ? 1 : 0);
-  const matched = restartDies.slice(Math.max(0, restartDies.length - restarts));
+  const matched = restartDiesOf(state, downNow, events, restarts);
   const out: DeathFacts[] = [];
   for (let i = 0; i < restarts; i++) {
     const die = matched[i - (restarts - matched.length)];
@@ -68,6 +65,41 @@ export function factsOfDeaths(deaths: number, downNow: boolean, state: RunState,
   }
   if (downNow) out.push(fromLook(state));
   return out;
+}
+
+/**
+ * The die events of the container's last `restarts` restarts by Docker, oldest first: fewer when the engine no
+ * longer has them all. Not the die of a container that is down now, and not a die after what the inspect shows
+ * (the events are read after the inspect): one after a running container's start, or after the restart that
+ * followed a restarting container's death.
+ */
+export function restartDiesOf(state: RunState, downNow: boolean, events: ContainerEventFact[], restarts: number): ContainerEventFact[] {
+  if (restarts <= 0) return [];
+  const dies = events.filter((e) => e.action === 'die' && e.atMs <= inspectHorizonMs(state, events));
+  const lookDie = downNow ? dieOf(state, dies) : undefined;
+  const restartDies = lookDie ? dies.filter((d) => d !== lookDie) : dies;
+  return restartDies.slice(Math.max(0, restartDies.length - restarts));
+}
+
+/** The last moment whose deaths the inspect can show. */
+function inspectHorizonMs(state: RunState, events: ContainerEventFact[]): number {
+  if (state.status === 'running' && state.startedAtMs !== null) return state.startedAtMs;
+  if (state.status === 'restarting' && state.finishedAtMs !== null) {
+    const died = state.finishedAtMs;
+    return events.find((e) => e.action === 'start' && e.atMs > died)?.atMs ?? Infinity;
+  }
+  return Infinity;
+}
+
+/** How long each run lasted that ended in one of `dies`, when the engine still has the run's start event. */
+export function runsEndingIn(dies: ContainerEventFact[], events: ContainerEventFact[]): number[] {
+  const runs: number[] = [];
+  for (const die of dies) {
+    const bounds = events.filter((e) => e !== die && e.atMs <= die.atMs && (e.action === 'start' || e.action === 'die'));
+    const last = bounds[bounds.length - 1];
+    if (last?.action === 'start') runs.push(die.atMs - last.atMs);
+  }
+  return runs;
 }
 
 /** The die event that reports the exit the inspect shows, if the engine still has it. */

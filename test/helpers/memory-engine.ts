@@ -3,6 +3,9 @@
  * host/'s rules (test/host/). It is not Docker. It keeps containers, networks, volumes, images and events in maps,
  * runs no process, and moves a container between states only when a call or the test says so: no restart policy
  * and no health check act by themselves (`die`, `setHealth` play what the engine would do, at the test's clock).
+ * A restart by the restart policy comes at once, unless `restartBackoff` is set: then it comes after Docker's
+ * restart delay (`restarting` until the test's clock passes it). Like the engine, it keeps only its last 256
+ * events (`EVENTS_KEPT`).
  * It fails as keeper's adapter (DockerClient) reports failures: a DockerError carrying the engine's HTTP status
  * (404 gone, 409 conflict, 403 refused), and, when told to (`fail`), a transient error or a 404 for any call.
  * What it assumes about Docker is checked by the real-engine tests, which remain the integration tier.
@@ -51,6 +54,10 @@ export interface MemoryContainer {
   restartPolicy: string;
   createdAtMs: number;
   runtime: string;
+  /** While `restarting`: when the restart policy starts it again (restartBackoff); null otherwise. */
+  restartAtMs: number | null;
+  /** The restart manager's current delay (0: none yet, or reset by a run of 10 s or more). */
+  restartDelayMs: number;
   /** Names of the networks it is configured on (attached while it runs). */
   networks: Set<string>;
   mounts: { name: string; destination: string }[];
@@ -81,6 +88,15 @@ export interface InjectedFailure {
   ref?: string;
   /** How many calls fail; every one until `clearFailures()` when absent. */
   times?: number;
+}
+
+/** The engine keeps this many events in memory (moby's events buffer), none from before its own start. */
+export const EVENTS_KEPT = 256;
+
+/** Docker's restart manager (moby `restartmanager`): 100 ms, doubled after each run under 10 s, at most 1 min. */
+function nextRestartDelayMs(currentMs: number, runMs: number): number {
+  const from = runMs >= 10_000 ? 0 : currentMs;
+  return Math.min(from === 0 ? 100 : from < 60_000 ? from * 2 : from, 60_000);
 }
 
 const newId = () => crypto.randomBytes(32).toString('hex');
@@ -120,6 +136,8 @@ export class MemoryEngine implements Engine {
   /** Calls made, by the adapter's operation names (as DockerClient.calls counts them). */
   readonly calls = new Map<string, number>();
   engineRuntimes: EngineRuntimes = { names: ['runc'], defaultRuntime: 'runc', args: {} };
+  /** Restarts by the restart policy wait Docker's restart delay, as the engine's do; false: they come at once. */
+  restartBackoff = false;
   dockerRootDir = os.tmpdir();
   private failures: (InjectedFailure & { operation: string })[] = [];
   private listeners = new Set<(e: DockerEvent) => void>();
@@ -155,6 +173,7 @@ export class MemoryEngine implements Engine {
 
   /** A container by full id, name or unique id prefix; throws when there is none. */
   container(ref: string): MemoryContainer {
+    this.startDueRestarts();
     const c = this.findContainer(ref);
     if (!c) throw new Error(`memory engine: no container ${ref}`);
     return c;
@@ -171,6 +190,7 @@ export class MemoryEngine implements Engine {
     const now = this.clock.nowMs();
     if (opts.oomKilled) this.emit(c, 'oom');
     this.emit(c, 'die', { exitCode: String(exitCode) });
+    const runMs = now - (c.startedAtMs ?? now);
     Object.assign(c, {
       state: 'exited',
       exitCode,
@@ -180,16 +200,29 @@ export class MemoryEngine implements Engine {
     });
     const policyRestarts =
       c.restartPolicy === 'always' || c.restartPolicy === 'unless-stopped' || (c.restartPolicy === 'on-failure' && exitCode !== 0);
-    if (opts.restarted ?? policyRestarts) {
-      Object.assign(c, {
-        state: 'running',
-        exitCode: 0,
-        restartCount: c.restartCount + 1,
-        startedAtMs: now,
-        health: c.hasHealthcheck ? 'starting' : '',
-      });
-      this.emit(c, 'start');
+    if (!(opts.restarted ?? policyRestarts)) return;
+    if (this.restartBackoff) {
+      // The engine counts the restart at the death, and starts the container once the delay has passed.
+      c.restartDelayMs = nextRestartDelayMs(c.restartDelayMs, runMs);
+      Object.assign(c, { state: 'restarting', restartCount: c.restartCount + 1, restartAtMs: now + c.restartDelayMs });
+      return;
     }
+    Object.assign(c, {
+      state: 'running',
+      exitCode: 0,
+      restartCount: c.restartCount + 1,
+      startedAtMs: now,
+      health: c.hasHealthcheck ? 'starting' : '',
+    });
+    this.emit(c, 'start');
+  }
+
+  /**
+   * What an engine restart does to the event history: the engine keeps no event from before its own start. (The
+   * containers it stops and starts again on the way are not played.)
+   */
+  dropEventHistory(): void {
+    this.events.length = 0;
   }
 
   /** The health check's verdict changes (`healthy`, `unhealthy`, `starting`). */
@@ -288,6 +321,8 @@ export class MemoryEngine implements Engine {
         restartPolicy: spec.restartPolicy ?? 'no',
         createdAtMs: this.clock.nowMs(),
         runtime,
+        restartAtMs: null,
+        restartDelayMs: 0,
         networks: new Set(network === 'none' ? [] : [this.findNetwork(network)!.name]),
         mounts: (spec.volumes ?? []).map((v) => ({ name: v.name, destination: v.target })),
         output: [],
@@ -302,6 +337,7 @@ export class MemoryEngine implements Engine {
     return this.call('container.start', id, () => {
       const c = this.mustContainer('container.start', id);
       if (c.state === 'running') return; // the engine's 304, which the adapter ignores
+      // A manual start resets the restart manager: RestartCount and the restart delay start over.
       Object.assign(c, {
         state: 'running',
         exitCode: 0,
@@ -309,6 +345,8 @@ export class MemoryEngine implements Engine {
         error: '',
         startedAtMs: this.clock.nowMs(),
         health: c.hasHealthcheck ? 'starting' : '',
+        restartCount: 0,
+        restartDelayMs: 0,
       });
       this.emit(c, 'start');
     });
@@ -323,7 +361,14 @@ export class MemoryEngine implements Engine {
     return this.call('container.restart', id, () => {
       const c = this.mustContainer('container.restart', id);
       this.stop(c);
-      Object.assign(c, { state: 'running', exitCode: 0, startedAtMs: this.clock.nowMs(), health: c.hasHealthcheck ? 'starting' : '' });
+      Object.assign(c, {
+        state: 'running',
+        exitCode: 0,
+        startedAtMs: this.clock.nowMs(),
+        health: c.hasHealthcheck ? 'starting' : '',
+        restartCount: 0,
+        restartDelayMs: 0,
+      });
       this.emit(c, 'start');
       this.emit(c, 'restart');
     });
@@ -558,6 +603,7 @@ export class MemoryEngine implements Engine {
 
   /** Counts the call, applies an injected failure, and runs it as the adapter does: errors as DockerErrors. */
   private async call<T>(operation: string, ref: string | undefined, fn: () => T): Promise<T> {
+    this.startDueRestarts();
     this.calls.set(operation, (this.calls.get(operation) ?? 0) + 1);
     const f = this.failures.find((x) => x.operation === operation && (x.ref === undefined || x.ref === ref));
     if (f) {
@@ -568,8 +614,20 @@ export class MemoryEngine implements Engine {
     return fn();
   }
 
+  /** Restarts whose delay has passed on the test's clock happen, each at its own time (restartBackoff). */
+  private startDueRestarts(): void {
+    const now = this.clock.nowMs();
+    for (const c of this.containers.values()) {
+      if (c.state !== 'restarting' || c.restartAtMs === null || c.restartAtMs > now) continue;
+      Object.assign(c, { state: 'running', exitCode: 0, startedAtMs: c.restartAtMs, health: c.hasHealthcheck ? 'starting' : '' });
+      this.emit(c, 'start', {}, c.restartAtMs);
+      c.restartAtMs = null;
+    }
+  }
+
   private stop(c: MemoryContainer, exitCode = 143): void {
     if (c.state !== 'running' && c.state !== 'restarting' && c.state !== 'paused') return; // the engine's 304
+    c.restartAtMs = null;
     this.emit(c, 'kill', { signal: exitCode === 137 ? '9' : '15' });
     this.emit(c, 'die', { exitCode: String(exitCode) });
     Object.assign(c, { state: 'exited', exitCode, finishedAtMs: this.clock.nowMs(), health: c.hasHealthcheck ? 'unhealthy' : '' });
@@ -613,15 +671,19 @@ export class MemoryEngine implements Engine {
     return c.state === 'created' ? 'Created' : 'Dead';
   }
 
-  private emit(c: MemoryContainer, action: string, extra: Record<string, string> = {}): void {
+  /** Records an event (at `atMs`, now by default), in time order, keeping only the last EVENTS_KEPT. */
+  private emit(c: MemoryContainer, action: string, extra: Record<string, string> = {}, atMs = this.clock.nowMs()): void {
     const e: DockerEvent = {
       type: 'container',
       action,
       id: c.id,
       attributes: { ...c.labels, name: c.name, image: c.image, ...extra },
-      timeNano: BigInt(this.clock.nowMs()) * 1_000_000n,
+      timeNano: BigInt(atMs) * 1_000_000n,
     };
-    this.events.push(e);
+    let at = this.events.length;
+    while (at > 0 && this.events[at - 1].timeNano > e.timeNano) at--;
+    this.events.splice(at, 0, e);
+    if (this.events.length > EVENTS_KEPT) this.events.splice(0, this.events.length - EVENTS_KEPT);
     for (const l of this.listeners) if (!this.silenced.has(l)) l(e);
   }
 

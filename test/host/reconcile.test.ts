@@ -12,6 +12,8 @@ import { listCrashRecords } from '../../src/db/crash-records';
 import { VANISHED_REASON } from '../../src/policy/rows';
 import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 import { addService, addTenant, deployments, service } from '../reconcile/rows';
+import { recordHostStart } from '../../src/db/keeper-hosts';
+import { EVENTS_KEPT } from '../helpers/memory-engine';
 import { memoryHost, type MemoryHost } from './world';
 
 async function tick(h: MemoryHost) {
@@ -284,5 +286,142 @@ describe("a service's crash policy labels (in-memory engine)", () => {
     h.engine.die(cid, { exitCode: 1 });
     expect((await tick(h)).applied.crashes).toBe(1);
     expect(service(h.db, sid).crash_count).toBe(1);
+  });
+});
+
+/**
+ * Plays a crash loop for `forSec` seconds on the test's clock: each run lasts `runSec`, and the engine restarts the
+ * container after Docker's restart delay (h.engine.restartBackoff).
+ */
+function crashLoop(h: MemoryHost, cid: string, runSec: number, forSec: number): void {
+  let left = forSec;
+  for (;;) {
+    const step = Math.min(runSec, left);
+    h.advance(step);
+    left -= step;
+    if (left <= 0) return;
+    h.engine.die(cid);
+    const c = h.engine.container(cid);
+    const wait = Math.min(((c.restartAtMs as number) - (c.finishedAtMs as number)) / 1000, left);
+    h.advance(wait);
+    left -= wait;
+    if (left <= 0) return;
+  }
+}
+
+/** A host with a 10 s window and a threshold of 3, whose engine restarts containers as Docker does. */
+function backoffHost(): MemoryHost {
+  const h = memoryHost({ crashWindow: '10s', crashThreshold: '3' });
+  h.engine.restartBackoff = true;
+  return h;
+}
+
+/** Fills the engine's 256-event buffer with events of a container of no service, as a busy host does. */
+async function rollEventsOver(h: MemoryHost): Promise<void> {
+  h.engine.addImage(TEST_IMAGE);
+  const id = await h.engine.createContainer({ name: uniqueId('busy-'), image: TEST_IMAGE, network: 'none' });
+  for (let i = 0; i < EVENTS_KEPT; i++) await h.engine.renameContainer(id, uniqueId('busy-'));
+}
+
+const recordsOf = (h: MemoryHost, sid: string) => listCrashRecords(h.db, sid, 100).reverse();
+const looks = (h: MemoryHost, sid: string) => h.db.prepare('SELECT * FROM keeper_container_looks WHERE service_id = ?').get(sid);
+
+describe("deaths found after an absence, at keeper's first look and later (in-memory engine, Docker's restart backoff)", () => {
+  it('a first look at a dense loop a minute old counts every death since the creation, each at its die event, and opens the circuit', async () => {
+    const h = backoffHost();
+    const { sid, cid } = await runningService(h);
+    crashLoop(h, cid, 1, 70);
+    expect(h.engine.container(cid).restartCount).toBe(10);
+    expect(looks(h, sid)).toBeUndefined();
+    const { applied } = await tick(h);
+    expect(applied.crashes).toBe(10);
+    expect(applied.opened).toHaveLength(1);
+    const records = recordsOf(h, sid);
+    expect(records.slice(0, 6).map((r) => r.datedBy)).toEqual(Array(6).fill('event'));
+    const createdMs = h.engine.container(cid).createdAtMs;
+    // Docker's restart backoff: 1.0, 2.1, 3.3, 4.7, 6.5, 9.1 … s after the creation.
+    expect(records.slice(0, 6).map((r) => (r.diedAtMs as number) - createdMs)).toEqual([1_000, 2_100, 3_300, 4_700, 6_500, 9_100]);
+  });
+
+  it('a first look counts only the deaths after the crash the row already counted (a window inherited from ah)', async () => {
+    const h = backoffHost();
+    const { sid, cid } = await runningService(h);
+    crashLoop(h, cid, 1, 25); // deaths 1.0, 2.1, 3.3, 4.7, 6.5, 9.1, 13.3 and 20.7 s after the creation
+    const createdMs = h.engine.container(cid).createdAtMs;
+    // ah's reconciler counted a crash 10 s after the creation (in a window it opened at 5 s).
+    const ahTick = (afterMs: number) => Math.floor((createdMs + afterMs) / 1000);
+    h.db
+      .prepare('UPDATE services SET status = ?, crash_count = 2, crash_window_start = ?, last_crashed_at = ? WHERE id = ?')
+      .run('crashed', ahTick(5_000), ahTick(10_000), sid);
+    const { applied } = await tick(h);
+    expect(applied.crashes).toBe(2);
+    expect(recordsOf(h, sid).map((r) => [(r.diedAtMs as number) - createdMs, r.datedBy])).toEqual([
+      [13_300, 'live'],
+      [20_700, 'live'],
+    ]);
+  });
+
+  it('a first look does not count what came before keeper ran on the DB: a loop at a deploy two days before, its events still buffered', async () => {
+    const h = memoryHost();
+    h.engine.restartBackoff = true;
+    const { sid, cid } = await runningService(h);
+    crashLoop(h, cid, 1, 15); // 7 deaths in 13.3 s (its database was not up yet), then it ran for good
+    h.advance(2 * 86_400);
+    recordHostStart(h.db, h.settings.hostId, h.nowSec());
+    expect((await tick(h)).applied).toMatchObject({ crashes: 0, opened: [] });
+    expect(looks(h, sid)).toMatchObject({ restart_count: 7, state: 'running' });
+    expect(recordsOf(h, sid)).toEqual([]);
+  });
+
+  it('a first look when no event can be had keeps the old rule: an old container’s restarts are the baseline, a new one’s count', async () => {
+    const old = backoffHost();
+    const a = await runningService(old);
+    crashLoop(old, a.cid, 1, 70);
+    old.engine.dropEventHistory();
+    expect((await tick(old)).applied).toMatchObject({ crashes: 0, opened: [] });
+    expect(looks(old, a.sid)).toMatchObject({ restart_count: 10 });
+
+    const recent = memoryHost({ crashWindow: '60s', crashThreshold: '3' });
+    recent.engine.restartBackoff = true;
+    const b = await runningService(recent);
+    crashLoop(recent, b.cid, 1, 30);
+    await rollEventsOver(recent);
+    const { applied } = await tick(recent);
+    expect(applied.crashes).toBe(8);
+    // No event left: the last death has the inspect's time, the others are placed by the backoff inside the gap.
+    const records = recordsOf(recent, b.sid);
+    expect(records.map((r) => r.datedBy)).toEqual([...Array(7).fill('spread'), 'live']);
+    const createdMs = recent.engine.container(b.cid).createdAtMs;
+    expect(records.map((r) => (r.diedAtMs as number) - createdMs)).toEqual([1_000, 2_100, 3_300, 4_700, 6_500, 9_100, 13_300, 20_700]);
+  });
+
+  /** keeper looks at a new service, then is away for 70 s of its crash loop while the engine's events roll over. */
+  async function busyAbsence(runSec: number) {
+    const h = backoffHost();
+    const { sid, cid } = await runningService(h);
+    await tick(h);
+    crashLoop(h, cid, runSec, 70);
+    await rollEventsOver(h);
+    return { h, sid, cid, applied: (await tick(h)).applied };
+  }
+
+  it("a later look after a minute's absence on a busy engine places a dense loop's deaths by the backoff, and the circuit opens", async () => {
+    const { h, sid, cid, applied } = await busyAbsence(1);
+    expect(applied.crashes).toBe(10);
+    expect(applied.opened).toHaveLength(1);
+    const records = recordsOf(h, sid);
+    expect(records.map((r) => r.datedBy)).toEqual([...Array(9).fill('spread'), 'live']);
+    const createdMs = h.engine.container(cid).createdAtMs;
+    const placed = records.map((r) => (r.diedAtMs as number) - createdMs);
+    expect(placed.slice(0, 3)).toEqual([1_000, 2_100, 3_300]);
+  });
+
+  it('the same for a death every 11 s: the deaths stay a run apart, and no circuit opens', async () => {
+    const { h, sid, applied } = await busyAbsence(11);
+    expect(applied.crashes).toBe(6);
+    expect(applied.opened).toEqual([]);
+    const times = recordsOf(h, sid).map((r) => r.diedAtMs as number);
+    times.slice(1).forEach((t, i) => expect(t - times[i]).toBeGreaterThanOrEqual(10_000));
+    expect(service(h.db, sid)).toMatchObject({ circuit_open: 0, crash_count: 1 });
   });
 });

@@ -3,8 +3,10 @@ import {
   backoffFor,
   countCrashes,
   crashPolicy,
+  deathsAtFirstLook,
   deathsBetween,
   decayedOpenCount,
+  firstLookOf,
   openingAt,
   reachesThreshold,
 } from '../../src/policy/crash';
@@ -95,6 +97,98 @@ describe('deathsBetween', () => {
     expect(deathsBetween(null, look('running', 6), 0, 1000, 600)).toBe(0);
     expect(deathsBetween(null, look('exited', 6), 0, 1000, 600)).toBe(1);
     expect(deathsBetween(look('running', 9, 'old'), look('exited', 0), 0, 1000, 600)).toBe(1);
+  });
+});
+
+describe("keeper's first look at a container: its baseline", () => {
+  const created = 1_000;
+  const now = 1_100;
+  const row = { status: 'running', lastCrashedAt: null, crashWindowStart: null, lastRecordedAt: null, keeperArrivedAt: null };
+  it.each([
+    ['a fresh row: every death since the creation counts', {}, 600, { countFromMs: 1_000_000, countsUndated: true }],
+    [
+      'a fresh row, a container older than the window: undated restarts stay the baseline',
+      {},
+      60,
+      { countFromMs: 1_000_000, countsUndated: false },
+    ],
+    [
+      "ah's crash window: deaths up to its last counted crash were counted",
+      { lastCrashedAt: 1_050, crashWindowStart: 1_040 },
+      600,
+      { countFromMs: 1_051_000, countsUndated: false },
+    ],
+    [
+      "keeper's own records of this container (an expected exit sets no last_crashed_at)",
+      { lastRecordedAt: 1_070 },
+      600,
+      { countFromMs: 1_071_000, countsUndated: false },
+    ],
+    [
+      "a container older than keeper on this DB: what came before keeper was ah's to count",
+      { keeperArrivedAt: 1_030 },
+      600,
+      { countFromMs: 1_030_000, countsUndated: false },
+    ],
+    ['a container keeper has been there for', { keeperArrivedAt: 900 }, 600, { countFromMs: 1_000_000, countsUndated: true }],
+    [
+      "a crash counted before this container existed (its predecessor's)",
+      { lastCrashedAt: 900, crashWindowStart: 890 },
+      600,
+      { countFromMs: 1_000_000, countsUndated: true },
+    ],
+    [
+      'a crash column that is no time (a bad row): counted up to now, nothing is counted twice',
+      { lastCrashedAt: 'soon' },
+      600,
+      { countFromMs: 1_101_000, countsUndated: false },
+    ],
+  ])('%s', (_what, fields, windowSec, expected) => {
+    expect(firstLookOf(created, { ...row, ...fields }, now, windowSec)).toEqual({ ...expected, rowCrashed: false });
+  });
+  it('knows when the row already shows the crash', () => {
+    expect(firstLookOf(created, { ...row, status: 'crashed' }, now, 600).rowCrashed).toBe(true);
+  });
+});
+
+describe("keeper's first look at a container: its deaths", () => {
+  const fresh = { countFromMs: 1_000_000, countsUndated: false, rowCrashed: false };
+  const up = { now: false, atMs: null };
+  const dies = [1_001_000, 1_002_100, 1_003_300, 1_004_700];
+  it.each([
+    ['each restart whose die event follows the creation', fresh, 4, dies, up, 4],
+    ['only those after the row’s last counted crash', { ...fresh, countFromMs: 1_003_000 }, 4, dies, up, 2],
+    ['more dies than restarts (a manual start reset the count): the last RestartCount ones', fresh, 2, dies, up, 2],
+    ['events gone for the older restarts of an old container: the dated ones only', fresh, 6, dies, up, 4],
+    ['events gone, a container created inside the window: the old rule counts them too', { ...fresh, countsUndated: true }, 6, dies, up, 6],
+    ['no event at all (the engine restarted), an old container: the baseline', fresh, 6, [], up, 0],
+    [
+      'events gone but the dated ones already counted: the undated are older still',
+      { ...fresh, countsUndated: true, countFromMs: 1_001_500 },
+      6,
+      dies,
+      up,
+      3,
+    ],
+    ['a container down now, with its restarts', fresh, 4, dies, { now: true, atMs: 1_006_000 }, 5],
+    [
+      'a container down since before a crash the row counted',
+      { ...fresh, countFromMs: 1_007_000, rowCrashed: true },
+      4,
+      dies,
+      { now: true, atMs: 1_006_000 },
+      0,
+    ],
+    [
+      'a container down since before the baseline of a row that does not show it crashed',
+      { ...fresh, countFromMs: 1_007_000 },
+      4,
+      dies,
+      { now: true, atMs: 1_006_000 },
+      1,
+    ],
+  ])('%s', (_what, look, restartCount, dieTimes, down, deaths) => {
+    expect(deathsAtFirstLook(look, restartCount, dieTimes, down)).toBe(deaths);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { factsOfDeaths, type ContainerEventFact, type RunState } from '../../src/policy/death-facts';
+import { factsOfDeaths, restartDiesOf, runsEndingIn, type ContainerEventFact, type RunState } from '../../src/policy/death-facts';
 
 const T = 1_800_000_000_000;
 const exited: RunState = {
@@ -56,5 +56,42 @@ describe('factsOfDeaths', () => {
 
   it('no deaths, no facts', () => {
     expect(factsOfDeaths(0, true, exited, [])).toEqual([]);
+  });
+});
+
+describe('restartDiesOf: the die events of the restarts the inspect shows', () => {
+  const loop: ContainerEventFact[] = [
+    { action: 'start', atMs: T },
+    { action: 'die', atMs: T + 1_000, exitCode: 1 },
+    { action: 'start', atMs: T + 1_100 },
+    { action: 'die', atMs: T + 2_100, exitCode: 1 },
+    { action: 'start', atMs: T + 2_300 },
+    { action: 'die', atMs: T + 3_300, exitCode: 1 },
+    { action: 'start', atMs: T + 3_700 },
+  ];
+  const at = (dies: ContainerEventFact[]) => dies.map((d) => d.atMs - T);
+  it('the last RestartCount ones, oldest first', () => {
+    const running: RunState = { ...exited, status: 'running', startedAtMs: T + 3_700, finishedAtMs: T + 3_300 };
+    expect(at(restartDiesOf(running, false, loop, 2))).toEqual([2_100, 3_300]);
+    expect(at(restartDiesOf(running, false, loop, 5))).toEqual([1_000, 2_100, 3_300]);
+  });
+  it('not a die the events read after the inspect add: one after a running container’s start', () => {
+    // The inspect saw the run that started at 2.3 s; the events, read later, also have its death at 3.3 s.
+    const running: RunState = { ...exited, status: 'running', startedAtMs: T + 2_300, finishedAtMs: T + 2_100 };
+    expect(at(restartDiesOf(running, false, loop, 2))).toEqual([1_000, 2_100]);
+  });
+  it('nor one after the restart that followed a restarting container’s death', () => {
+    const restarting: RunState = { ...exited, status: 'restarting', startedAtMs: T + 1_100, finishedAtMs: T + 2_100 };
+    expect(at(restartDiesOf(restarting, false, loop, 2))).toEqual([1_000, 2_100]);
+  });
+  it("nor the die of a container that is down now: that is the look's death", () => {
+    const down: RunState = { ...exited, startedAtMs: T + 2_300, finishedAtMs: T + 3_300 };
+    expect(at(restartDiesOf(down, true, loop, 2))).toEqual([1_000, 2_100]);
+  });
+  it('each run that ended in one of them, when its start event is still there', () => {
+    const events = loop.slice(1);
+    expect(runsEndingIn(restartDiesOf({ ...exited, status: 'running', startedAtMs: T + 3_700 }, false, events, 3), events)).toEqual([
+      1_000, 1_000,
+    ]);
   });
 });

@@ -1,14 +1,24 @@
 /**
- * The tick's crash evidence. For the containers whose look shows deaths, it reads the engine's events since
- * keeper's last look (one read for all of them, only when some container died), works out each death's facts
- * (policy/death-facts.ts) and applies the engine-stop rule (policy/engine-stop.ts): a death the engine itself
- * caused is held, not counted, while the engine may still start the container again.
+ * The tick's crash evidence. For the containers whose look shows deaths, or may (keeper's first look at a
+ * container that Docker has restarted), it reads the engine's events since keeper's last look (one read for all
+ * of them, only when some container may have died), counts a first look's deaths from their die events
+ * (policy/crash.ts), works out each death's facts (policy/death-facts.ts), dates them (policy/death-dating.ts)
+ * and applies the engine-stop rule (policy/engine-stop.ts): a death the engine itself caused is held, not
+ * counted, while the engine may still start the container again.
  */
 import { DockerError, type ContainerDetails, type DockerEvent, type Engine } from '../../docker/client';
 import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
+import { deathsAtFirstLook, type FirstLook } from '../../policy/crash';
 import { crashReason } from '../../policy/crash-words';
-import { dateDeaths } from '../../policy/death-dating';
-import { factsOfDeaths, LOG_LOOKBACK_MS, type ContainerEventFact, type RunState } from '../../policy/death-facts';
+import { dateDeaths, restartLoopOf, type RestartLoop } from '../../policy/death-dating';
+import {
+  factsOfDeaths,
+  LOG_LOOKBACK_MS,
+  restartDiesOf,
+  runsEndingIn,
+  type ContainerEventFact,
+  type RunState,
+} from '../../policy/death-facts';
 import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
 import { LABEL } from '../../names';
 
@@ -22,14 +32,20 @@ export interface PendingCrash {
   /** The look this crash replaces, and the look that proves it. */
   stored: ContainerLook | null;
   current: ContainerLook;
-  /** Deaths the look shows: RestartCount's, and one more when the container is down now. */
+  /** Deaths the look shows: RestartCount's, and one more when the container is down now (at a first look, the events decide). */
   deaths: number;
+  /** keeper's first look at this container: its deaths are counted from their die events after this baseline. */
+  firstLook?: FirstLook;
+  /** No death counted after all: a crashed service whose container has been up long enough is back up. */
+  backUpIfNoDeaths?: boolean;
   downNow: boolean;
   unhealthy: boolean;
   statusAfter: 'crashed' | 'running';
   run: RunState;
-  /** Events from here on can be this container's deaths: keeper's last look at it, or its creation. */
+  /** Events from here on can be this container's deaths: keeper's last look at it, or a first look's baseline. */
   sinceMs: number;
+  /** Events are read from here (a first look reads from the container's creation, to tell gone events from the baseline); sinceMs when absent. */
+  readFromMs?: number;
   /** The service's own crash policy, from its labels. */
   rules?: ServiceCrashRules;
 }
@@ -58,12 +74,35 @@ export async function settleCrashes(
   graceMs: number,
 ): Promise<void> {
   if (pending.length === 0) return;
-  const events = await readDeathEvents(docker, Math.min(...pending.map((p) => p.sinceMs)) - 1000, nowMs, obs);
+  const events = await readDeathEvents(docker, Math.min(...pending.map((p) => p.readFromMs ?? p.sinceMs)) - 1000, nowMs, obs);
   for (const p of pending) settle(p, events.get(p.fullId) ?? [], obs, nowMs, graceMs);
 }
 
+/** The deaths to count: the look's, or at a first look those whose die event falls after the baseline. */
+function deathCount(p: PendingCrash, events: ContainerEventFact[]): number {
+  if (!p.firstLook) return p.deaths;
+  const restarts = p.current.restartCount;
+  const dies = restartDiesOf(p.run, p.downNow, events, restarts).map((d) => d.atMs);
+  return deathsAtFirstLook(p.firstLook, restarts, dies, { now: p.downNow, atMs: p.run.finishedAtMs });
+}
+
+/** How Docker restarted the container between the counted deaths: what places those that kept no time. */
+function loopOf(p: PendingCrash, deaths: number, events: ContainerEventFact[]): RestartLoop | undefined {
+  const restarts = deaths - (p.downNow ? 1 : 0);
+  const dies = restartDiesOf(p.run, p.downNow, events, restarts);
+  return restartLoopOf({
+    status: p.run.status,
+    startedAtMs: p.run.startedAtMs,
+    finishedAtMs: p.run.finishedAtMs,
+    restartCount: p.current.restartCount,
+    restarts,
+    eventRunsMs: runsEndingIn(dies, events),
+  });
+}
+
 function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservation, nowMs: number, graceMs: number): void {
-  const deaths: CountedDeath[] = factsOfDeaths(p.deaths, p.downNow, p.run, events);
+  const count = deathCount(p, events);
+  const deaths: CountedDeath[] = factsOfDeaths(count, p.downNow, p.run, events);
   let next = p.current;
   let statusAfter = p.statusAfter;
   const look = p.downNow ? deaths[deaths.length - 1] : undefined;
@@ -78,7 +117,8 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   }
   if (p.unhealthy) deaths.push(healthCheckDeath(p.run, nowMs));
   if (deaths.length === 0) {
-    if (p.stored && !sameLook(p.stored, next)) obs.looks.push({ serviceId: p.serviceId, expected: p.stored, next });
+    if (!p.stored || !sameLook(p.stored, next)) obs.looks.push({ serviceId: p.serviceId, expected: p.stored, next });
+    if (p.backUpIfNoDeaths) obs.backUp.push({ serviceId: p.serviceId, containerId: p.containerId });
     return;
   }
   const reason = p.unhealthy ? 'container unhealthy (health check failed)' : crashReason(deaths, p.current.state);
@@ -91,7 +131,7 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
     reason,
     statusAfter,
     restart: p.unhealthy,
-    facts: dateDeaths(deaths, { sinceMs: p.sinceMs, untilMs: nowMs }),
+    facts: dateDeaths(deaths, { sinceMs: p.sinceMs, untilMs: nowMs }, count > 0 ? loopOf(p, count, events) : undefined),
     ...(p.rules ? { rules: p.rules } : {}),
   });
 }

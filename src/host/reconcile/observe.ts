@@ -7,10 +7,12 @@
 import pLimit from 'p-limit';
 import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import { DockerError, type ContainerDetails, type ContainerSummary } from '../../docker/client';
+import { lastRecordedAt } from '../../db/crash-records';
+import { keeperArrivedAt } from '../../db/keeper-hosts';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
-import { deathsBetween, isDown } from '../../policy/crash';
+import { deathsBetween, firstLookOf, isDown, type CountedBefore } from '../../policy/crash';
 import { dateDeaths } from '../../policy/death-dating';
 import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
@@ -53,7 +55,14 @@ export async function observeHost(
   const [serviceList, databaseList, environmentList] = lists.map(indexById);
   const inspector = new Inspector(docker, obs);
   const limit = pLimit(INSPECT_CONCURRENCY);
-  const observer = serviceObserver({ listed: serviceList, looks: readLooks(db), inspector, policy, obs });
+  const countedBefore = (s: ServiceRow): CountedBefore => ({
+    status: s.status,
+    lastCrashedAt: s.lastCrashedAt,
+    crashWindowStart: s.crashWindowStart,
+    lastRecordedAt: lastRecordedAt(db, s.id, s.containerId as string),
+    keeperArrivedAt: keeperArrivedAt(db),
+  });
+  const observer = serviceObserver({ listed: serviceList, looks: readLooks(db), countedBefore, inspector, policy, obs });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   touchLooks(db, observer.unchanged, now);
@@ -111,6 +120,8 @@ async function observeInFlight(
 interface ServiceContext {
   listed: Listed;
   looks: Map<string, StoredLook>;
+  /** What the service row and keeper's records of its container counted before: a first look's baseline. */
+  countedBefore: (s: ServiceRow) => CountedBefore;
   inspector: Inspector;
   policy: CrashPolicy;
   obs: TickObservation;
@@ -167,7 +178,7 @@ function serviceObserver(ctx: ServiceContext) {
 
 /** Deaths since the previous look, or a container that turned unhealthy: one crash, once its evidence is in. */
 function recordDeaths(
-  { obs, policy }: ServiceContext,
+  { obs, policy, countedBefore }: ServiceContext,
   pending: PendingCrash[],
   s: ServiceRow,
   {
@@ -196,7 +207,10 @@ function recordDeaths(
     return true;
   }
   const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
-  if (deaths === 0 && !unhealthy) return false;
+  // keeper's first look at a container Docker restarted: its die events decide which deaths count.
+  const firstLook = previous ? undefined : firstLookOf(details.createdAt, countedBefore(s), obs.now, windowSec);
+  const mayHaveDied = firstLook ? current.restartCount > 0 || isDown(current.state) : deaths > 0;
+  if (!mayHaveDied && !unhealthy) return false;
   const down = isDown(current.state) || current.state === 'restarting' || unhealthy || upSec < BACK_UP_AFTER_SEC;
   pending.push({
     serviceId: s.id,
@@ -209,7 +223,12 @@ function recordDeaths(
     downNow: isDown(current.state),
     statusAfter: down ? 'crashed' : 'running',
     run: runStateOf(details),
-    sinceMs: (previous?.lookedAt ?? details.createdAt) * 1000,
+    sinceMs: firstLook ? firstLook.countFromMs : (previous as StoredLook).lookedAt * 1000,
+    ...(firstLook && {
+      firstLook,
+      readFromMs: details.createdAt * 1000,
+      backUpIfNoDeaths: s.status === 'crashed' && current.state === 'running' && upSec >= BACK_UP_AFTER_SEC,
+    }),
     rules,
   });
   return true;
