@@ -25,7 +25,7 @@ const ARROWS = {
   ],
   'temporal/': ['workflows/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
   'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'log.ts', 'time.ts'],
-  'events/': ['db/', 'docker/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
+  'events/': ['db/', 'docker/', 'policy/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
   'workflows/': ['activities/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'],
   'host/': [
     'db/',
