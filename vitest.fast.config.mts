@@ -28,6 +28,8 @@ export default defineConfig({
       'test/readme.test.ts',
       // package.json declares every imported package where it belongs (reads the sources, and `npm ls`).
       'test/dependencies.test.ts',
+      // every workflow type, activity, export, metric and path the docs cite exists.
+      'test/docs-names.test.ts',
     ],
     reporters: ['default'],
   },
