@@ -26,7 +26,7 @@ const ARROWS = {
   ],
   'temporal/': ['workflows/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
   'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'log.ts', 'time.ts'],
-  'events/': ['db/', 'docker/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
+  'events/': ['db/', 'docker/', 'policy/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
   'sensors/': ['host/', 'db/', 'policy/', 'metrics.ts', 'ids.ts', 'log.ts', 'time.ts'],
   'workflows/': ['activities/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'],
   'host/': [
@@ -57,7 +57,7 @@ const ARROWS = {
   'version.ts': [],
 };
 
-/** What workflow code may run: Temporal's workflow packages and the pure modules (their own imports are checked too). */
+/** What workflow code may run: Temporal's workflow packages, ms and the pure modules (their own imports are checked too). */
 const DETERMINISTIC = ['workflows/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'];
 
 const pathOf = (name) => `^src/${name.replace(/\./g, '\\.')}${name.endsWith('/') ? '' : '$'}`;
@@ -88,21 +88,38 @@ module.exports = {
     },
     ...roomRules,
     {
+      name: 'no-undeclared-package',
+      comment: 'every package src/ imports is declared in package.json (test/dependencies.test.ts checks the rest)',
+      severity: 'error',
+      from: {},
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'shipped-code-loads-no-dev-dependency',
+      comment: "what src/ loads at run time is a dependency: an operator's install has no devDependencies",
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'workflows-run-only-deterministic-code',
-      comment: 'workflow code imports at run time only @temporalio/workflow, @temporalio/common and pure modules',
+      comment: 'workflow code imports at run time only @temporalio/workflow, @temporalio/common, ms and pure modules',
       severity: 'error',
       from: { path: DETERMINISTIC.map(pathOf) },
       to: {
         dependencyTypesNot: ['type-only'],
-        pathNot: [...DETERMINISTIC.map(pathOf), '^node_modules/@temporalio/(workflow|common)/'],
+        // ms turns durations into words and back, purely; @temporalio/common runs it in workflows itself.
+        pathNot: [...DETERMINISTIC.map(pathOf), '^node_modules/@temporalio/(workflow|common)/', '^node_modules/ms/'],
       },
     },
   ],
   options: {
+    // A package is a leaf: its own imports are not read, but every import of one is checked (declared in
+    // package.json, not a devDependency of shipped code, not in workflow code unless allowed).
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    exclude: { path: '^(dist|node_modules)/' },
+    exclude: { path: '^dist/' },
   },
 };
 

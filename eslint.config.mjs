@@ -6,6 +6,10 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** An import of a file inside a Temporal SDK package (`@temporalio/common/lib/time`), not of the package. */
+const SDK_INTERNALS = /^@temporalio\/[^/]+\/lib(\/|$)/;
+const SDK_INTERNALS_WHY = "a Temporal SDK package's lib/ is internal: import the package's public API";
+
 export default tseslint.config(
   { ignores: ['dist/', '.tools/', 'node_modules/', 'coverage/', 'data/', 'test/.artifacts/'] },
   js.configs.recommended,
@@ -17,6 +21,16 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: false }],
       // Container logs and terminal output are cleaned of control bytes and escape sequences by regex, on purpose.
       'no-control-regex': 'off',
+      // The SDK's lib/ files are its internals: they move between releases without notice. Import what a package's
+      // index exports. Where no public API exists, one module may reach in, exempted below with its reason.
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: SDK_INTERNALS.source, message: SDK_INTERNALS_WHY }] }],
+      'no-restricted-syntax': [
+        'error',
+        ...["CallExpression[callee.name='require']", 'ImportExpression', 'TSImportType'].map((call) => ({
+          selector: `${call} Literal[value=${SDK_INTERNALS}]`,
+          message: SDK_INTERNALS_WHY,
+        })),
+      ],
     },
   },
   {

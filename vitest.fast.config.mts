@@ -26,6 +26,10 @@ export default defineConfig({
       'test/settings.test.ts',
       'test/compose.test.ts',
       'test/readme.test.ts',
+      // package.json declares every imported package where it belongs (reads the sources, and `npm ls`).
+      'test/dependencies.test.ts',
+      // every workflow type, activity, export, metric and path the docs cite exists.
+      'test/docs-names.test.ts',
     ],
     reporters: ['default'],
   },

@@ -170,4 +170,38 @@ describe('events', () => {
     expect(die.attributes.exitCode).toBe('1');
     expect(die.timeNano).toBeGreaterThan(BigInt(since) * 1_000_000_000n);
   });
+
+  describe('a stream the engine did not send (a proxy answers /events itself)', () => {
+    let proxy: DockerProxy;
+    beforeAll(async () => (proxy = await DockerProxy.start()));
+    afterAll(() => proxy.close());
+    afterEach(() => proxy.clear());
+    const line = (id: string, note: string) =>
+      `${JSON.stringify({ Type: 'container', Action: 'die', Actor: { ID: id, Attributes: { note } }, timeNano: 1 })}\r\n`;
+
+    it('reads one event per line, whatever the chunks: a line cut in two, a character cut in its bytes', async () => {
+      const body = Buffer.from(line('c1', 'héllo ✓') + line('c2', 'ünï'));
+      const cutInCheck = body.indexOf(Buffer.from('✓')) + 1; // inside the check mark's three bytes
+      proxy.fail({ path: /^\/events$/, status: 200, chunks: [body.subarray(0, cutInCheck), body.subarray(cutInCheck)] });
+      const events = await new DockerClient(proxy.dockerHost).readEvents({ since: 0, until: 1 });
+      expect(events.map((e) => [e.id, e.attributes.note])).toEqual([
+        ['c1', 'héllo ✓'],
+        ['c2', 'ünï'],
+      ]);
+    });
+
+    it('ends at a line that is not JSON, with a one-line error naming it, after the events before it', async () => {
+      proxy.fail({
+        path: /^\/events$/,
+        status: 200,
+        chunks: [Buffer.from(`${line('c1', 'ok')}<html>bad gateway</html>\n${line('c2', 'late')}`)],
+      });
+      const seen: string[] = [];
+      const { done } = await new DockerClient(proxy.dockerHost).streamEvents({}, (e) => seen.push(e.id));
+      const err = await failure(done);
+      expect(err).toBeInstanceOf(DockerError);
+      expect(err.message).toBe('docker events: a line is not a JSON event: <html>bad gateway</html>');
+      expect(seen).toEqual(['c1']);
+    });
+  });
 });

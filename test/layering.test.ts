@@ -11,21 +11,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { files, read, ROOT } from './helpers/repo-files';
 
-const ROOT = path.resolve(__dirname, '..');
 const DEPCRUISE = path.join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
 /** The allowed arrows: what each room of src/ may import (a name ending in / is a folder). */
 const ARROWS = createRequire(__filename)(path.join(ROOT, '.dependency-cruiser.cjs')).ARROWS as Record<string, string[]>;
-
-function files(dir: string, ext = '.ts'): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = path.join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'node_modules' || e.name.startsWith('.') ? [] : files(rel, ext);
-    return rel.endsWith(ext) ? [rel] : [];
-  });
-}
-
-const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), 'utf8');
 
 /** A rule broken, as dependency-cruiser reports it. */
 interface Violation {

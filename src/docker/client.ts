@@ -4,6 +4,7 @@
  * benchmarks and tick results can say what a loop cost.
  */
 import Docker from 'dockerode';
+import readline from 'node:readline';
 import { Readable, Writable } from 'node:stream';
 import type {
   ContainerDetails,
@@ -527,20 +528,20 @@ export class DockerClient implements Engine {
         ...(opts.signal ? { abortSignal: opts.signal } : {}),
       }),
     )) as unknown as Readable;
-    let buffered = '';
     const done = new Promise<void>((resolve, reject) => {
-      stream.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString('utf8');
-        let nl: number;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, nl).trim();
-          buffered = buffered.slice(nl + 1);
-          if (line) onEvent(parseEvent(line));
-        }
+      // One JSON event per line. readline splits the lines and decodes UTF-8 across chunks, and passes on the
+      // stream's error; docker-modem's followProgress splits too, but keeps every event it has read, which a
+      // stream that follows the engine for days must not.
+      const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
+      lines.on('line', (line) => {
+        if (line.trim() === '' || stream.destroyed) return;
+        const event = parseEvent(line);
+        if (event) onEvent(event);
+        else stream.destroy(new DockerError('events', undefined, `docker events: a line is not a JSON event: ${line.slice(0, 80)}`));
       });
+      lines.on('error', (err) => reject(toDockerError('events', err)));
       stream.on('end', resolve);
       stream.on('close', resolve);
-      stream.on('error', (err) => reject(toDockerError('events', err)));
     });
     return { done, close: () => stream.destroy() };
   }
@@ -580,14 +581,20 @@ function parseImageRef(ref: string): { repository: string; tag: string } {
   return { repository: ref, tag: 'latest' };
 }
 
-function parseEvent(line: string): DockerEvent {
-  const raw = JSON.parse(line) as {
+/** One line of the event stream, or undefined when it is not JSON. */
+function parseEvent(line: string): DockerEvent | undefined {
+  let raw: {
     Type?: string;
     Action?: string;
     Actor?: { ID?: string; Attributes?: Record<string, string> };
     timeNano?: number;
     time?: number;
   };
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
   return {
     type: raw.Type ?? '',
     action: raw.Action ?? '',

@@ -16,6 +16,7 @@ import type { Logger } from '../log';
 import { unixSeconds, type Clock } from '../time';
 import { recordWatcherState, type KeeperMetrics } from '../metrics';
 import { LABEL, RESOURCE_TYPE } from '../names';
+import { exponentialBackoff } from '../policy/backoff';
 
 export { readEventWatcherState, type EventWatcherState } from '../db/events';
 
@@ -92,10 +93,6 @@ export function sinceParam(ns: bigint): string {
   const sec = ns / 1_000_000_000n;
   const frac = (ns % 1_000_000_000n).toString().padStart(9, '0');
   return `${sec}.${frac}`;
-}
-
-export function reconnectDelay(failures: number, minMs: number, maxMs: number): number {
-  return Math.min(maxMs, minMs * 2 ** Math.max(0, failures - 1));
 }
 
 /** A change a local look found (src/sensors/): a container of the service row, and when it happened (unix ms). */
@@ -219,7 +216,7 @@ export class EventWatcher {
       }
       failures++;
       const unavailable = failures >= this.reconnect.unavailableAfter;
-      const delay = reconnectDelay(failures, this.reconnect.minMs, this.reconnect.maxMs);
+      const delay = exponentialBackoff(failures, this.reconnect.minMs, this.reconnect.maxMs);
       if (unavailable && this.state !== 'unavailable') {
         this.o.log.warn('docker event stream unavailable: crashes are seen by the periodic reconcile tick only', { error });
       } else if (!unavailable) {

@@ -4,6 +4,7 @@
  * and the pull asks for a refill when it ends.
  */
 import type { PullView } from '../contracts/pool';
+import { exponentialBackoff } from './backoff';
 
 /** What the state DB holds of an image's pull (keeper_image_pulls): the view, and whose pull it is. */
 export interface PullRecord extends PullView {
@@ -33,8 +34,7 @@ export const PULL_RETRY_MAX_SECONDS = 3600;
 
 /** How long to wait before trying again after `attempts` failed attempts in a row (1 or more). */
 export function pullRetryDelaySeconds(attempts: number): number {
-  const doublings = Math.max(0, Math.min(attempts - 1, 30));
-  return Math.min(PULL_RETRY_FIRST_SECONDS * 2 ** doublings, PULL_RETRY_MAX_SECONDS);
+  return exponentialBackoff(attempts, PULL_RETRY_FIRST_SECONDS, PULL_RETRY_MAX_SECONDS);
 }
 
 export type PullAction = 'start' | 'wait';

@@ -6,6 +6,7 @@
  */
 import { oneLine } from '../db/open';
 import type { Logger } from '../log';
+import { exponentialBackoff } from '../policy/backoff';
 
 export type RequestOutcome = 'taken' | 'declined' | 'stopped';
 
@@ -62,7 +63,7 @@ export class LoopRequester {
         return taken ? 'taken' : 'declined';
       } catch (err) {
         this.stats.failedAttempts++;
-        const delayMs = Math.min(retry.maxMs, retry.minMs * 2 ** (attempt - 1));
+        const delayMs = exponentialBackoff(attempt, retry.minMs, retry.maxMs);
         const fields = { loop: this.o.loop, why, attempt, retryInMs: delayMs, error: oneLine(err) };
         if (attempt === 1) this.o.log.warn('Temporal did not take a run request; kept and sent again until it does', fields);
         else this.o.log.debug('run request still not taken', fields);

@@ -11,9 +11,8 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { Connection } from '@temporalio/client';
+import { Connection, type TLSConfig } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
-import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import { environment, readSecretFile, SettingsError, type Settings } from '../settings';
 import { diagnoseConnectFailure, V1_CERTIFICATE } from './diagnose';
 

@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
+import type { TLSConfig } from '@temporalio/client';
 
 /** How long each probe may take: the failure has already cost a connect timeout. */
 const PROBE_TIMEOUT_MS = 3_000;

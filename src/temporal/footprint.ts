@@ -4,7 +4,6 @@
  * that starts under a new host id uses it to warn of the old id's leftovers (src/app/other-host-ids.ts).
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
 import { KeeperHost } from '../search-attributes';
@@ -48,8 +47,17 @@ export async function lastPollAgoMs(client: Client, taskQueue: string, nowMs = D
     taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
     taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
   });
-  const times = (response.pollers ?? []).map((p) => optionalTsToMs(p.lastAccessTime) ?? 0);
+  const times = (response.pollers ?? []).map((p) => timestampMs(p.lastAccessTime));
   return times.length === 0 ? undefined : Math.max(0, nowMs - Math.max(...times));
+}
+
+/**
+ * A protobuf Timestamp in epoch ms (0 when absent). The SDK's own converters are internal (`@hidden`, deprecated
+ * in @temporalio/common), so keeper reads the two fields itself; `seconds` is a Long, which Number() reads.
+ */
+function timestampMs(ts: temporal.api.taskqueue.v1.IPollerInfo['lastAccessTime']): number {
+  if (!ts) return 0;
+  return Number(ts.seconds ?? 0) * 1000 + Math.floor((ts.nanos ?? 0) / 1_000_000);
 }
 
 /** Deletes a schedule; one already gone counts as deleted (a second uninstall, or a race with another). */

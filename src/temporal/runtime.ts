@@ -2,7 +2,7 @@
  * The Temporal runtime is a process-wide singleton that must be configured before any connection exists.
  * keeper routes the SDK's own logs into its logger at WARN and above, so that operators see one log stream.
  */
-import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, IllegalStateError, Runtime, type LogLevel } from '@temporalio/worker';
 import type { Logger } from '../log';
 
 let installed = false;
@@ -16,20 +16,20 @@ export function installRuntime(log: Logger | undefined, opts: { metricsPort?: nu
     if (sdkLog) sdkLog[entry.level === 'ERROR' ? 'error' : 'warn'](entry.message, entry.meta ?? {});
     else process.stderr.write(`temporal ${entry.level as LogLevel}: ${entry.message}\n`);
   });
-  if (runtimeExists()) return; // made already (a test's, or a host's in this process): its options stand
-  Runtime.install({
-    logger: sdkLogger,
-    telemetryOptions: {
-      logging: { filter: 'WARN', forward: {} },
-      ...(opts.metricsPort ? { metrics: prometheusExporter(opts.metricsPort, opts.hostId ?? '') } : {}),
-    },
-    shutdownSignals: [],
-  });
-}
-
-/** Whether the process's runtime was already made (Runtime.install then throws IllegalStateError). */
-function runtimeExists(): boolean {
-  return (Runtime as unknown as { _instance?: unknown })._instance !== undefined;
+  try {
+    Runtime.install({
+      logger: sdkLogger,
+      telemetryOptions: {
+        logging: { filter: 'WARN', forward: {} },
+        ...(opts.metricsPort ? { metrics: prometheusExporter(opts.metricsPort, opts.hostId ?? '') } : {}),
+      },
+      shutdownSignals: [],
+    });
+  } catch (err) {
+    // The SDK's one public word that the runtime was made already (a test's, or a host's in this process), and
+    // it says so before making anything: that runtime's options stand.
+    if (!(err instanceof IllegalStateError)) throw err;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The watcher's pure rules: which events wake the tick, Docker's `since` for a cursor, the reconnect backoff. */
 import { describe, expect, it } from 'vitest';
 import type { DockerEvent } from '../../src/docker/client';
-import { isRelevant, reconnectDelay, sinceParam } from '../../src/events/watcher';
+import { isRelevant, sinceParam } from '../../src/events/watcher';
 
 const ev = (action: string, attributes: Record<string, string>, type = 'container'): DockerEvent => ({
   type,
@@ -26,9 +26,5 @@ describe('event watcher rules', () => {
   it("writes a nanosecond cursor as Docker's seconds.nanoseconds", () => {
     expect(sinceParam(1_700_000_000_000_000_123n)).toBe('1700000000.000000123');
     expect(sinceParam(1_700_000_001_500_000_000n)).toBe('1700000001.500000000');
-  });
-
-  it('doubles the reconnect delay up to its ceiling', () => {
-    expect([1, 2, 3, 4, 5, 10].map((n) => reconnectDelay(n, 250, 1500))).toEqual([250, 500, 1000, 1500, 1500, 1500]);
   });
 });

@@ -15,6 +15,11 @@ export interface FaultRule {
   status: number;
   /** How many matching requests to fail; unlimited when unset. */
   times?: number;
+  /**
+   * A body to answer with instead of the error document (with a 200: what a broken or hostile stream sends),
+   * written chunk by chunk, each in a write of its own a few ms after the last, so they arrive apart.
+   */
+  chunks?: Buffer[];
 }
 
 export function engineSocket(dockerHost = process.env.DOCKER_HOST): string {
@@ -120,6 +125,7 @@ export class DockerProxy {
       if (rule.times !== undefined) rule.times--;
       req.resume();
       res.writeHead(rule.status, { 'Content-Type': 'application/json' });
+      if (rule.chunks) return void writeApart(res, rule.chunks);
       // The text deliberately says "not found": only the status may decide what an error means (W-11).
       res.end(JSON.stringify({ message: `injected fault ${rule.status}: No such container: not found (${method} ${apiPath})` }));
       return;
@@ -145,4 +151,12 @@ export class DockerProxy {
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
   }
+}
+
+async function writeApart(res: http.ServerResponse, chunks: Buffer[]): Promise<void> {
+  for (const chunk of chunks) {
+    await new Promise((flushed) => res.write(chunk, flushed));
+    await new Promise((r) => setTimeout(r, 20)); // so that the client most likely reads it alone
+  }
+  res.end();
 }

@@ -27,7 +27,10 @@ export function quietRuntime(): void {
 /** The shared Java time-skipping server: timers jump forward while a test awaits a workflow result. */
 export async function timeSkippingEnv(address = inject('timeSkippingAddress')): Promise<TestWorkflowEnvironment> {
   quietRuntime();
-  // `create` is the factory behind createTimeSkipping; it accepts an already running server.
+  // The one private SDK member keeper uses, and only here: `create`, the factory behind createTimeSkipping, which
+  // alone connects a time-skipping environment to a server already running. The public API has no such way:
+  // createTimeSkipping launches a server of its own and gives it 5 s, which the JVM misses on a busy machine
+  // (docs/development.md), and createFromExistingServer's environment does not skip time.
   return (TestWorkflowEnvironment as unknown as { create(o: object): Promise<TestWorkflowEnvironment> }).create({
     server: { type: 'existing' },
     address,
