@@ -57,14 +57,16 @@ function servicesWithLastCrash(db: HostDeps['db'], now: number, windowSeconds: n
   return serviceStatuses(db, now, windowSeconds).map((s) => ({ ...s, lastCrash: deaths.get(s.id) ?? null }));
 }
 
-/** What the event watcher is doing, in an operator's words; the periodic tick runs whatever it says. */
+/** What the event watcher is doing, in an operator's words; the worker's local looks see every change whatever it says. */
 function describeWatcher(w: { state: string; lastError: string; stateSince: number } | undefined) {
-  if (!w) return { state: 'not started', detail: 'no worker has run on this host yet: crashes are seen by the periodic tick' };
+  if (!w) return { state: 'not started', detail: 'no worker has run on this host yet' };
   const detail =
     w.state === 'following'
       ? 'crashes are seen within about a second'
       : w.state === 'stopped'
         ? 'the worker is stopped'
-        : `falling back to the periodic tick (${w.lastError || 'no error recorded'})`;
+        : w.state === 'silent'
+          ? `the stream is open but silent: the worker's looks see crashes within seconds; reopened every 30 s (${w.lastError})`
+          : `the worker's looks see crashes within seconds (${w.lastError || 'no error recorded'})`;
   return { state: w.state, since: w.stateSince, detail };
 }
