@@ -85,7 +85,12 @@ function options(): Options & { cases: string[] } {
 }
 
 /** Every loop has completed a run and the pool is full: start-up is over. */
+/**
+ * Until every loop has completed a run, the pool is full, and the host is quiet: no run of it running, and longer
+ * than a start's look (11 s) since the services started, so that their start looks do not fall in the window.
+ */
 async function settle(h: CostHost): Promise<void> {
+  const startedAtMs = Date.now();
   const wanted = ['reconcileTick', 'poolRefill', 'gcSweep'];
   const poolTarget = Math.min(h.settings.poolMaxTotal, h.settings.poolSize * h.settings.pooledTemplates.length);
   let done = false;
@@ -94,7 +99,8 @@ async function settle(h: CostHost): Promise<void> {
     for await (const wf of h.client.workflow.list({ query: `KeeperHost="${h.settings.hostId}" AND ExecutionStatus="Completed"` }))
       seen.add(wf.type);
     const ready = Object.values(readyCounts(h.db)).reduce((a, b) => a + b, 0);
-    done = wanted.every((t) => seen.has(t)) && ready >= poolTarget;
+    const running = await h.client.workflow.count(`KeeperHost="${h.settings.hostId}" AND ExecutionStatus="Running"`);
+    done = wanted.every((t) => seen.has(t)) && ready >= poolTarget && running.count === 0 && Date.now() - startedAtMs > 15_000;
   };
   // The schedules' intervals are aligned to the epoch (GC's and the pool's hourly): start-up asks each loop for
   // one run now rather than waiting for its first mark.
