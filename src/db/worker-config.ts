@@ -14,6 +14,10 @@ export interface WorkerConfig {
   reconcileIntervalMs: number;
   gcIntervalMs: number;
   poolIntervalMs: number;
+  /** The local looks' intervals; absent from records of workers from before the looks. */
+  reconcileLookIntervalMs?: number;
+  gcLookIntervalMs?: number;
+  poolLookIntervalMs?: number;
   crashWindowMs: number;
   crashThreshold: number;
   recovery: string;

@@ -24,6 +24,9 @@ export function workerConfigOf(settings: Settings, temporal: string, temporalEmb
     reconcileIntervalMs: settings.reconcileIntervalMs,
     gcIntervalMs: settings.gcIntervalMs,
     poolIntervalMs: settings.poolIntervalMs,
+    reconcileLookIntervalMs: settings.reconcileLookIntervalMs,
+    gcLookIntervalMs: settings.gcLookIntervalMs,
+    poolLookIntervalMs: settings.poolLookIntervalMs,
     crashWindowMs: settings.crashWindowMs,
     crashThreshold: settings.crashThreshold,
     recovery: settings.recovery,
@@ -63,6 +66,9 @@ const FIELDS: { field: keyof WorkerConfig; flag: string; settings: (keyof Settin
   { field: 'reconcileIntervalMs', flag: '--reconcile-interval', settings: ['reconcileIntervalMs'], words: duration },
   { field: 'gcIntervalMs', flag: '--gc-interval', settings: ['gcIntervalMs'], words: duration },
   { field: 'poolIntervalMs', flag: '--pool-interval', settings: ['poolIntervalMs'], words: duration },
+  { field: 'reconcileLookIntervalMs', flag: '--reconcile-look-interval', settings: ['reconcileLookIntervalMs'], words: duration },
+  { field: 'gcLookIntervalMs', flag: '--gc-look-interval', settings: ['gcLookIntervalMs'], words: duration },
+  { field: 'poolLookIntervalMs', flag: '--pool-look-interval', settings: ['poolLookIntervalMs'], words: duration },
   { field: 'crashWindowMs', flag: '--crash-window', settings: ['crashWindowMs'], words: duration },
   { field: 'crashThreshold', flag: '--crash-threshold', settings: ['crashThreshold'], words: String },
   { field: 'recovery', flag: '--recovery', settings: ['recovery'], words: String },
@@ -83,9 +89,11 @@ export function configDifferences(worker: WorkerConfig, here: WorkerConfig, give
 
 /** The loops' pace and the circuit's rule, in one line. */
 export function workerPaceWords(c: WorkerConfig): string {
+  const looked = (everyMs: number | undefined) => (everyMs ? `, looked at every ${ms(everyMs)}` : '');
   return (
-    `reconcile on events and every ${ms(c.reconcileIntervalMs)}, gc every ${ms(c.gcIntervalMs)}, ` +
-    `pool on claims and every ${ms(c.poolIntervalMs)}; ` +
+    `reconcile on events${looked(c.reconcileLookIntervalMs)}, backstop ${ms(c.reconcileIntervalMs)}; ` +
+    `gc${looked(c.gcLookIntervalMs)}, backstop ${ms(c.gcIntervalMs)}; ` +
+    `pool on claims${looked(c.poolLookIntervalMs)}, backstop ${ms(c.poolIntervalMs)}; ` +
     `circuit opens at ${c.crashThreshold} crashes in ${ms(c.crashWindowMs)}, recovery ${c.recovery}`
   );
 }

@@ -358,7 +358,7 @@ describe('keeper status reports what the running worker uses', () => {
         new RegExp(`^worker   keeper ${packageVersion.replace(/\./g, '\\.')}, pid ${worker.child.pid}, started \\d{4}-`, 'm'),
       );
       expect(plain.stdout).toContain(
-        'reconcile on events and every 45s, gc every 1h, pool on claims and every 1h; circuit opens at 5 crashes in 10m, recovery restart',
+        'reconcile on events, looked at every 10s, backstop 45s; gc, looked at every 1m, backstop 6h; pool on claims, looked at every 15s, backstop 6h; circuit opens at 5 crashes in 10m, recovery restart',
       );
       expect(plain.stdout).toMatch(/^alerts\s+https:\/\/hooks\.example\.test \S+ \(signed\): 0 delivered/m);
       expect(plain.stdout).toMatch(/^tenant runtime runc \(registered\)/m);
@@ -379,7 +379,7 @@ describe('keeper status reports what the running worker uses', () => {
           '--reconcile-interval',
           '30s',
           '--gc-interval',
-          '1h',
+          '6h',
           '--json',
         ],
         env,
@@ -392,7 +392,7 @@ describe('keeper status reports what the running worker uses', () => {
         pid: worker.child.pid,
         config: { tenantRuntime: 'runc', signed: true, reconcileIntervalMs: 45_000, temporalEmbedded: false },
       });
-      // Only what was given and differs; --gc-interval 1h is the worker's too.
+      // Only what was given and differs; --gc-interval 6h is the worker's too.
       expect(status.worker.differences).toEqual([
         { flag: '--tenant-runtime', here: 'runsc', worker: 'runc' },
         { flag: '--notify-webhook', here: 'none', worker: status.worker.config.webhooks[0] },
