@@ -7,7 +7,7 @@
 const ARROWS = {
   'cli.ts': ['cli/', 'app/', 'worker.ts', 'settings.ts', 'version.ts'],
   'cli/': ['app/', 'temporal/', 'host/', 'workflows/', 'policy/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
-  'worker.ts': ['app/', 'temporal/', 'events/', 'host/', 'cli/words.ts', 'ids.ts', 'log.ts', 'search-attributes.ts', 'settings.ts'],
+  'worker.ts': ['app/', 'cli/banner.ts', 'settings.ts'],
   'demo.ts': ['app/', 'host/', 'db/', 'ids.ts', 'names.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
   'app/': [
     'activities/',
@@ -24,7 +24,7 @@ const ARROWS = {
     'settings.ts',
     'time.ts',
   ],
-  'temporal/': ['workflows/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
+  'temporal/': ['workflows/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
   'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'log.ts', 'time.ts'],
   'events/': ['db/', 'docker/', 'policy/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
   'sensors/': ['host/', 'db/', 'policy/', 'metrics.ts', 'ids.ts', 'log.ts', 'time.ts'],

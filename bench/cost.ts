@@ -27,7 +27,7 @@ import { readServices } from '../src/db/services';
 import { DockerClient } from '../src/docker/client';
 import { crashContainer } from '../test/helpers/crash';
 import { loadSettings, parseDuration } from '../src/settings';
-import { triggerLoop } from '../src/temporal/schedules';
+import { triggerLoop } from '../src/temporal/operations';
 import { measureWindow, type CaseFigures } from './cost-window';
 import {
   CRASHLOOP_IMAGE,

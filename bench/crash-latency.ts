@@ -4,7 +4,7 @@
  * the kernel would; Docker's unless-stopped policy brings it back), timed until the service row shows the crash.
  */
 import { readLooks } from '../src/db/looks';
-import { triggerReconcile } from '../src/temporal/schedules';
+import { triggerReconcile } from '../src/temporal/operations';
 import { crashContainer } from '../test/helpers/crash';
 import { uniqueId, type EngineFixture } from '../test/helpers/fixtures';
 import { addService, addTenant, runServiceContainer } from '../test/reconcile/rows';

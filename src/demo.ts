@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openHost } from './app/open';
+import { Keeper } from './app/keeper';
 import type { StateDb } from './db/open';
 import { readCircuit } from './db/services';
 import type { HostDeps } from './host/deps';
@@ -33,9 +33,10 @@ async function main(): Promise<number> {
   // The demo's services are tenant containers: they run under KEEPER_TENANT_RUNTIME (default runsc, as keeper's),
   // so the demo reads the environment as every keeper command does, and sets only what makes it a demo.
   const settings = loadSettings({ db: dbFile, hostId, circuitBackoff: '1m,2m,4m' });
-  const { deps } = openHost(settings, 'worker'); // the demo's throwaway host: it creates its state DB
+  const keeper = new Keeper(settings, 'worker'); // the demo's throwaway host: it creates its state DB
+  const { deps } = keeper;
   const { db } = deps;
-  await preflight(deps).catch((err) => (db.close(), fs.rmSync(dir, { recursive: true, force: true }), Promise.reject(err)));
+  await preflight(deps).catch(async (err) => (await keeper.close(), fs.rmSync(dir, { recursive: true, force: true }), Promise.reject(err)));
   say(`starting a keeper worker for host ${hostId} (state in ${dir}, worker log in ${dir}/worker.log)`);
   const worker = startWorker(dir, settings);
   const created: string[] = [];
@@ -48,7 +49,7 @@ async function main(): Promise<number> {
     worker.kill('SIGTERM');
     for (const id of created) await removeService(deps, id).catch(() => undefined);
     await deps.docker.removeNetwork(tenantNetworkName('demo')).catch(() => undefined);
-    db.close();
+    await keeper.close();
     await new Promise((r) => (worker.exitCode === null ? worker.once('exit', r) : r(null)));
     fs.rmSync(dir, { recursive: true, force: true });
     say('done');

@@ -16,7 +16,7 @@ import type { LoopName } from '../ids';
 import type { Settings } from '../settings';
 import { LoopRequester } from '../sensors/requests';
 import { Sensors, type EventWitness, type LoopLook } from '../sensors/sensors';
-import { triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/schedules';
+import { triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/operations';
 
 export type HostRequests = Record<LoopName, LoopRequester>;
 

@@ -1,8 +1,8 @@
 /**
- * A keeper host as a Temporal worker sees it: its worker (every workflow, this host's activities), its schedules
- * and its event watcher, over the dependencies opened by src/app/open.ts. The worker process
- * (src/app/worker-process.ts), the one-shot commands' in-process worker, the benchmarks and the test helpers all
- * build their host here.
+ * A keeper host as a Temporal worker sees it: its worker (every workflow, this host's activities), its schedules,
+ * and what watches it between runs (src/app/host-watch.ts), over the dependencies opened by src/app/open.ts. The
+ * Keeper (src/app/keeper.ts) builds it for the worker and the one-shot commands' own workers; benchmarks and test
+ * helpers build theirs here too.
  */
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -16,7 +16,8 @@ import { taskQueueFor } from '../ids';
 import { loopMetricsInterceptor } from '../metrics';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
-import { ensureSchedules, requestRefillAfterPull, triggerLoop } from '../temporal/schedules';
+import { requestPoolRefill, triggerLoop } from '../temporal/operations';
+import { ensureSchedules } from '../temporal/schedules';
 import type { LoopName } from '../ids';
 import type { EventWitness, Sensors } from '../sensors/sensors';
 import {
@@ -109,7 +110,7 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         connection: w.connection,
         namespace: w.namespace,
         taskQueue: taskQueueFor(settings.hostId),
-        activities: createActivities(deps, { requestPoolRefill: (client) => requestRefillAfterPull(client, settings.hostId) }),
+        activities: createActivities(deps, { requestPoolRefill: (client) => requestPoolRefill(client, settings.hostId) }),
         interceptors: { activity: activityInterceptors },
         ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
         shutdownGraceTime: w.shutdownGraceTime ?? SHUTDOWN_GRACE,

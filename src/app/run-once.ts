@@ -7,20 +7,19 @@
  * A worker of its own drains the work the command started before the command returns: a circuit handed to its
  * workflow is recovered, not merely scheduled; what is left waiting on a timer is reported as handed on.
  */
-import { Client, type WorkflowStartOptions } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { releaseCircuitHoldsSince } from '../db/circuit-holds';
+import type { StateDb } from '../db/open';
 import { taskQueueFor } from '../ids';
-import { createKeeperHost } from './keeper-host';
-import { openHostDb } from './open';
-import { hostAttributes } from '../search-attributes';
 import type { Settings } from '../settings';
 import { drainOwnWork, type Drained } from '../temporal/drain';
 import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from '../temporal/connection';
 import { embeddedServerAnswering, resolveTemporalCli, startDevServer } from '../temporal/dev-server';
 import { connectNative } from '../temporal/native';
-import { installRuntime } from '../temporal/runtime';
+import { runWorkflowOnce as startAndWait } from '../temporal/operations';
+import type { KeeperHost } from './keeper-host';
 
 export interface OneShot<T> {
   result: T;
@@ -33,26 +32,32 @@ export interface OneShot<T> {
   drained?: Drained;
 }
 
+/** What a one-shot run takes of its Keeper (src/app/keeper.ts): the parts, opened when first asked for. */
+export interface OneShotParts {
+  readonly settings: Settings;
+  readonly db: StateDb;
+  readonly host: KeeperHost;
+  installRuntime(): void;
+  onClose(what: string, close: () => Promise<unknown> | unknown): void;
+}
+
 type Target = TemporalTarget & { address: string };
 
 /** Runs `fn` with a client on this host's Temporal while some worker polls the host's task queue. */
-export async function runOnHost<T>(settings: Settings, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
+export async function runOnHost<T>(k: OneShotParts, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
   // Only the host's worker creates a state DB; a --db that is not there is refused even when that worker runs `fn`.
-  openHostDb(settings, 'command').close();
-  const configured = resolveTemporalTarget(settings);
+  void k.db;
+  const configured = resolveTemporalTarget(k.settings);
   const address = configured.address ?? (await embeddedServerAnswering());
-  if (!address) return runOnOwnServer(settings, configured.namespace, fn);
+  if (!address) return runOnOwnServer(k, configured.namespace, fn);
   const target = { ...configured, address };
   const connection = await connectClient(target);
-  try {
-    const client = new Client({ connection, namespace: target.namespace });
-    const server = describeTarget(target);
-    if (await hasPoller(client, taskQueueFor(settings.hostId))) return { result: await fn(client), ranBy: 'host worker', server };
-    const why = `no worker polls ${taskQueueFor(settings.hostId)}`;
-    return { ...(await runWithOwnWorker(settings, target, client, fn)), why, server };
-  } finally {
-    await connection.close();
-  }
+  k.onClose('the client connection', () => connection.close());
+  const client = new Client({ connection, namespace: target.namespace });
+  const server = describeTarget(target);
+  if (await hasPoller(client, taskQueueFor(k.settings.hostId))) return { result: await fn(client), ranBy: 'host worker', server };
+  const why = `no worker polls ${taskQueueFor(k.settings.hostId)}`;
+  return { ...(await runWithOwnWorker(k, target, client, fn)), why, server };
 }
 
 /** How long a command looks for a poller: a worker that has just started shows up at its first long poll. */
@@ -76,76 +81,55 @@ export async function hasPoller(client: Client, taskQueue: string, withinMs = PO
 type OwnRun<T> = Pick<OneShot<T>, 'result' | 'ranBy' | 'drained'>;
 
 async function runWithOwnWorker<T>(
-  settings: Settings,
+  k: OneShotParts,
   target: Target,
   client: Client,
   fn: (client: Client) => Promise<T>,
   serverGoesWithUs = false,
 ): Promise<OwnRun<T>> {
-  // The DB first: a bad path must fail before any worker is started.
-  const db = openHostDb(settings, 'command');
-  installRuntime(undefined);
-  const host = createKeeperHost(settings, { db });
+  k.installRuntime();
   const native = await connectNative(target);
-  try {
-    const worker = await host.createWorker({ connection: native, namespace: target.namespace, shutdownGraceTime: '5s' });
-    const startedAt = new Date();
-    const run = await worker.runUntil(async () => {
-      const result = await fn(client);
-      return { result, ranBy: 'this command' as const, drained: await drainOwnWork(client, taskQueueFor(settings.hostId), startedAt) };
-    });
-    // Circuits handed on to a server that exits with this command have no timer after it: the host's worker takes them.
-    if (serverGoesWithUs && run.drained.handedOn.length > 0) releaseCircuitHoldsSince(db, Math.floor(startedAt.getTime() / 1000));
-    return run;
-  } finally {
-    await native.close();
-    db.close();
-  }
+  k.onClose('the worker connection', () => native.close());
+  const worker = await k.host.createWorker({ connection: native, namespace: target.namespace, shutdownGraceTime: '5s' });
+  const startedAt = new Date();
+  const run = await worker.runUntil(async () => {
+    const result = await fn(client);
+    return { result, ranBy: 'this command' as const, drained: await drainOwnWork(client, taskQueueFor(k.settings.hostId), startedAt) };
+  });
+  // Circuits handed on to a server that exits with this command have no timer after it: the host's worker takes them.
+  if (serverGoesWithUs && run.drained.handedOn.length > 0) releaseCircuitHoldsSince(k.db, Math.floor(startedAt.getTime() / 1000));
+  return run;
 }
 
-async function runOnOwnServer<T>(settings: Settings, namespace: string, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
-  installRuntime(undefined);
-  const server = await startDevServer({ binary: resolveTemporalCli(settings.temporalCli), namespace });
-  try {
-    const target: Target = {
-      address: server.address,
-      namespace,
-      tls: undefined,
-      apiKey: undefined,
-      metadata: undefined,
-      auth: 'none',
-      profile: undefined,
-    };
-    const connection = await connectClient(target);
-    try {
-      const run = await runWithOwnWorker(settings, target, new Client({ connection, namespace }), fn, true);
-      return {
-        ...run,
-        why: 'no Temporal server is configured or running here',
-        server: 'an in-memory dev server, gone when the command exits',
-      };
-    } finally {
-      await connection.close();
-    }
-  } finally {
-    await server.stop();
-  }
+async function runOnOwnServer<T>(k: OneShotParts, namespace: string, fn: (client: Client) => Promise<T>): Promise<OneShot<T>> {
+  k.installRuntime();
+  const server = await startDevServer({ binary: resolveTemporalCli(k.settings.temporalCli), namespace });
+  k.onClose('the in-memory dev server', () => server.stop());
+  const target: Target = {
+    address: server.address,
+    namespace,
+    tls: undefined,
+    apiKey: undefined,
+    metadata: undefined,
+    auth: 'none',
+    profile: undefined,
+  };
+  const connection = await connectClient(target);
+  k.onClose('the client connection', () => connection.close());
+  const run = await runWithOwnWorker(k, target, new Client({ connection, namespace }), fn, true);
+  return {
+    ...run,
+    why: 'no Temporal server is configured or running here',
+    server: 'an in-memory dev server, gone when the command exits',
+  };
 }
 
 /** Starts `workflow` as this host's one-shot run `workflowId` and waits for its result (see runOnHost). */
-export async function runWorkflowOnce<W extends Workflow>(
-  settings: Settings,
+export function runWorkflowOnce<W extends Workflow>(
+  k: OneShotParts,
   workflow: W,
   workflowId: string,
   args: Parameters<W>,
 ): Promise<OneShot<WorkflowResultType<W>>> {
-  return runOnHost(settings, (client) =>
-    client.workflow.execute(workflow, {
-      taskQueue: taskQueueFor(settings.hostId),
-      workflowId,
-      args,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: hostAttributes(settings.hostId),
-    } as unknown as WorkflowStartOptions<W>),
-  );
+  return runOnHost(k, (client) => startAndWait(client, k.settings.hostId, workflow, workflowId, args));
 }

@@ -1,14 +1,11 @@
 /** `keeper circuit list [--json]` and `keeper circuit reset <serviceId>`. */
 import type { Command } from 'commander';
 import { circuitList, circuitOf } from '../host/circuit';
-import { ids, taskQueueFor } from '../ids';
-import { serviceAttributes } from '../search-attributes';
-import { runOnHost } from '../app/run-once';
+import { ids } from '../ids';
+import { resetCircuit } from '../temporal/operations';
 import { isoSeconds } from '../time';
-import { circuitBreaker } from '../workflows/circuitBreaker';
-import { circuitResetSignal } from '../workflows/messages';
 import type { CircuitState } from '../contracts/circuit';
-import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withSettings } from './common';
+import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withKeeper, withSettings } from './common';
 
 export function registerCircuitCommand(program: Command): void {
   const circuit = program.command('circuit').description("this host's circuit breakers");
@@ -18,7 +15,7 @@ export function registerCircuitCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const rows = await withHost(settings, circuitList);
+      const rows = await withKeeper(settings, (k) => circuitList(k.deps));
       print(rows, !!opts.json, () =>
         rows.length === 0
           ? 'no circuits open or escalated'
@@ -44,18 +41,9 @@ export function registerCircuitCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (serviceId: string, opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const before = await withHost(settings, (deps) => circuitOf(deps, serviceId));
-      if (!before) throw new UsageError(`no service ${serviceId} in ${settings.db}`);
-      const run = await runOnHost(settings, async (client) => {
-        const handle = await client.workflow.signalWithStart(circuitBreaker, {
-          workflowId: ids.circuit(settings.hostId, serviceId),
-          taskQueue: taskQueueFor(settings.hostId),
-          args: [{ serviceId }],
-          signal: circuitResetSignal,
-          signalArgs: ['keeper circuit reset'],
-          typedSearchAttributes: serviceAttributes(settings.hostId, serviceId),
-        });
-        return handle.result();
+      const run = await withKeeper(settings, async (k) => {
+        if (!circuitOf(k.deps, serviceId)) throw new UsageError(`no service ${serviceId} in ${settings.db}`);
+        return k.runOnHost((client) => resetCircuit(client, settings.hostId, serviceId, 'keeper circuit reset'));
       });
       printOneShot(run, !!opts.json, (s: CircuitState) =>
         s.closedBy === 'reset'

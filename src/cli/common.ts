@@ -1,9 +1,8 @@
 /** What every keeper command shares: the settings flags, this host's deps, output as table or JSON, exit codes. */
 import { Option } from 'commander';
-import { openHost } from '../app/open';
+import { Keeper, type OneShot } from '../app/keeper';
 import type { HostDeps } from '../host/deps';
 import type { Settings } from '../settings';
-import type { OneShot } from '../app/run-once';
 
 export { settingsFrom, withSettings } from '../settings';
 
@@ -19,13 +18,13 @@ export class UsageError extends Error {
  * Runs `fn` with this host's state DB and engine, no Temporal needed; the DB is closed after. Only the worker
  * creates a state DB: a --db that is not there is a typo, refused with one line (exit 2), nothing created.
  */
-export async function withHost<T>(settings: Settings, fn: (deps: HostDeps) => Promise<T> | T): Promise<T> {
-  const host = openHost(settings, 'command');
-  try {
-    return await fn(host.deps);
-  } finally {
-    host.close();
-  }
+export function withHost<T>(settings: Settings, fn: (deps: HostDeps) => Promise<T> | T): Promise<T> {
+  return Keeper.with(settings, 'command', (keeper) => fn(keeper.deps));
+}
+
+/** Runs `fn` with this host's Keeper in command mode (its state DB, engine and Temporal, as `fn` asks), closed after. */
+export function withKeeper<T>(settings: Settings, fn: (keeper: Keeper) => Promise<T> | T): Promise<T> {
+  return Keeper.with(settings, 'command', fn);
 }
 
 export function jsonOption(): Option {

@@ -7,9 +7,8 @@ import type { Command } from 'commander';
 import type { GcClassResult, GcSweepResult } from '../contracts/gc';
 import ms from 'ms';
 import { ids } from '../ids';
-import { runWorkflowOnce } from '../app/run-once';
 import { gcSweep } from '../workflows/gcSweep';
-import { jsonOption, printOneShot, settingsFrom, table, UsageError, withSettings } from './common';
+import { jsonOption, printOneShot, settingsFrom, table, UsageError, withKeeper, withSettings } from './common';
 
 export function registerGcCommand(program: Command): void {
   withSettings(program.command('gc'))
@@ -24,7 +23,7 @@ export function registerGcCommand(program: Command): void {
       const settings = settingsFrom(cmd);
       const dryRun = !!opts.dryRun;
       const workflowId = ids.once(settings.hostId, dryRun ? 'gc-dry-run' : 'gc', Date.now());
-      const run = await runWorkflowOnce(settings, gcSweep, workflowId, [{ dryRun }]);
+      const run = await withKeeper(settings, (k) => k.runWorkflowOnce(gcSweep, workflowId, [{ dryRun }]));
       printOneShot(run, !!opts.json, formatSweep);
       const { failed, classErrors } = run.result.totals;
       if (failed > 0 || classErrors > 0) {

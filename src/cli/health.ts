@@ -1,10 +1,9 @@
 /** `keeper health [--json]`: the host health workflow, this host's engine and DB read through Temporal. */
 import type { Command } from 'commander';
 import { ids } from '../ids';
-import { runWorkflowOnce } from '../app/run-once';
 import { hostHealth } from '../workflows/hostHealth';
 import type { HostHealth } from '../contracts/health';
-import { jsonOption, printOneShot, settingsFrom, withSettings } from './common';
+import { jsonOption, printOneShot, settingsFrom, withKeeper, withSettings } from './common';
 
 export function registerHealthCommand(program: Command): void {
   withSettings(program.command('health'))
@@ -12,7 +11,7 @@ export function registerHealthCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const run = await runWorkflowOnce(settings, hostHealth, ids.health(settings.hostId), []);
+      const run = await withKeeper(settings, (k) => k.runWorkflowOnce(hostHealth, ids.health(settings.hostId), []));
       printOneShot(run, !!opts.json, (h: HostHealth) =>
         [
           `task queue  ${h.taskQueue}`,

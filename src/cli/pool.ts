@@ -6,18 +6,16 @@
  * paused; BUFFER_ONE, so a refill runs after any running one).
  */
 import type { Command } from 'commander';
-import { hostEngine } from '../app/open';
 import type { HostDeps } from '../host/deps';
 import { ids } from '../ids';
 import { drainPool, poolStatus, type PoolStatusReport } from '../host/pool/admin';
 import { ClaimRequestError, claimEnvironment, type ClaimResult } from '../host/pool/claim';
 import { assertTenantRuntime } from '../host/tenant-runtime';
-import { runWorkflowOnce } from '../app/run-once';
-import { requestPoolRefill } from '../temporal/schedules';
+import { requestPoolRefill } from '../temporal/operations';
 import { pullStateWords, refillWords } from './words';
 import { isoSeconds } from '../time';
 import { poolRefill } from '../workflows/poolRefill';
-import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withSettings } from './common';
+import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withKeeper, withSettings } from './common';
 
 function renderStatus(s: PoolStatusReport): string {
   return [
@@ -57,9 +55,11 @@ export function registerPoolCommand(program: Command): void {
     .action(async (opts: { once?: boolean; json?: boolean }, cmd: Command) => {
       if (!opts.once) throw new UsageError('pool refill needs --once (the pool schedule refills every --pool-interval)');
       const settings = settingsFrom(cmd);
-      // Before any worker or workflow: the refill creates containers. (No DB needed: the run opens or creates it.)
-      await assertTenantRuntime({ docker: hostEngine(settings), settings });
-      const run = await runWorkflowOnce(settings, poolRefill, ids.once(settings.hostId, 'pool', Date.now()), []);
+      const run = await withKeeper(settings, async (k) => {
+        // Before any worker or workflow: the refill creates containers.
+        await assertTenantRuntime({ docker: k.engine, settings: k.settings });
+        return k.runWorkflowOnce(poolRefill, ids.once(settings.hostId, 'pool', Date.now()), []);
+      });
       printOneShot(run, !!opts.json, (r) =>
         [
           `refill: ${refillWords(r)}`,
@@ -116,9 +116,16 @@ function registerClaimCommand(pool: Command): void {
         await assertTenantRuntime(deps),
         claimEnvironment({ ...deps, tenantRuntime: deps.settings.tenantRuntime }, request)
       );
-      const result = await withHost(settings, claim).catch((err: unknown) => {
-        throw err instanceof ClaimRequestError ? new UsageError(err.message) : err;
+      const claimed = await withKeeper(settings, async (k) => {
+        const result = await claim(k.deps).catch((err: unknown) => {
+          throw err instanceof ClaimRequestError ? new UsageError(err.message) : err;
+        });
+        // Best effort: the claim has succeeded; without a refill now, the pool's next look or run refills.
+        const refill = await k
+          .withOperatorClient((client) => requestPoolRefill(client, settings.hostId), 2000)
+          .catch((err: Error) => `not triggered (${err.message.split('\n')[0]}); the next pool run refills`);
+        return { ...result, refill };
       });
-      print({ ...result, refill: await requestPoolRefill(settings) }, !!opts.json, renderClaim);
+      print(claimed, !!opts.json, renderClaim);
     });
 }

@@ -1,10 +1,9 @@
 /** `keeper reconcile --once [--json]`: one reconcile tick, run as a workflow, and its summary. */
 import type { Command } from 'commander';
 import { ids } from '../ids';
-import { runWorkflowOnce } from '../app/run-once';
 import { reconcileTick } from '../workflows/reconcileTick';
 import type { TickSummary } from '../contracts/reconcile';
-import { jsonOption, printOneShot, settingsFrom, UsageError, withSettings } from './common';
+import { jsonOption, printOneShot, settingsFrom, UsageError, withKeeper, withSettings } from './common';
 
 export function registerReconcileCommand(program: Command): void {
   withSettings(program.command('reconcile'))
@@ -14,7 +13,9 @@ export function registerReconcileCommand(program: Command): void {
     .action(async (opts: { once?: boolean; json?: boolean }, cmd: Command) => {
       if (!opts.once) throw new UsageError('reconcile needs --once (the reconcile schedule runs the periodic ticks)');
       const settings = settingsFrom(cmd);
-      const run = await runWorkflowOnce(settings, reconcileTick, ids.once(settings.hostId, 'reconcile', Date.now()), []);
+      const run = await withKeeper(settings, (k) =>
+        k.runWorkflowOnce(reconcileTick, ids.once(settings.hostId, 'reconcile', Date.now()), []),
+      );
       printOneShot(run, !!opts.json, formatSummary);
     });
 }

@@ -1,17 +1,11 @@
 /** `keeper schedules list|pause|resume|trigger <loop>`: the operator side of this host's three schedules. */
 import { Argument, type Command } from 'commander';
-import { ids, LOOPS, type LoopName } from '../ids';
-import { jsonOption, print, settingsFrom, table, withSettings } from './common';
+import { LOOPS, type LoopName } from '../ids';
+import { triggerLoop } from '../temporal/operations';
+import { describeSchedules, setSchedulePaused, type ScheduleRow } from '../temporal/schedules';
+import { jsonOption, print, settingsFrom, table, withKeeper, withSettings } from './common';
 
-export interface ScheduleRow {
-  loop: LoopName;
-  scheduleId: string;
-  paused: boolean;
-  note: string;
-  every: string;
-  nextRun: string | null;
-  lastRun: string | null;
-}
+export type { ScheduleRow } from '../temporal/schedules';
 
 const loopArgument = () => new Argument('<loop>', 'which loop').choices(LOOPS);
 
@@ -23,24 +17,7 @@ export function registerScheduleCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const { withOperatorClient } = await import('../temporal/client');
-      const rows = await withOperatorClient(settings, async (client) => {
-        const out: ScheduleRow[] = [];
-        for (const loop of LOOPS) {
-          const d = await client.schedule.getHandle(ids.schedule(settings.hostId, loop)).describe();
-          const every = d.spec.intervals?.[0]?.every;
-          out.push({
-            loop,
-            scheduleId: d.scheduleId,
-            paused: d.state.paused,
-            note: d.state.note ?? '',
-            every: typeof every === 'number' ? `${every / 1000}s` : String(every ?? ''),
-            nextRun: d.info.nextActionTimes[0]?.toISOString() ?? null,
-            lastRun: d.info.recentActions.at(-1)?.takenAt.toISOString() ?? null,
-          });
-        }
-        return out;
-      });
+      const rows = await withKeeper(settings, (k) => k.withOperatorClient((client) => describeSchedules(client, settings.hostId)));
       print(rows, !!opts.json, (r: ScheduleRow[]) =>
         table(
           ['loop', 'schedule', 'state', 'every', 'next run', 'last run'],
@@ -55,14 +32,19 @@ export function registerScheduleCommands(program: Command): void {
       .addArgument(loopArgument())
       .action(async (loop: LoopName, _opts: unknown, cmd: Command) => {
         const settings = settingsFrom(cmd);
-        const { withOperatorClient } = await import('../temporal/client');
-        const { triggerLoop } = await import('../temporal/schedules');
-        await withOperatorClient(settings, async (client) => {
-          const handle = client.schedule.getHandle(ids.schedule(settings.hostId, loop));
-          if (verb === 'pause') await handle.pause('paused with keeper schedules pause');
-          else if (verb === 'resume') await handle.unpause('resumed with keeper schedules resume');
-          else await triggerLoop(client, settings.hostId, loop);
-        });
+        await withKeeper(settings, (k) =>
+          k.withOperatorClient(async (client) => {
+            if (verb === 'trigger') await triggerLoop(client, settings.hostId, loop);
+            else
+              await setSchedulePaused(
+                client,
+                settings.hostId,
+                loop,
+                verb === 'pause',
+                `${verb === 'pause' ? 'paused' : 'resumed'} with keeper schedules ${verb}`,
+              );
+          }),
+        );
         process.stdout.write(`${loop}: ${verb === 'trigger' ? 'triggered' : verb === 'pause' ? 'paused' : 'resumed'}\n`);
       });
   action('pause', 'stop starting runs of a loop until resumed');

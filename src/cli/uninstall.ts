@@ -72,7 +72,7 @@ async function uninstall(given: Settings, opts: Choices): Promise<UninstallRepor
     if (refusal) throw new UsageError(refusal);
     const temporal = await hostTemporal(given);
     const settings = temporal.settings;
-    const { withOperatorClient } = await import('../temporal/client');
+    const { withOperatorClient } = await import('../app/operator-client');
     const report = await withOperatorClient(settings, (client) =>
       uninstallOnTemporal(client, settings, db ? openCircuits(db) : [], opts, !!db && workerStoppedCleanly(db, settings.hostId)),
     ).finally(() => temporal.stop());
@@ -170,26 +170,18 @@ async function settleCircuits(
 }
 
 async function resetCircuits(settings: Settings, serviceIds: string[]): Promise<{ serviceId: string; status: string }[]> {
-  const { runOnHost } = await import('../app/run-once');
-  const { circuitBreaker } = await import('../workflows/circuitBreaker');
-  const { circuitResetSignal } = await import('../workflows/messages');
-  const { serviceAttributes } = await import('../search-attributes');
-  const run = await runOnHost(settings, async (c) => {
-    const out: { serviceId: string; status: string }[] = [];
-    for (const serviceId of serviceIds) {
-      const handle = await c.workflow.signalWithStart(circuitBreaker, {
-        workflowId: ids.circuit(settings.hostId, serviceId),
-        taskQueue: taskQueueFor(settings.hostId),
-        args: [{ serviceId }],
-        signal: circuitResetSignal,
-        signalArgs: ['keeper uninstall --circuits close'],
-        typedSearchAttributes: serviceAttributes(settings.hostId, serviceId),
-      });
-      const s = await handle.result();
-      out.push({ serviceId, status: s.closedBy === 'reset' ? `closed, service ${s.status}` : 'was no longer open' });
-    }
-    return out;
-  });
+  const { Keeper } = await import('../app/keeper');
+  const { resetCircuit } = await import('../temporal/operations');
+  const run = await Keeper.with(settings, 'command', (k) =>
+    k.runOnHost(async (c) => {
+      const out: { serviceId: string; status: string }[] = [];
+      for (const serviceId of serviceIds) {
+        const s = await resetCircuit(c, settings.hostId, serviceId, 'keeper uninstall --circuits close');
+        out.push({ serviceId, status: s.closedBy === 'reset' ? `closed, service ${s.status}` : 'was no longer open' });
+      }
+      return out;
+    }),
+  );
   return run.result;
 }
 

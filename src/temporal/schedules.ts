@@ -5,15 +5,12 @@
 import { createHash } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
-import { hostAttributes, serviceAttributes } from '../search-attributes';
+import { hostAttributes } from '../search-attributes';
 import type { Settings } from '../settings';
 import type { Workflow } from '@temporalio/common';
 import { gcSweep } from '../workflows/gcSweep';
 import { poolRefill } from '../workflows/poolRefill';
-import { moreEventsSignal } from '../workflows/messages';
 import { reconcileTick } from '../workflows/reconcileTick';
-import { reconcileOnEvents } from '../workflows/reconcileOnEvents';
-import { withOperatorClient } from './client';
 
 export const CATCHUP_WINDOW = '1 minute';
 
@@ -78,74 +75,39 @@ export async function ensureSchedules(client: Client, settings: Settings, loops:
   }
 }
 
-/**
- * Starts one run of `loop` now through the host's schedule, so the schedule stays the one thing that starts
- * runs (same workflow id prefix, search attributes and timeout). BUFFER_ONE, not the schedule's SKIP: a
- * request during a running run is never dropped; it yields exactly one follow-up run, which sees whatever
- * happened during the first. With `unlessPaused`, a paused schedule is left alone (a trigger would run even
- * on a paused one): keeper's own requests must respect an operator's pause; the operator's own do not.
- */
-export async function triggerLoop(client: Client, hostId: string, loop: LoopName, opts: { unlessPaused?: boolean } = {}): Promise<boolean> {
+/** A loop's schedule as `keeper schedules list` shows it. */
+export interface ScheduleRow {
+  loop: LoopName;
+  scheduleId: string;
+  paused: boolean;
+  note: string;
+  every: string;
+  nextRun: string | null;
+  lastRun: string | null;
+}
+
+/** This host's schedules, one row per loop. */
+export async function describeSchedules(client: Client, hostId: string): Promise<ScheduleRow[]> {
+  const out: ScheduleRow[] = [];
+  for (const loop of LOOPS) {
+    const d = await client.schedule.getHandle(ids.schedule(hostId, loop)).describe();
+    const every = d.spec.intervals?.[0]?.every;
+    out.push({
+      loop,
+      scheduleId: d.scheduleId,
+      paused: d.state.paused,
+      note: d.state.note ?? '',
+      every: typeof every === 'number' ? `${every / 1000}s` : String(every ?? ''),
+      nextRun: d.info.nextActionTimes[0]?.toISOString() ?? null,
+      lastRun: d.info.recentActions.at(-1)?.takenAt.toISOString() ?? null,
+    });
+  }
+  return out;
+}
+
+/** Pauses or resumes a loop's schedule, with a note that says who did. */
+export async function setSchedulePaused(client: Client, hostId: string, loop: LoopName, paused: boolean, note: string): Promise<void> {
   const handle = client.schedule.getHandle(ids.schedule(hostId, loop));
-  if (opts.unlessPaused && (await handle.describe()).state.paused) return false;
-  await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
-  return true;
-}
-
-/**
- * The event watcher's request for a tick: signal-with-start of the host's event tick, not a schedule trigger,
- * so a crash costs one start (or one signal into the tick already running, which then looks again) instead of
- * a schedule patch and a run with the schedule's own timer, memo and markers. The run carries the service of
- * the event that asked for it, so the UI finds it by host and service. A paused reconcile schedule is left
- * alone, as before: an operator's pause covers the events too.
- */
-export async function triggerReconcile(client: Client, hostId: string, serviceId?: string, why = 'docker events'): Promise<boolean> {
-  if ((await client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe()).state.paused) return false;
-  await client.workflow.signalWithStart(reconcileOnEvents, {
-    workflowId: ids.eventTick(hostId),
-    taskQueue: taskQueueFor(hostId),
-    signal: moreEventsSignal,
-    signalArgs: [],
-    workflowExecutionTimeout: '10 minutes',
-    typedSearchAttributes: serviceId ? serviceAttributes(hostId, serviceId) : hostAttributes(hostId),
-    staticSummary: `reconcile tick for ${why}${serviceId ? ` of ${serviceId}` : ''}`,
-  });
-  return true;
-}
-
-/** Disk pressure's request for a sweep now (src/host/disk-watcher.ts); an operator's pause is respected. */
-export function triggerGcSweep(client: Client, hostId: string): Promise<boolean> {
-  return triggerLoop(client, hostId, 'gc', { unlessPaused: true });
-}
-
-/**
- * After a claim: asks the pool schedule for a refill, best effort. The claim has already succeeded, so a
- * failure here only means the next pool tick refills. A paused pool schedule (e.g. before a drain) is not
- * triggered. Returns what happened, in words.
- */
-export async function requestPoolRefill(settings: Settings): Promise<string> {
-  try {
-    const triggered = await withOperatorClient(
-      settings,
-      (client) => triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }),
-      2000,
-    );
-    return triggered ? 'triggered' : 'not triggered: the pool schedule is paused';
-  } catch (err) {
-    return `not triggered (${(err as Error).message.split('\n')[0]}); the next pool tick refills`;
-  }
-}
-
-/**
- * After a template image's background pull ended, or when a failed one's next try is due: asks the pool schedule for
- * a refill through the worker's own client, best effort (unless paused; BUFFER_ONE), so the pool fills without
- * waiting for its next run. Returns what happened, in words.
- */
-export async function requestRefillAfterPull(client: Client, hostId: string): Promise<string> {
-  try {
-    return (await triggerLoop(client, hostId, 'pool', { unlessPaused: true })) ? 'triggered' : 'not triggered: the pool schedule is paused';
-  } catch (err) {
-    const e = err as Error;
-    return `not triggered (${e.message.split('\n')[0] || e.name}); the next pool run refills`;
-  }
+  if (paused) await handle.pause(note);
+  else await handle.unpause(note);
 }

@@ -9,7 +9,7 @@ import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import type { EventWatcher } from '../../src/events/watcher';
 import { ids } from '../../src/ids';
-import { triggerLoop } from '../../src/temporal/schedules';
+import { triggerLoop } from '../../src/temporal/operations';
 import type { Settings } from '../../src/settings';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';

@@ -6,7 +6,8 @@ import { expect, it } from 'vitest';
 import { lastLoopResults } from '../../src/db/loop-results';
 import { DockerClient } from '../../src/docker/client';
 import { ids } from '../../src/ids';
-import { ensureSchedules, schedulePhaseMs, triggerLoop } from '../../src/temporal/schedules';
+import { triggerLoop } from '../../src/temporal/operations';
+import { ensureSchedules, schedulePhaseMs } from '../../src/temporal/schedules';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
 

@@ -17,7 +17,8 @@ import { isNotFound } from '../../src/docker/errors';
 import { poolNetworkIsolates } from '../../src/policy/pool';
 import type { RawSettings, Settings } from '../../src/settings';
 import { ids, taskQueueFor } from '../../src/ids';
-import { ensureSchedules, requestPoolRefill } from '../../src/temporal/schedules';
+import { requestPoolRefill } from '../../src/temporal/operations';
+import { ensureSchedules } from '../../src/temporal/schedules';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
 import {
@@ -310,7 +311,7 @@ describe('claims and refills', () => {
         const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'trig' });
         expect(r).toMatchObject({ mode: 'warm', containerId: cid });
         expect(readyByTemplate(db)).toEqual({});
-        expect(await requestPoolRefill(settings)).toBe('triggered');
+        expect(await requestPoolRefill(env.client, settings.hostId)).toBe('triggered');
         await waitFor('the triggered refill to refill the pool', () => readyByTemplate(db).tmpl_default === 1, 30_000);
         expect((await docker.inspectContainer(cid)).networks).toEqual([`ah-tenant-${t.tenant}`]);
         const fresh = db.prepare('SELECT container_id FROM warm_pool').pluck().get() as string;
@@ -323,7 +324,7 @@ describe('claims and refills', () => {
         expect(
           await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'trig2' }),
         ).toMatchObject({ mode: 'warm' });
-        expect(await requestPoolRefill(settings)).toBe('not triggered: the pool schedule is paused');
+        expect(await requestPoolRefill(env.client, settings.hostId)).toBe('not triggered: the pool schedule is paused');
         expect((await schedule.describe()).info.numActionsTaken).toBe(runs);
       });
     } finally {

@@ -1,10 +1,10 @@
 /**
  * Clients for operator commands: the configured Temporal (flag, TEMPORAL_* variables or a profile), else the
- * embedded server that `npm start` runs on this machine.
+ * embedded server that `npm start` runs on this machine. In app/, as every Temporal client keeper makes.
  */
 import { Client } from '@temporalio/client';
 import { EMBEDDED_TEMPORAL_PORT, type Settings } from '../settings';
-import { connectClient, resolveTemporalTarget, TemporalConnectError, type TemporalTarget } from './connection';
+import { connectClient, resolveTemporalTarget, TemporalConnectError, type TemporalTarget } from '../temporal/connection';
 
 export type ResolvedTarget = TemporalTarget & { address: string };
 
