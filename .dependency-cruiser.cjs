@@ -5,10 +5,22 @@
  * type-only ones too (tsPreCompilationDeps), so a type can close no circle either.
  */
 const ARROWS = {
-  'cli.ts': ['cli/', 'app/', 'worker.ts', 'settings.ts', 'version.ts'],
-  'cli/': ['app/', 'temporal/', 'host/', 'workflows/', 'policy/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
-  'worker.ts': ['app/', 'cli/banner.ts', 'settings.ts'],
-  'demo.ts': ['app/', 'host/', 'db/', 'ids.ts', 'names.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
+  'cli.ts': ['cli/', 'app/keeper.ts', 'worker.ts', 'settings.ts', 'version.ts'],
+  'cli/': [
+    'app/keeper.ts',
+    'app/uninstall.ts',
+    'temporal/',
+    'host/',
+    'workflows/',
+    'policy/',
+    'contracts/',
+    'ids.ts',
+    'search-attributes.ts',
+    'settings.ts',
+    'time.ts',
+  ],
+  'worker.ts': ['app/keeper.ts', 'cli/banner.ts', 'settings.ts'],
+  'demo.ts': ['app/keeper.ts', 'host/', 'db/', 'ids.ts', 'names.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
   'app/': [
     'activities/',
     'events/',
@@ -17,6 +29,7 @@ const ARROWS = {
     'temporal/',
     'db/',
     'docker/',
+    'policy/',
     'metrics.ts',
     'ids.ts',
     'log.ts',

@@ -4,7 +4,7 @@
 import { Command, CommanderError, Help } from 'commander';
 import { SETTINGS_HELP_GROUP, SettingsError } from './settings';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, settingsFrom, withSettings } from './cli/common';
-import { StateDbMissingError } from './app/open';
+import { StateDbMissingError } from './app/keeper';
 import { registerCircuitCommand } from './cli/circuit';
 import { registerCrashesCommand } from './cli/crashes';
 import { registerGcCommand } from './cli/gc';

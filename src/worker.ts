@@ -4,13 +4,12 @@
  * server, persistent next to the state DB. Here: only the banner an operator reads once it runs.
  */
 import { Keeper } from './app/keeper';
-import { runWorker as runHostWorker } from './app/worker-run';
 import type { Settings } from './settings';
 import { workerBanner } from './cli/banner';
 
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
 export async function runWorker(settings: Settings): Promise<void> {
   await Keeper.with(settings, 'worker', (keeper) =>
-    runHostWorker(keeper, async (started) => void process.stdout.write(await workerBanner(started))),
+    keeper.runWorker(async (started) => void process.stdout.write(await workerBanner(started))),
   );
 }

@@ -21,8 +21,14 @@ import { createKeeperHost, type KeeperHost } from './keeper-host';
 import { hostEngine, hostLogger, openHost, openHostDb, type HostMode, type HostParts } from './open';
 import { withOperatorClient } from './operator-client';
 import { runOnHost, runWorkflowOnce, type OneShot } from './run-once';
+import { runWorker, type StartedWorker } from './worker-run';
 
 export type { OneShot } from './run-once';
+export type { StartedWorker } from './worker-run';
+// What the CLI needs besides the Keeper: the state DB's errors, the whole-file copies of backup and restore, and
+// where a command's Temporal is.
+export { checkBackup, copySqliteOnline, refuseLiveDb, StateDbError, StateDbMissingError, type CopyResult } from './open';
+export { operatorTarget } from './operator-client';
 
 export type KeeperMode = HostMode;
 export type KeeperParts = HostParts;
@@ -116,6 +122,11 @@ export class Keeper {
   /** One run of `workflow` as this host's one-shot `workflowId` (see runOnHost). */
   runWorkflowOnce<W extends Workflow>(workflow: W, workflowId: string, args: Parameters<W>): Promise<OneShot<WorkflowResultType<W>>> {
     return runWorkflowOnce(this, workflow, workflowId, args);
+  }
+
+  /** `keeper worker`: this host's worker until SIGINT or SIGTERM (src/app/worker-run.ts); `onStarted` once it runs. */
+  runWorker(onStarted: (started: StartedWorker) => Promise<void> | void): Promise<void> {
+    return runWorker(this, onStarted);
   }
 
   /** Registers what `close` undoes, newest first. */

@@ -16,9 +16,22 @@ import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT, type Settings } from '../sett
 import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from '../temporal/connection';
 import { embeddedTemporalDbFile, resolveTemporalCli, startDevServer, type DevServer } from '../temporal/dev-server';
 import { connectNative } from '../temporal/native';
-import { SHUTDOWN_GRACE } from './keeper-host';
-import type { Keeper } from './keeper';
+import type { HostDeps } from '../host/deps';
+import type { Engine } from '../docker/engine';
+import { SHUTDOWN_GRACE, type KeeperHost } from './keeper-host';
 import { warnOfOtherHostIds } from './other-host-ids';
+
+/** What a worker's run takes of its Keeper (src/app/keeper.ts): the parts, opened when first asked for. */
+export interface WorkerRunParts {
+  readonly settings: Settings;
+  readonly log: Logger;
+  readonly engine: Engine;
+  readonly deps: HostDeps;
+  readonly host: KeeperHost;
+  useSettings(settings: Settings): void;
+  installRuntime(): void;
+  onClose(what: string, close: () => Promise<unknown> | unknown): void;
+}
 
 export interface TemporalSession {
   target: TemporalTarget & { address: string };
@@ -37,7 +50,7 @@ export interface StartedWorker {
 }
 
 /** Runs this host's worker until SIGINT or SIGTERM; `onStarted` is told once it polls and watches. */
-export async function runWorker(keeper: Keeper, onStarted: (started: StartedWorker) => Promise<void> | void): Promise<void> {
+export async function runWorker(keeper: WorkerRunParts, onStarted: (started: StartedWorker) => Promise<void> | void): Promise<void> {
   const { log } = keeper;
   const embeddedTemporal = !resolveTemporalTarget(keeper.settings).address;
   const tenants = await workerTenantRuntime({ docker: keeper.engine, settings: keeper.settings, log, embeddedTemporal });
@@ -75,7 +88,7 @@ function stopOnSignals(log: Logger, stop: () => void): void {
 }
 
 /** The configured Temporal, or the embedded dev server when no address is configured anywhere; closed by the Keeper. */
-async function openTemporal(keeper: Keeper): Promise<TemporalSession> {
+async function openTemporal(keeper: WorkerRunParts): Promise<TemporalSession> {
   const { settings } = keeper;
   const configured = resolveTemporalTarget(settings);
   const embedded = configured.address

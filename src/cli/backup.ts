@@ -4,7 +4,7 @@
  * (the worker stopped and the old DB moved aside); it never overwrites one. See docs/operations.md.
  */
 import type { Command } from 'commander';
-import { checkBackup, copySqliteOnline, refuseLiveDb, StateDbError, type CopyResult } from '../app/open';
+import { checkBackup, copySqliteOnline, refuseLiveDb, StateDbError, type CopyResult } from '../app/keeper';
 import { jsonOption, print, settingsFrom, UsageError, withSettings } from './common';
 
 function words(verb: string, r: CopyResult): string {

@@ -1,6 +1,6 @@
 /** What `keeper worker` prints once it runs: where it runs, its tenant runtime, its alerts, the UI, its schedules. */
 import path from 'node:path';
-import type { StartedWorker } from '../app/worker-run';
+import type { StartedWorker } from '../app/keeper';
 import { planNotification } from '../host/notifications';
 import { ids, LOOPS, taskQueueFor } from '../ids';
 import { hostRunsQuery } from '../search-attributes';

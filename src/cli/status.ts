@@ -7,7 +7,7 @@ import { readStatus, type HostStatus } from '../host/status';
 import { configDifferences, workerConfigOf, workerPaceWords, type ConfigDifference } from '../host/worker-config';
 import { otherWriterCondition } from '../policy/other-writer';
 import { givenSettings, type Settings } from '../settings';
-import { operatorTarget } from '../app/operator-client';
+import { operatorTarget } from '../app/keeper';
 import { describeTarget } from '../temporal/connection';
 import { agoWords, isoSeconds } from '../time';
 import { lastCrashWords, loopResultWords, webhooksWords } from './words';
