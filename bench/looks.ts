@@ -58,7 +58,7 @@ const PATHS: { name: string; ah: string; run: (h: PathHost) => Promise<number> }
   },
   {
     name: 'a warm container stopped outside keeper → pool whole again',
-    ah: 'never (W-P4); 60 s for a removed one',
+    ah: 'never: it stays ready (W-P10)',
     run: deadWarmContainer,
   },
   { name: `an orphan container → removed, after its age guard (${PATH_GC_MIN_AGE_SEC} s here)`, ah: '5 min', run: orphanPastAgeGuard },

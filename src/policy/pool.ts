@@ -87,7 +87,7 @@ export function poolNetworkIsolates(net: { internal: boolean; options: Record<st
 }
 
 /**
- * A ready pool container that is down this long is dead: the engine brings its own containers back within seconds of
+ * A ready pool container that is down this long is dead (W-P10 in docs/ah-differences.md): the engine brings its own containers back within seconds of
  * starting (unless-stopped), while during its shutdown, for up to ~10 s, it still answers with them exited.
  */
 export const POOL_DEAD_AFTER_MS = 15_000;
