@@ -1,6 +1,7 @@
 /** The Docker adapter against the real engine: what the loops rely on, and how errors are classified. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DockerClient, DockerError } from '../src/docker/client';
+import { DockerClient } from '../src/docker/client';
+import { DockerError } from '../src/docker/errors';
 import { DockerProxy } from './helpers/docker-proxy';
 import { EngineFixture, TEST_IMAGE, uniqueId, waitFor } from './helpers/fixtures';
 
