@@ -281,7 +281,7 @@ export class DockerClient implements Engine {
   /** The last `tail` lines of a container's output, stdout and stderr interleaved as the engine sent them. */
   async containerLogs(id: string, tail = 100): Promise<string> {
     const raw = (await this.call('container.logs', () =>
-      this.docker.getContainer(id).logs({ stdout: true, stderr: true, tail, follow: false }),
+      this.docker.getContainer(pathRef(id)).logs({ stdout: true, stderr: true, tail, follow: false }),
     )) as unknown as Buffer;
     return this.demultiplexed(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
   }
