@@ -39,12 +39,13 @@ const ARROWS = {
   ],
   'temporal/': ['workflows/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
   'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'log.ts', 'time.ts'],
-  'events/': ['db/', 'docker/', 'policy/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
+  'events/': ['db/', 'docker/engine.ts', 'docker/errors.ts', 'policy/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
   'sensors/': ['host/', 'db/', 'policy/', 'metrics.ts', 'ids.ts', 'log.ts', 'time.ts'],
   'workflows/': ['activities/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'],
   'host/': [
     'db/',
-    'docker/',
+    'docker/engine.ts',
+    'docker/errors.ts',
     'notify/',
     'policy/',
     'contracts/',
@@ -100,6 +101,14 @@ module.exports = {
       to: {},
     },
     ...roomRules,
+    {
+      name: 'only-app-reaches-the-docker-adapter',
+      comment:
+        'only app/ imports src/docker/client.ts (dockerode); everything else sees the Engine interface (engine.ts) and DockerError (errors.ts)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/app/', '^src/docker/client\\.ts$'] },
+      to: { path: '^src/docker/client\\.ts$' },
+    },
     {
       name: 'no-undeclared-package',
       comment: 'every package src/ imports is declared in package.json (test/dependencies.test.ts checks the rest)',

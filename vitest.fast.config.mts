@@ -22,6 +22,8 @@ export default defineConfig({
       'test/policy/**/*.test.ts',
       // host/'s rules against the in-memory engine (a test double) and a real SQLite file: no engine.
       'test/host/**/*.test.ts',
+      // the Engine contract against the in-memory engine (its real-engine run, test/engine/real.test.ts, is the integration tier's).
+      'test/engine/memory.test.ts',
       'test/events/watcher-rules.test.ts',
       'test/settings.test.ts',
       'test/compose.test.ts',

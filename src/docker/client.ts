@@ -15,18 +15,18 @@ import type {
   Engine,
   EngineInfo,
   EngineRuntimes,
+  EventQuery,
   ImageSummary,
   LabelFilter,
+  LogReadLimits,
+  LogWindow,
+  NetworkCreateOptions,
   NetworkDetails,
   PullProgressEvent,
   RepoImageSummary,
   VolumeSummary,
 } from './engine';
-import { DockerError, toDockerError } from './errors';
-
-export { DockerError } from './errors';
-// The data types live with the Engine interface; imports from here keep working.
-export type * from './engine';
+import { DockerError } from './errors';
 
 /** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
 const CONFINEMENT = {
@@ -40,6 +40,19 @@ const CONFINEMENT = {
     '/run': 'rw,noexec,nosuid,size=16m',
   },
 };
+
+/**
+ * A failure of a dockerode call as a DockerError: the engine's HTTP status when it answered (its message's first
+ * line), else the socket's error code ("no response"), which is transient.
+ */
+export function toDockerError(operation: string, err: unknown): DockerError {
+  if (err instanceof DockerError) return err;
+  const e = err as { statusCode?: number; json?: { message?: string }; message?: string; code?: string };
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  const detail = e?.json?.message ?? e?.message ?? String(err);
+  const what = status !== undefined ? `HTTP ${status}` : (e?.code ?? 'no response');
+  return new DockerError(operation, status, `docker ${operation}: ${what}: ${detail.split('\n')[0]}`);
+}
 
 function toUnixSeconds(iso: string | undefined): number {
   if (!iso || iso.startsWith('0001-')) return 0;
@@ -268,7 +281,7 @@ export class DockerClient implements Engine {
   /** The last `tail` lines of a container's output, stdout and stderr interleaved as the engine sent them. */
   async containerLogs(id: string, tail = 100): Promise<string> {
     const raw = (await this.call('container.logs', () =>
-      this.docker.getContainer(id).logs({ stdout: true, stderr: true, tail, follow: false }),
+      this.docker.getContainer(pathRef(id)).logs({ stdout: true, stderr: true, tail, follow: false }),
     )) as unknown as Buffer;
     return this.demultiplexed(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
   }
@@ -293,11 +306,7 @@ export class DockerClient implements Engine {
    * `tail`, which the engine applies to the whole log before the times. Past `maxReadBytes` the read stops
    * (`complete: false`); a read still going after `timeoutMs` is aborted (a transient DockerError).
    */
-  async containerLogsBetween(
-    id: string,
-    window: { sinceMs: number; untilMs: number },
-    limits: { keepBytes: number; maxReadBytes: number; timeoutMs: number },
-  ): Promise<{ text: string; complete: boolean }> {
+  async containerLogsBetween(id: string, window: LogWindow, limits: LogReadLimits): Promise<{ text: string; complete: boolean }> {
     const secs = (ms: number) => (ms / 1000).toFixed(3);
     const signal = AbortSignal.timeout(limits.timeoutMs);
     const stream = await this.call(
@@ -457,10 +466,7 @@ export class DockerClient implements Engine {
   }
 
   /** Creates the network unless it exists; returns its id. */
-  async ensureNetwork(
-    name: string,
-    opts: { internal?: boolean; labels?: Record<string, string>; options?: Record<string, string> } = {},
-  ): Promise<string> {
+  async ensureNetwork(name: string, opts: NetworkCreateOptions = {}): Promise<string> {
     try {
       return (await this.inspectNetwork(name)).id;
     } catch (err) {
@@ -504,18 +510,7 @@ export class DockerClient implements Engine {
    * Opens the engine's event stream. With `until` the engine closes it after replaying the range, so
    * since/until reads a bounded past; without it the stream follows live events until `close()`.
    */
-  async streamEvents(
-    opts: {
-      since?: number | string;
-      until?: number | string;
-      labels?: LabelFilter;
-      types?: string[];
-      actions?: string[];
-      /** Aborts the request: while connecting (a hung engine) or, later, the open stream. */
-      signal?: AbortSignal;
-    },
-    onEvent: (e: DockerEvent) => void,
-  ): Promise<{ done: Promise<void>; close: () => void }> {
+  async streamEvents(opts: EventQuery, onEvent: (e: DockerEvent) => void): Promise<{ done: Promise<void>; close: () => void }> {
     const filters: Record<string, string[]> = {};
     if (opts.labels) filters.label = labelFilters(opts.labels);
     if (opts.types) filters.type = opts.types;
@@ -547,14 +542,7 @@ export class DockerClient implements Engine {
   }
 
   /** The events in [since, until], read to the end. */
-  async readEvents(opts: {
-    since: number | string;
-    until: number | string;
-    labels?: LabelFilter;
-    types?: string[];
-    actions?: string[];
-    signal?: AbortSignal;
-  }): Promise<DockerEvent[]> {
+  async readEvents(opts: EventQuery & { since: number | string; until: number | string }): Promise<DockerEvent[]> {
     const events: DockerEvent[] = [];
     const { done } = await this.streamEvents(opts, (e) => events.push(e));
     await done;

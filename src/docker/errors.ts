@@ -17,15 +17,6 @@ export class DockerError extends Error {
   }
 }
 
-export function toDockerError(operation: string, err: unknown): DockerError {
-  if (err instanceof DockerError) return err;
-  const e = err as { statusCode?: number; json?: { message?: string }; message?: string; code?: string };
-  const status = typeof e?.statusCode === 'number' ? e.statusCode : undefined;
-  const detail = e?.json?.message ?? e?.message ?? String(err);
-  const what = status !== undefined ? `HTTP ${status}` : (e?.code ?? 'no response');
-  return new DockerError(operation, status, `docker ${operation}: ${what}: ${detail.split('\n')[0]}`);
-}
-
 export function isNotFound(err: unknown): boolean {
   return err instanceof DockerError && err.isNotFound;
 }

@@ -9,7 +9,7 @@
  * reconnects with bounded exponential backoff, and records whether it follows the stream, so that
  * `keeper status` can say when keeper runs on the periodic tick alone.
  */
-import type { DockerEvent, Engine } from '../docker/client';
+import type { DockerEvent, Engine } from '../docker/engine';
 import { advanceEventCursor, readEventWatcherState, writeWatcherState, type WatcherState } from '../db/events';
 import type { StateDb } from '../db/open';
 import type { Logger } from '../log';

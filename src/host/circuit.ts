@@ -2,8 +2,7 @@
  * An open circuit's two effects: holding it (its container stopped but kept, for its logs) and recovering it
  * once, by a compare-and-set on its generation, so any number of attempts close one opening at most once.
  */
-import { DockerError } from '../docker/client';
-import { ignoreNotFound } from '../docker/errors';
+import { DockerError, ignoreNotFound } from '../docker/errors';
 import { recordCircuitHold } from '../db/circuit-holds';
 import { deathsOfWindow } from '../db/crash-records';
 import { setLook } from '../db/looks';

@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { reportedConditions } from '../db/conditions';
-import { DockerError, type Engine } from '../docker/client';
+import type { Engine } from '../docker/engine';
+import { DockerError } from '../docker/errors';
 import { judgeDisk, nextPoolHold, POOL_HOLD_SUBJECT, poolHoldCondition, withPoolHold, type DiskUsage } from '../policy/disk';
 import type { DiskVerdict } from '../contracts/disk';
 import type { Settings } from '../settings';

@@ -4,7 +4,7 @@
  * runtime (--tenant-runtime), restarted unless stopped.
  */
 import type { TemplateRow } from '../db/pool';
-import type { ContainerSpec } from '../docker/client';
+import type { ContainerSpec } from '../docker/engine';
 import { LABEL, RESOURCE_TYPE, MANAGED } from '../names';
 
 /** busybox and coreutils both accept `sleep infinity` (checked against the test image). */

@@ -1,6 +1,6 @@
 /** The smallest proof that a worker reaches this host's engine and DB: the engine's identity and the schema. */
 import { schemaVersion } from '../db/open';
-import { DockerError } from '../docker/client';
+import { DockerError } from '../docker/errors';
 import type { HostDeps } from './deps';
 import type { EngineReport } from '../contracts/health';
 

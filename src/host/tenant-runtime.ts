@@ -6,7 +6,8 @@
  * to do instead of a refill that fails every minute. The engine itself refuses a create naming a runtime it
  * does not list, so no tenant container can fall back to the default runtime behind keeper's back.
  */
-import { DockerError, type Engine, type EngineRuntimes } from '../docker/client';
+import type { Engine, EngineRuntimes } from '../docker/engine';
+import { DockerError } from '../docker/errors';
 import type { Logger } from '../log';
 import { SettingsError, type Settings } from '../settings';
 

@@ -7,8 +7,11 @@
  * restart delay (`restarting` until the test's clock passes it). Like the engine, it keeps only its last 256
  * events (`EVENTS_KEPT`).
  * It fails as keeper's adapter (DockerClient) reports failures: a DockerError carrying the engine's HTTP status
- * (404 gone, 409 conflict, 403 refused), and, when told to (`fail`), a transient error or a 404 for any call.
- * What it assumes about Docker is checked by the real-engine tests, which remain the integration tier.
+ * (404 gone, 409 conflict, 403 refused, 400 a malformed id the adapter refuses), and, when told to (`fail`), a
+ * transient error or a 404 for any call. Besides its containers' events it records volumes' create and destroy;
+ * other objects' events are not played.
+ * What it assumes about Docker is the Engine contract (test/engine/contract.ts), which runs against this double
+ * and against a real engine: a behaviour of Docker that keeper relies on belongs there, and this double follows it.
  */
 import crypto from 'node:crypto';
 import os from 'node:os';
@@ -100,6 +103,19 @@ function nextRestartDelayMs(currentMs: number, runMs: number): number {
 }
 
 const newId = () => crypto.randomBytes(32).toString('hex');
+
+/**
+ * What keeper's adapter refuses (400) before asking the engine: an id or name Docker could never have made, or an
+ * image reference with an empty or dot-dot path segment. By operation; the call's first argument is the ref.
+ */
+const WELL_FORMED: Record<string, (ref: string) => boolean> = {};
+const isPathRef = (ref: string) => /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(ref);
+const isImageRef = (ref: string) => /^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$/.test(ref) && !ref.split('/').some((p) => p === '' || p === '..');
+for (const op of ['inspect', 'start', 'stop', 'restart', 'remove', 'rename', 'logs']) WELL_FORMED[`container.${op}`] = isPathRef;
+for (const op of ['volume.remove', 'network.inspect', 'network.create', 'network.connect', 'network.disconnect', 'network.remove'])
+  WELL_FORMED[op] = isPathRef;
+for (const op of ['image.remove', 'image.inspect', 'image.pull']) WELL_FORMED[op] = isImageRef;
+
 const sec = (ms: number | null) => (ms === null ? 0 : Math.floor(ms / 1000));
 const normalTag = (ref: string) => (/:[^/]+$/.test(ref) || ref.includes('@') ? ref : `${ref}:latest`);
 const notFound = (op: string, what: string) => new DockerError(op, 404, `docker ${op}: HTTP 404: No such ${what}`);
@@ -299,10 +315,9 @@ export class MemoryEngine implements Engine {
       const runtime = spec.confined?.runtime ?? this.engineRuntimes.defaultRuntime;
       if (!this.engineRuntimes.names.includes(runtime))
         throw new DockerError('container.create', 400, `docker container.create: HTTP 400: unknown or invalid runtime name: ${runtime}`);
+      // A network that does not exist is the start's failure, not the create's (Docker checks it at the start).
       const network = spec.network ?? 'bridge';
-      if (!this.findNetwork(network)) throw notFound('container.create', `network ${network}`);
-      for (const v of spec.volumes ?? [])
-        if (!this.volumes.has(v.name)) this.volumes.set(v.name, { name: v.name, labels: {}, createdAtMs: this.clock.nowMs() });
+      for (const v of spec.volumes ?? []) this.addVolume(v.name, {});
       const c: MemoryContainer = {
         id: newId(),
         name: spec.name,
@@ -323,7 +338,7 @@ export class MemoryEngine implements Engine {
         runtime,
         restartAtMs: null,
         restartDelayMs: 0,
-        networks: new Set(network === 'none' ? [] : [this.findNetwork(network)!.name]),
+        networks: new Set([this.findNetwork(network)?.name ?? network]),
         mounts: (spec.volumes ?? []).map((v) => ({ name: v.name, destination: v.target })),
         output: [],
       };
@@ -337,6 +352,11 @@ export class MemoryEngine implements Engine {
     return this.call('container.start', id, () => {
       const c = this.mustContainer('container.start', id);
       if (c.state === 'running') return; // the engine's 304, which the adapter ignores
+      const missing = [...c.networks].find((n) => !this.findNetwork(n));
+      if (missing !== undefined) {
+        c.error = `network ${missing} not found`;
+        throw new DockerError('container.start', 404, `docker container.start: HTTP 404: ${c.error}`);
+      }
       // A manual start resets the restart manager: RestartCount and the restart delay start over.
       Object.assign(c, {
         state: 'running',
@@ -354,13 +374,13 @@ export class MemoryEngine implements Engine {
 
   /** A stopped container answers 143: SIGTERM ended it within the grace period. */
   async stopContainer(id: string, _graceSeconds = 10): Promise<void> {
-    return this.call('container.stop', id, () => this.stop(this.mustContainer('container.stop', id)));
+    return this.call('container.stop', id, () => this.stop(this.mustContainer('container.stop', id), 'stop'));
   }
 
   async restartContainer(id: string, _graceSeconds = 10): Promise<void> {
     return this.call('container.restart', id, () => {
       const c = this.mustContainer('container.restart', id);
-      this.stop(c);
+      this.stop(c, 'stop');
       Object.assign(c, {
         state: 'running',
         exitCode: 0,
@@ -382,7 +402,7 @@ export class MemoryEngine implements Engine {
           'container.remove',
           `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`,
         );
-      if (c.state === 'running') this.stop(c, 137);
+      this.stop(c, 'kill');
       this.containers.delete(c.id);
       this.emit(c, 'destroy');
     });
@@ -391,6 +411,12 @@ export class MemoryEngine implements Engine {
   async renameContainer(id: string, name: string): Promise<void> {
     return this.call('container.rename', id, () => {
       const c = this.mustContainer('container.rename', id);
+      if (c.name === name)
+        throw new DockerError(
+          'container.rename',
+          400,
+          'docker container.rename: HTTP 400: Renaming a container with the same name as its current name',
+        );
       const other = this.findByName(name);
       if (other && other !== c) throw conflict('container.rename', `Conflict. The container name "/${name}" is already in use`);
       c.name = name;
@@ -424,9 +450,7 @@ export class MemoryEngine implements Engine {
   // ---- volumes ----
 
   async createVolume(name: string, labels: Record<string, string> = {}): Promise<void> {
-    return this.call('volume.create', name, () => {
-      if (!this.volumes.has(name)) this.volumes.set(name, { name, labels: { ...labels }, createdAtMs: this.clock.nowMs() });
-    });
+    return this.call('volume.create', name, () => this.addVolume(name, labels));
   }
 
   async listVolumes(namePrefix?: string): Promise<VolumeSummary[]> {
@@ -443,6 +467,7 @@ export class MemoryEngine implements Engine {
       const user = [...this.containers.values()].find((c) => c.mounts.some((m) => m.name === name));
       if (user) throw conflict('volume.remove', `remove ${name}: volume is in use - [${user.id}]`);
       this.volumes.delete(name);
+      this.record({ type: 'volume', action: 'destroy', id: name, attributes: { driver: 'local' } });
     });
   }
 
@@ -456,11 +481,14 @@ export class MemoryEngine implements Engine {
     );
   }
 
-  /** Tagged images under the prefix only: the in-memory engine keeps no registry digests. */
+  /**
+   * Tagged images under the prefix only: the in-memory engine keeps no registry digests. Docker's reference filter
+   * (`<prefix>*`, a path pattern) matches no `/` after the prefix: a repository in a folder below it is not listed.
+   */
   async listImagesUnder(repoPrefix: string): Promise<RepoImageSummary[]> {
     return this.call('image.list', undefined, () =>
       [...this.images.values()]
-        .filter((i) => i.tags.some((t) => t.startsWith(repoPrefix)))
+        .filter((i) => i.tags.some((t) => t.startsWith(repoPrefix) && !t.slice(repoPrefix.length).includes('/')))
         .map((i) => ({ id: i.id, repoTags: [...i.tags], repoDigests: [], createdAt: sec(i.createdAtMs) })),
     );
   }
@@ -541,20 +569,27 @@ export class MemoryEngine implements Engine {
     return this.call('network.connect', network, () => {
       const n = this.findNetwork(network);
       if (!n) throw notFound('network.connect', `network ${network}`);
-      this.mustContainer('network.connect', containerId).networks.add(n.name);
+      const c = this.mustContainer('network.connect', containerId);
+      if (c.networks.has(n.name))
+        throw new DockerError(
+          'network.connect',
+          403,
+          `docker network.connect: HTTP 403: endpoint with name ${c.name} already exists in network ${n.name}`,
+        );
+      c.networks.add(n.name);
     });
   }
 
+  /** A container that is not on the network, or a network that does not exist, is the engine's 500, force or not. */
   async disconnectNetwork(network: string, containerId: string, _force = false): Promise<void> {
     return this.call('network.disconnect', network, () => {
-      const n = this.findNetwork(network);
-      if (!n) throw notFound('network.disconnect', `network ${network}`);
       const c = this.mustContainer('network.disconnect', containerId);
-      if (!c.networks.delete(n.name))
+      const name = this.findNetwork(network)?.name;
+      if (name === undefined || !c.networks.delete(name))
         throw new DockerError(
           'network.disconnect',
-          403,
-          `docker network.disconnect: HTTP 403: container ${c.id} is not connected to network ${n.name}`,
+          500,
+          `docker network.disconnect: HTTP 500: container ${c.id} is not connected to network ${network}`,
         );
     });
   }
@@ -576,19 +611,24 @@ export class MemoryEngine implements Engine {
 
   // ---- events ----
 
-  /** The recorded events in the query's range; without `until`, it then follows new ones until closed. */
+  /**
+   * With `since`, the recorded events from then in the query's range; without `until`, it then follows new ones
+   * until closed (`done` resolves) or the signal aborts (`done` fails with a transient error, as a reset request does).
+   */
   async streamEvents(opts: EventQuery, onEvent: (e: DockerEvent) => void): Promise<{ done: Promise<void>; close: () => void }> {
     return this.call('events', undefined, () => {
+      if (opts.signal?.aborted) throw new DockerError('events', undefined, 'docker events: ABORT_ERR: The operation was aborted');
       const wanted = (e: DockerEvent) => eventMatches(e, opts);
-      for (const e of this.events) if (wanted(e)) onEvent(e);
+      if (opts.since !== undefined) for (const e of this.events) if (wanted(e)) onEvent(e);
       if (opts.until !== undefined) return { done: Promise.resolve(), close: () => undefined };
-      let closed!: () => void;
-      const done = new Promise<void>((resolve) => (closed = resolve));
+      let settle!: (err?: DockerError) => void;
+      const done = new Promise<void>((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
       const listener = (e: DockerEvent) => wanted(e) && onEvent(e);
       this.listeners.add(listener);
-      const close = () => (this.listeners.delete(listener), closed());
-      opts.signal?.addEventListener('abort', close, { once: true });
-      return { done, close };
+      const end = (err?: DockerError) => (this.listeners.delete(listener), settle(err));
+      const aborted = () => end(new DockerError('events', undefined, 'docker events: ECONNRESET: aborted'));
+      opts.signal?.addEventListener('abort', aborted, { once: true });
+      return { done, close: () => end() };
     });
   }
 
@@ -605,6 +645,8 @@ export class MemoryEngine implements Engine {
   private async call<T>(operation: string, ref: string | undefined, fn: () => T): Promise<T> {
     this.startDueRestarts();
     this.calls.set(operation, (this.calls.get(operation) ?? 0) + 1);
+    if (ref !== undefined && WELL_FORMED[operation]?.(ref) === false)
+      throw new DockerError('ref', 400, `docker: refused malformed id or name ${JSON.stringify(ref.slice(0, 70))}`);
     const f = this.failures.find((x) => x.operation === operation && (x.ref === undefined || x.ref === ref));
     if (f) {
       if (f.times !== undefined && --f.times <= 0) this.failures.splice(this.failures.indexOf(f), 1);
@@ -625,13 +667,23 @@ export class MemoryEngine implements Engine {
     }
   }
 
-  private stop(c: MemoryContainer, exitCode = 143): void {
-    if (c.state !== 'running' && c.state !== 'restarting' && c.state !== 'paused') return; // the engine's 304
-    c.restartAtMs = null;
-    this.emit(c, 'kill', { signal: exitCode === 137 ? '9' : '15' });
+  /**
+   * A stop: SIGTERM, which ends the process within the grace period (143), or a forced remove's SIGKILL (137), which
+   * records no `stop`. A container that the restart policy is about to start again has no process: the engine
+   * cancels the restart and records only the stop; the crash's exit code and time stay.
+   */
+  private stop(c: MemoryContainer, how: 'stop' | 'kill'): void {
+    if (c.state === 'restarting') {
+      Object.assign(c, { state: 'exited', restartAtMs: null });
+      if (how === 'stop') this.emit(c, 'stop');
+      return;
+    }
+    if (c.state !== 'running' && c.state !== 'paused') return; // the engine's 304
+    const exitCode = how === 'stop' ? 143 : 137;
+    this.emit(c, 'kill', { signal: how === 'stop' ? '15' : '9' });
     this.emit(c, 'die', { exitCode: String(exitCode) });
     Object.assign(c, { state: 'exited', exitCode, finishedAtMs: this.clock.nowMs(), health: c.hasHealthcheck ? 'unhealthy' : '' });
-    this.emit(c, 'stop');
+    if (how === 'stop') this.emit(c, 'stop');
   }
 
   private details(c: MemoryContainer): ContainerDetails {
@@ -671,15 +723,14 @@ export class MemoryEngine implements Engine {
     return c.state === 'created' ? 'Created' : 'Dead';
   }
 
-  /** Records an event (at `atMs`, now by default), in time order, keeping only the last EVENTS_KEPT. */
+  /** Records a container's event, with its labels, name and image as attributes (see record). */
   private emit(c: MemoryContainer, action: string, extra: Record<string, string> = {}, atMs = this.clock.nowMs()): void {
-    const e: DockerEvent = {
-      type: 'container',
-      action,
-      id: c.id,
-      attributes: { ...c.labels, name: c.name, image: c.image, ...extra },
-      timeNano: BigInt(atMs) * 1_000_000n,
-    };
+    this.record({ type: 'container', action, id: c.id, attributes: { ...c.labels, name: c.name, image: c.image, ...extra } }, atMs);
+  }
+
+  /** Records an event (at `atMs`, now by default), in time order, keeping only the last EVENTS_KEPT. */
+  private record(event: Omit<DockerEvent, 'timeNano'>, atMs = this.clock.nowMs()): void {
+    const e: DockerEvent = { ...event, timeNano: BigInt(atMs) * 1_000_000n };
     let at = this.events.length;
     while (at > 0 && this.events[at - 1].timeNano > e.timeNano) at--;
     this.events.splice(at, 0, e);
@@ -693,6 +744,13 @@ export class MemoryEngine implements Engine {
    */
   silenceStreams(): void {
     for (const l of this.listeners) this.silenced.add(l);
+  }
+
+  /** Creates a volume unless it exists (then it stays as it is). */
+  private addVolume(name: string, labels: Record<string, string>): void {
+    if (this.volumes.has(name)) return;
+    this.volumes.set(name, { name, labels: { ...labels }, createdAtMs: this.clock.nowMs() });
+    this.record({ type: 'volume', action: 'create', id: name, attributes: { driver: 'local' } });
   }
 
   private addNetwork(name: string, opts: NetworkCreateOptions): MemoryNetwork {

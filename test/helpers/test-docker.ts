@@ -4,8 +4,7 @@
  * src/docker/client.ts. Errors are classified as keeper's are (DockerError, by HTTP status). No vitest imports.
  */
 import Dockerode from 'dockerode';
-import { DockerClient, dockerOptions } from '../../src/docker/client';
-import { toDockerError } from '../../src/docker/errors';
+import { DockerClient, dockerOptions, toDockerError } from '../../src/docker/client';
 
 export class TestDockerClient extends DockerClient {
   private readonly raw: Dockerode;

@@ -12,7 +12,8 @@ import { environmentContainerName } from '../../src/names';
 
 import { getEnvironment } from '../../src/db/environments';
 import type { StateDb } from '../../src/db/open';
-import { DockerClient, type ContainerSpec } from '../../src/docker/client';
+import { DockerClient } from '../../src/docker/client';
+import type { ContainerSpec } from '../../src/docker/engine';
 import { isNotFound } from '../../src/docker/errors';
 import { poolNetworkIsolates } from '../../src/policy/pool';
 import type { RawSettings, Settings } from '../../src/settings';

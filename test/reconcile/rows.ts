@@ -1,6 +1,6 @@
 /** Service rows and their real containers, the way ah lays them out (its schema and its container names and labels). No vitest imports: scripts use it too. */
 import type { StateDb } from '../../src/db/open';
-import type { ContainerSpec } from '../../src/docker/client';
+import type { ContainerSpec } from '../../src/docker/engine';
 import { uniqueId, waitFor, type EngineFixture } from '../helpers/fixtures';
 
 export const nowSec = () => Math.floor(Date.now() / 1000);

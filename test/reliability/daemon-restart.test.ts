@@ -9,7 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listCrashRecords } from '../../src/db/crash-records';
 import type { StateDb } from '../../src/db/open';
-import type { ContainerSpec } from '../../src/docker/client';
+import type { ContainerSpec } from '../../src/docker/engine';
 import type { Settings } from '../../src/settings';
 import type { TickSummary } from '../../src/contracts/reconcile';
 import { dockerdPid, extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';

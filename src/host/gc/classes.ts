@@ -8,8 +8,8 @@ import path from 'node:path';
 import { deleteCrashRecord, listCrashRecordAges } from '../../db/crash-records';
 import { deleteSnapshotRow, listSnapshotRows, loadBuildAttribution, loadGcReferences } from '../../db/gc';
 import { oneLine } from '../../db/open';
-import { DockerError, type ContainerUsage } from '../../docker/client';
-import { ignoreNotFound } from '../../docker/errors';
+import type { ContainerUsage } from '../../docker/engine';
+import { DockerError, ignoreNotFound } from '../../docker/errors';
 import { AH_NAME_PREFIX, BUILD_IMAGE_REPO_PREFIX, TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../names';
 import {
   needsStop,

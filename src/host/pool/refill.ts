@@ -18,8 +18,8 @@ import {
   recordContainerRuntime,
   type PoolRow,
 } from '../../db/pool';
-import { DockerError, type ContainerDetails } from '../../docker/client';
-import { ignoreNotFound, isNotFound } from '../../docker/errors';
+import type { ContainerDetails } from '../../docker/engine';
+import { DockerError, ignoreNotFound, isNotFound } from '../../docker/errors';
 import { LABEL, MANAGED, POOL_NETWORK, poolContainerName, poolVolumeName, RESOURCE_TYPE } from '../../names';
 import { hasRoom, isDeadPoolContainer, planRefill, POOL_NETWORK_OPTIONS, resolvePooledTemplates } from '../../policy/pool';
 import { unixSeconds } from '../../time';

@@ -3,7 +3,7 @@
  * or a racing ah API call never counts twice. Docker actions (stop a container whose circuit opened, restart an
  * unhealthy one, stop an expired lease's container) that fail transiently are counted and retried next tick.
  */
-import { DockerError } from '../../docker/client';
+import { DockerError } from '../../docker/errors';
 import { reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
 import { markServiceRunning, markServiceStopped, readCircuit, stopVanishedService, recordCrash } from '../../db/services';

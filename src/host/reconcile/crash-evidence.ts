@@ -6,7 +6,8 @@
  * and applies the engine-stop rule (policy/engine-stop.ts): a death the engine itself caused is held, not
  * counted, while the engine may still start the container again.
  */
-import { DockerError, type ContainerDetails, type DockerEvent, type Engine } from '../../docker/client';
+import type { ContainerDetails, DockerEvent, Engine } from '../../docker/engine';
+import { DockerError } from '../../docker/errors';
 import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import { deathsAtFirstLook, type FirstLook } from '../../policy/crash';
 import { crashReason } from '../../policy/crash-words';

@@ -3,7 +3,8 @@
  * itself and classifies failures. Only a 404 means a container is gone; every other error is transient, so
  * the container is skipped this tick and nothing is counted for it (W-11 in docs/ah-differences.md).
  */
-import { DockerError, type ContainerDetails, type ContainerSummary, type Engine } from '../../docker/client';
+import type { ContainerDetails, ContainerSummary, Engine } from '../../docker/engine';
+import { DockerError } from '../../docker/errors';
 import type { TickObservation } from '../../contracts/reconcile';
 
 export class Inspector {

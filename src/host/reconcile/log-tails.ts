@@ -3,7 +3,7 @@
  * slow), and only while the crash can still be recorded (a retried activity whose crash is already counted
  * reads nothing). They go from the engine to the state DB only: never into a workflow's history or a log line.
  */
-import { DockerError } from '../../docker/client';
+import { DockerError } from '../../docker/errors';
 import { logTailsRefusedBecause, type LogTail } from '../../db/crash-records';
 import { lookIsStill } from '../../db/looks';
 import type { CrashRecord } from '../../contracts/reconcile';

@@ -6,7 +6,8 @@
  */
 import pLimit from 'p-limit';
 import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
-import { DockerError, type ContainerDetails, type ContainerSummary } from '../../docker/client';
+import type { ContainerDetails, ContainerSummary } from '../../docker/engine';
+import { DockerError } from '../../docker/errors';
 import { lastRecordedAt } from '../../db/crash-records';
 import { keeperArrivedAt } from '../../db/keeper-hosts';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
