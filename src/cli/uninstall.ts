@@ -11,7 +11,7 @@ import { Option, type Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { openHostDbAsIs } from '../app/open';
 import { openCircuits, purgeRefusal, removeState, workerStoppedCleanly, type StateRemoved } from '../host/uninstall';
-import { ids, taskQueueFor } from '../ids';
+import { ids, LOOP_LIST, loopRunTypes, taskQueueFor } from '../ids';
 import {
   ALERT_CHOICES,
   CIRCUIT_CHOICES,
@@ -19,6 +19,7 @@ import {
   missingChoice,
   type AlertChoice,
   type CircuitChoice,
+  type HostWorkflowTypes,
   type InFlight,
   type OpenCircuit,
 } from '../policy/uninstall';
@@ -26,7 +27,17 @@ import type { Settings } from '../settings';
 import { hostTemporal } from '../app/host-temporal';
 import { deleteSchedule, hostFootprint, lastPollAgoMs, LIVE_POLL_WITHIN_MS, terminateWorkflow } from '../temporal/footprint';
 import { agoWords, isoSeconds, unixSeconds } from '../time';
+import type * as workflows from '../workflows';
 import { jsonOption, print, settingsFrom, UsageError, withSettings } from './common';
+
+type WorkflowType = keyof typeof workflows;
+const HEALTH: WorkflowType = 'hostHealth';
+/** The host's workflow types as uninstall treats them: the loops' runs from the loop list, circuits, alerts. */
+const TYPES: HostWorkflowTypes & { circuit: WorkflowType; alert: WorkflowType } = {
+  circuit: 'circuitBreaker',
+  alert: 'notifyOperators',
+  stoppable: [...LOOP_LIST.flatMap(loopRunTypes), HEALTH],
+};
 
 interface Choices {
   circuits?: CircuitChoice;
@@ -107,7 +118,7 @@ async function uninstallOnTemporal(
   const host = settings.hostId;
   await refuseLiveWorker(client, host, workerStopped);
   const footprint = await hostFootprint(client, host);
-  const flight = inFlight(footprint.running, circuitRows, (sid) => ids.circuit(host, sid));
+  const flight = inFlight(footprint.running, circuitRows, (sid) => ids.circuit(host, sid), TYPES);
   const refusal = missingChoice(flight, opts);
   if (refusal) {
     process.stdout.write(
@@ -122,7 +133,7 @@ async function uninstallOnTemporal(
   }
   for (const id of flight.loopRuns) if (await terminateWorkflow(client, id, 'keeper uninstall')) report.loopRunsStopped.push(id);
   await settleCircuits(client, settings, flight, opts.circuits, report);
-  const alerts = (await hostFootprint(client, host)).running.filter((w) => w.type === 'notifyOperators').map((w) => w.workflowId);
+  const alerts = (await hostFootprint(client, host)).running.filter((w) => w.type === TYPES.alert).map((w) => w.workflowId);
   for (const id of alerts) {
     if (opts.alerts === 'drop' && (await terminateWorkflow(client, id, 'keeper uninstall --alerts drop'))) report.alerts.dropped.push(id);
     else if (opts.alerts !== 'drop') report.alerts.left.push(id);
