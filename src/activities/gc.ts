@@ -1,6 +1,5 @@
 /** The gcSweep workflow's activities: one per resource class, and the record of the sweep's summary. */
 import { activityInfo } from '@temporalio/activity';
-import { recordLoopResult } from '../db/loop-results';
 import type { HostDeps } from '../host/deps';
 import {
   removeBuildImages,
@@ -13,7 +12,7 @@ import {
   removeOrphanVolumes,
 } from '../host/gc/classes';
 import type { GcClassInput, GcClassResult } from '../contracts/gc';
-import { unixSeconds } from '../time';
+import { recordLoopRun } from './loop-results';
 
 export function createGcActivities(deps: HostDeps) {
   const gc = { ...deps, log: deps.log.child({ loop: 'gc' }) };
@@ -27,16 +26,9 @@ export function createGcActivities(deps: HostDeps) {
     removeExpiredSnapshots: (input: GcClassInput): Promise<GcClassResult> => removeExpiredSnapshots(gc, input),
     removeOldCrashRecords: (input: GcClassInput): Promise<GcClassResult> => removeOldCrashRecords(gc, input),
 
-    /** Stores the sweep's summary as the gc loop's last result, for `keeper status`. */
+    /** Stores the sweep's summary as the gc loop's last result (for `keeper status`) and counts its removals. */
     async recordGcSweep(summary: unknown): Promise<void> {
-      const workflowId = activityInfo().workflowExecution?.workflowId ?? '';
-      recordLoopResult(deps.db, {
-        loop: 'gc',
-        hostId: deps.settings.hostId,
-        workflowId,
-        finishedAt: unixSeconds(deps.clock),
-        result: summary,
-      });
+      recordLoopRun(deps, 'gc', activityInfo().workflowExecution?.workflowId ?? '', summary);
     },
   };
 }
