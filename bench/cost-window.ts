@@ -5,23 +5,35 @@
  */
 import fs from 'node:fs';
 import type { temporal } from '@temporalio/proto';
-import { ids, LOOPS, type LoopName } from '../src/ids';
+import { ids, LOOP_LIST, LOOPS, type LoopName } from '../src/ids';
+import type * as workflows from '../src/workflows';
 import { actionsOf, add, difference, eventTimeMs, scrapeActions, weighEvents, type Counts, type EventWeight } from './cost-history';
 import type { CostHost } from './cost-host';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-export const LOOP_ROWS = ['reconcile', 'events', 'gc', 'pool', 'circuit', 'notify', 'other'] as const;
-export type LoopRow = (typeof LOOP_ROWS)[number];
+type WorkflowType = keyof typeof workflows;
+/** The host's workflows that are no loop's runs, each a row of its own. */
+const OTHER_WORKFLOWS = { circuit: 'circuitBreaker', notify: 'notifyOperators' } as const satisfies Record<string, WorkflowType>;
 
-const LOOP_OF_TYPE: Record<string, LoopRow> = {
-  reconcileTick: 'reconcile',
-  reconcileOnEvents: 'events',
-  gcSweep: 'gc',
-  poolRefill: 'pool',
-  circuitBreaker: 'circuit',
-  notifyOperators: 'notify',
-};
+/**
+ * A row per loop, then per other run of a loop (the event runs, by what starts them: `events`), then the circuits,
+ * the alerts, and the rest; the loop list (src/ids.ts) gives the loops' rows and their workflow types.
+ */
+type KeysOf<T> = T extends unknown ? keyof T : never;
+export type LoopRow = LoopName | KeysOf<(typeof LOOP_LIST)[number]['otherRuns']> | keyof typeof OTHER_WORKFLOWS | 'other';
+export const LOOP_ROWS: readonly LoopRow[] = [
+  ...LOOP_LIST.flatMap((l) => [l.name, ...(Object.keys(l.otherRuns) as LoopRow[])]),
+  ...(Object.keys(OTHER_WORKFLOWS) as LoopRow[]),
+  'other',
+];
+
+const LOOP_OF_TYPE = new Map<string, LoopRow>([
+  ...LOOP_LIST.flatMap(
+    (l) => [[l.workflowType, l.name], ...Object.entries(l.otherRuns).map(([by, type]) => [type, by])] as [string, LoopRow][],
+  ),
+  ...Object.entries(OTHER_WORKFLOWS).map(([row, type]) => [type, row] as [string, LoopRow]),
+]);
 
 export interface LoopFigures {
   runs: number;
@@ -114,7 +126,8 @@ async function settledDescription(h: CostHost, workflowId: string, runId: string
   const deadline = Date.now() + 60_000;
   for (;;) {
     const d = await handle.describe();
-    if (d.closeTime || type === 'circuitBreaker' || Date.now() > deadline) return { d, events: (await handle.fetchHistory()).events ?? [] };
+    if (d.closeTime || type === OTHER_WORKFLOWS.circuit || Date.now() > deadline)
+      return { d, events: (await handle.fetchHistory()).events ?? [] };
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -123,9 +136,9 @@ async function readRuns(h: CostHost, fromMs: number, toMs: number, loops: Map<Lo
   const query = `KeeperHost="${h.settings.hostId}" AND StartTime >= "${new Date(fromMs).toISOString()}" AND StartTime < "${new Date(toMs).toISOString()}"`;
   for await (const wf of h.client.workflow.list({ query })) {
     const { d, events } = await settledDescription(h, wf.workflowId, wf.runId, wf.type);
-    if (!d.closeTime && wf.type !== 'circuitBreaker')
+    if (!d.closeTime && wf.type !== OTHER_WORKFLOWS.circuit)
       notes.push(`${wf.type} ${wf.workflowId} still open after 60 s: its history so far is counted`);
-    const loop = loops.get(LOOP_OF_TYPE[wf.type] ?? 'other')!;
+    const loop = loops.get(LOOP_OF_TYPE.get(wf.type) ?? 'other')!;
     loop.runs += 1;
     loop.runBytes.push(d.historySize ?? 0);
     loop.runEvents.push(d.historyLength);

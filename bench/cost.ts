@@ -27,6 +27,7 @@ import { readServices } from '../src/db/services';
 import { DockerClient } from '../src/docker/client';
 import { crashContainer } from '../test/helpers/crash';
 import { loadSettings, parseDuration } from '../src/settings';
+import { LOOP_LIST } from '../src/ids';
 import { triggerLoop } from '../src/temporal/operations';
 import { measureWindow, type CaseFigures } from './cost-window';
 import {
@@ -91,7 +92,7 @@ function options(): Options & { cases: string[] } {
  */
 async function settle(h: CostHost): Promise<void> {
   const startedAtMs = Date.now();
-  const wanted = ['reconcileTick', 'poolRefill', 'gcSweep'];
+  const wanted = LOOP_LIST.map((l) => l.workflowType);
   const poolTarget = Math.min(h.settings.poolMaxTotal, h.settings.poolSize * h.settings.pooledTemplates.length);
   let done = false;
   const check = async () => {

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:gc`: engine calls and wall time of one GC sweep over M resources (M = 20, 100, 400; half
- * volumes, half stopped containers), on a real engine and a real SQLite file. The sweep runs the gcSweep
- * activities in the workflow's order (containers, then the other classes side by side) without Temporal, so
+ * volumes, half stopped containers), on a real engine and a real SQLite file. The sweep runs every class of the
+ * registry in the workflow's order (containers, then the other classes side by side) without Temporal, so
  * the figures are the engine's and the DB's, not the server's.
  *
  * Three sweeps per round: "kept" (every resource referenced by a DB row: nothing to do), "dry run" (all
@@ -14,8 +14,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createGcActivities } from '../src/activities/gc';
 import type { GcClassResult } from '../src/contracts/gc';
+import { sweepOnHost } from '../src/host/gc/registry';
 import { testDeps } from '../test/helpers/fixtures';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
@@ -42,22 +42,11 @@ async function sweep(docker: DockerClient, db: StateDb, dir: string, dryRun: boo
     { db: path.join(dir, 'state.db'), hostId: 'bench', gcMinAge: '0s', buildDir: path.join(dir, 'builds') },
     {},
   );
-  const gc = createGcActivities(testDeps({ db, docker, settings, log: silent }));
+  const deps = testDeps({ db, docker, settings, log: silent });
   docker.resetCalls();
   const t0 = performance.now();
-  const containers = await gc.removeOrphanContainers({ dryRun });
-  const gone = (dryRun ? containers.planned : containers.removed).flatMap((i) => (i.id ? [i.id] : []));
-  const input = { dryRun, goneContainers: gone };
-  const rest = await Promise.all([
-    gc.removeOrphanVolumes(input),
-    gc.removeEmptyTenantNetworks(input),
-    gc.removeDanglingImages(input),
-    gc.removeOldBuildDirs({ dryRun }),
-    gc.removeExpiredSnapshots(input),
-    gc.removeOldCrashRecords({ dryRun }),
-  ]);
+  const all: GcClassResult[] = await sweepOnHost(deps, dryRun);
   const wallMs = performance.now() - t0;
-  const all: GcClassResult[] = [containers, ...rest];
   const errors = all.filter((c) => c.error || c.failed.length > 0);
   if (errors.length > 0) throw new Error(`sweep had errors: ${JSON.stringify(errors.map((c) => [c.class, c.error, c.failed]))}`);
   return {

@@ -7,13 +7,14 @@
  * They are created on the Temporal runtime's meter, so they are served on the same --metrics-port endpoint
  * and carry its `keeper_host` global tag. Tests and one-off commands use the no-op meter.
  */
-import type { Context } from '@temporalio/activity';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import type { WatcherState } from './db/events';
 import type { StateDb } from './db/open';
+import { readyByTemplate } from './db/pool';
 import { countOpenCircuits } from './db/services';
 import type { DiskVerdict } from './contracts/disk';
+import type { GcClassSummary } from './contracts/gc';
+import type { LoopName } from './ids';
 
 export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
   return {
@@ -82,34 +83,26 @@ export function recordDiskVerdict(metrics: KeeperMetrics, verdict: DiskVerdict):
 }
 
 /**
- * Activity interceptor that turns loop results into metrics when a loop records them, so the loops stay free
- * of it: the GC summary gives removals by class, open circuits are counted from the DB after each tick, and an
- * alert's recorded ends give deliveries by outcome.
+ * What each loop's recorded result adds to the metrics: the one place that decides it, called as a run records its
+ * result (src/activities/loop-results.ts). A tick's gives the open circuits (counted from the DB: a tick opens and
+ * recovers them, and so do their workflows), a sweep's its removals by class (every class the sweep ran, 0
+ * included, so each class's series exists from the first sweep), a refill's the ready containers per template.
  */
-export function loopMetricsInterceptor(metrics: KeeperMetrics, db: StateDb) {
-  return (ctx: Context): { inbound: ActivityInboundCallsInterceptor } => ({
-    inbound: {
-      async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
-        const result = await next(input);
-        if (ctx.info.activityType === 'recordGcSweep') recordGcRemovals(metrics, input.args[0]);
-        if (ctx.info.activityType === 'recordNotifications') recordDeliveries(metrics, input.args[0], input.args[1]);
-        if (ctx.info.activityType === 'recordTickResult' || ctx.info.activityType === 'reconcileHost') {
-          metrics.circuitsOpen.set(countOpenCircuits(db));
-        }
-        return result;
-      },
-    },
-  });
+const LOOP_RESULT_METRICS: { [L in LoopName]: (metrics: KeeperMetrics, db: StateDb, result: unknown) => void } = {
+  reconcile: (metrics, db) => metrics.circuitsOpen.set(countOpenCircuits(db)),
+  gc: (metrics, _db, result) => {
+    for (const c of (result as { summary?: GcClassSummary[] })?.summary ?? []) metrics.gcRemovals.add(c.removed, { class: c.class });
+  },
+  pool: (metrics, db) => {
+    for (const t of readyByTemplate(db)) metrics.poolReady.set(t.ready, { template: t.id });
+  },
+};
+
+export function recordLoopMetrics(metrics: KeeperMetrics, db: StateDb, loop: LoopName, result: unknown): void {
+  LOOP_RESULT_METRICS[loop](metrics, db, result);
 }
 
-function recordGcRemovals(metrics: KeeperMetrics, summary: unknown): void {
-  const classes = (summary as { summary?: { class: string; removed: number }[] })?.summary ?? [];
-  for (const c of classes) if (c.removed > 0) metrics.gcRemovals.add(c.removed, { class: c.class });
-}
-
-function recordDeliveries(metrics: KeeperMetrics, event: unknown, ends: unknown): void {
-  const kind = (event as { kind?: string })?.kind ?? 'unknown';
-  for (const e of (ends as { delivered: boolean }[] | undefined) ?? []) {
-    metrics.notifications.add(1, { kind, outcome: e.delivered ? 'delivered' : 'failed' });
-  }
+/** An alert's deliveries that ended, by kind and outcome. */
+export function recordDeliveries(metrics: KeeperMetrics, kind: string, ends: { delivered: boolean }[]): void {
+  for (const e of ends) metrics.notifications.add(1, { kind, outcome: e.delivered ? 'delivered' : 'failed' });
 }

@@ -1,42 +1,50 @@
-/** The gcSweep workflow's activities: one per resource class, and the record of the sweep's summary. */
+/**
+ * The gcSweep workflow's activities: the host's GC classes (the registry, src/host/gc/registry.ts), one generic
+ * activity that runs a class by name, the one activity per class that sweeps started before the registry still
+ * call (generated from the registry by class), and the record of the sweep's summary.
+ */
 import { activityInfo } from '@temporalio/activity';
-import { recordLoopResult } from '../db/loop-results';
+import { ApplicationFailure } from '@temporalio/common';
 import type { HostDeps } from '../host/deps';
+import { GC_CLASSES, gcClassNamed, listGcClasses } from '../host/gc/registry';
+import { recordLoopRun } from './loop-results';
 import {
-  removeBuildImages,
-  removeDanglingImages,
-  removeEmptyTenantNetworks,
-  removeExpiredSnapshots,
-  removeOldBuildDirs,
-  removeOldCrashRecords,
-  removeOrphanContainers,
-  removeOrphanVolumes,
-} from '../host/gc/classes';
-import type { GcClassInput, GcClassResult } from '../contracts/gc';
-import { unixSeconds } from '../time';
+  PER_CLASS_ACTIVITIES,
+  type GcClassInput,
+  type GcClassListed,
+  type GcClassResult,
+  type GcClassRun,
+  type PerClassActivity,
+} from '../contracts/gc';
+
+type ClassActivity = (input: GcClassInput) => Promise<GcClassResult>;
 
 export function createGcActivities(deps: HostDeps) {
   const gc = { ...deps, log: deps.log.child({ loop: 'gc' }) };
-  return {
-    removeOrphanContainers: (input: GcClassInput): Promise<GcClassResult> => removeOrphanContainers(gc, input),
-    removeOrphanVolumes: (input: GcClassInput): Promise<GcClassResult> => removeOrphanVolumes(gc, input),
-    removeEmptyTenantNetworks: (input: GcClassInput): Promise<GcClassResult> => removeEmptyTenantNetworks(gc, input),
-    removeDanglingImages: (input: GcClassInput): Promise<GcClassResult> => removeDanglingImages(gc, input),
-    removeBuildImages: (input: GcClassInput): Promise<GcClassResult> => removeBuildImages(gc, input),
-    removeOldBuildDirs: (input: GcClassInput): Promise<GcClassResult> => removeOldBuildDirs(gc, input),
-    removeExpiredSnapshots: (input: GcClassInput): Promise<GcClassResult> => removeExpiredSnapshots(gc, input),
-    removeOldCrashRecords: (input: GcClassInput): Promise<GcClassResult> => removeOldCrashRecords(gc, input),
-
-    /** Stores the sweep's summary as the gc loop's last result, for `keeper status`. */
-    async recordGcSweep(summary: unknown): Promise<void> {
-      const workflowId = activityInfo().workflowExecution?.workflowId ?? '';
-      recordLoopResult(deps.db, {
-        loop: 'gc',
-        hostId: deps.settings.hostId,
-        workflowId,
-        finishedAt: unixSeconds(deps.clock),
-        result: summary,
+  /** Runs one class; a name this worker does not know (a newer build's list) fails the class, not the sweep. */
+  const runGcClass = async ({ cls, ...input }: GcClassRun): Promise<GcClassResult> => {
+    const entry = gcClassNamed(cls);
+    if (!entry) {
+      const known = GC_CLASSES.map((c) => c.name).join(', ');
+      throw ApplicationFailure.create({
+        message: `unknown GC class "${cls}" (this worker has ${known})`,
+        type: 'UnknownGcClass',
+        nonRetryable: true,
       });
+    }
+    return entry.run(gc, input);
+  };
+  const perClass = Object.fromEntries(
+    Object.entries(PER_CLASS_ACTIVITIES).map(([cls, activity]) => [activity, (input: GcClassInput) => runGcClass({ ...input, cls })]),
+  ) as Record<PerClassActivity, ClassActivity>;
+  return {
+    ...perClass,
+    gcClasses: async (): Promise<GcClassListed[]> => listGcClasses(),
+    runGcClass,
+
+    /** Stores the sweep's summary as the gc loop's last result (for `keeper status`) and counts its removals. */
+    async recordGcSweep(summary: unknown): Promise<void> {
+      recordLoopRun(deps, 'gc', activityInfo().workflowExecution?.workflowId ?? '', summary);
     },
   };
 }

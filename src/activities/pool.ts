@@ -9,18 +9,15 @@
 import { activityInfo, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { recordLoopResult } from '../db/loop-results';
 import { reportConditions } from '../host/conditions';
-import { recordDiskVerdict } from '../metrics';
 import type { HostDeps } from '../host/deps';
 import { poolDiskVerdict } from '../host/disk';
-import { poolStats } from '../host/pool/admin';
 import { createPoolEntry, detachClaimedFromPool, planPoolRefill, PoolEntryRefused, prunePoolGhosts } from '../host/pool/refill';
 import type { DiskVerdict } from '../contracts/disk';
 import type { PoolEntryRequest, PoolEntryResult, PoolRefillResult } from '../contracts/pool';
 import { ImagePulls } from '../host/pool/pull';
 import { refillConditions, refillUnchecked } from '../policy/conditions';
-import { unixSeconds } from '../time';
+import { recordLoopRun } from './loop-results';
 
 /**
  * Asks this host's pool schedule for a refill through `client`, and says what happened; app/ wires it to the
@@ -44,13 +41,9 @@ export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillR
     },
     /**
      * The disk guard's verdict for this host, as the pool refill reads it: a block held by disk pressure stays a
-     * block until every path is under the warning threshold. The disk metrics follow it.
+     * block until every path is under the warning threshold.
      */
-    async checkDiskSpace(): Promise<DiskVerdict> {
-      const verdict = await poolDiskVerdict(deps);
-      if (deps.metrics) recordDiskVerdict(deps.metrics, verdict);
-      return verdict;
-    },
+    checkDiskSpace: (): Promise<DiskVerdict> => poolDiskVerdict(deps),
 
     async createPoolEntry(req: PoolEntryRequest): Promise<PoolEntryResult> {
       try {
@@ -63,15 +56,12 @@ export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillR
     },
 
     /**
-     * Stores the refill's result as the pool loop's last result (for `keeper status` and `keeper pool status`)
-     * and logs its conditions once (a missing image, the disk guard), not every refill.
+     * Stores the refill's result as the pool loop's last result (for `keeper status` and `keeper pool status`, and
+     * the metrics) and logs its conditions once (a missing image, the disk guard), not every refill.
      */
     async recordPoolRefill(result: PoolRefillResult): Promise<void> {
-      const workflowId = activityInfo().workflowExecution?.workflowId ?? '';
-      recordLoopResult(deps.db, { loop: 'pool', hostId: deps.settings.hostId, workflowId, finishedAt: unixSeconds(deps.clock), result });
+      recordLoopRun(deps, 'pool', activityInfo().workflowExecution?.workflowId ?? '', result);
       reportConditions(deps, 'pool', refillConditions(result), refillUnchecked(result));
-      if (deps.metrics)
-        for (const t of poolStats(deps.db, deps.settings).templates) deps.metrics.poolReady.set(t.ready, { template: t.id });
     },
   };
 }

@@ -2,7 +2,6 @@
  * The reconcile tick's activities: housekeep (DB only), observe, apply, record. Each is idempotent, so any of
  * them can be retried harmlessly; each returns a compact result.
  */
-import { recordLoopResult } from '../db/loop-results';
 import { unheldCircuits } from '../db/circuit-holds';
 import type { HostDeps } from '../host/deps';
 import { applyObservation } from '../host/reconcile/apply';
@@ -14,6 +13,7 @@ import { labelConditions } from '../policy/service-crash-policy';
 import { unixSeconds } from '../time';
 import { summariseTick, tickActed, uniqueByService } from '../policy/tick-summary';
 import { tickWords } from '../policy/run-words';
+import { recordLoopRun } from './loop-results';
 import type { Housekeeping, ReconciledHost, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
 
 export function createReconcileActivities(deps: HostDeps) {
@@ -29,15 +29,7 @@ export function createReconcileActivities(deps: HostDeps) {
     reportConditions({ ...deps, log }, 'reconcile', labels.found, labels.unchecked);
     return obs;
   };
-  const record = (summary: TickSummary, workflowId: string): void => {
-    recordLoopResult(deps.db, {
-      loop: 'reconcile',
-      hostId: deps.settings.hostId,
-      workflowId,
-      finishedAt: unixSeconds(deps.clock),
-      result: summary,
-    });
-  };
+  const record = (summary: TickSummary, workflowId: string): void => recordLoopRun(deps, 'reconcile', workflowId, summary);
   return {
     async housekeep(): Promise<Housekeeping> {
       return housekeep(deps, policy);

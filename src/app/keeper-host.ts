@@ -13,7 +13,6 @@ import type { DiskWatcher, DiskWatcherOptions } from '../host/disk-watcher';
 import type { EventWatcher, EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
 import { taskQueueFor } from '../ids';
-import { loopMetricsInterceptor } from '../metrics';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
 import { requestPoolRefill, triggerLoop } from '../temporal/operations';
@@ -105,7 +104,7 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
     requests,
     async createWorker(w) {
       const bundle = w.workflowBundle ?? prebuiltBundle();
-      const activityInterceptors = [heartbeatInterceptor(), ...(deps.metrics ? [loopMetricsInterceptor(deps.metrics, deps.db)] : [])];
+      const activityInterceptors = [heartbeatInterceptor()];
       return Worker.create({
         connection: w.connection,
         namespace: w.namespace,

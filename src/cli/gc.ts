@@ -7,14 +7,13 @@ import type { Command } from 'commander';
 import type { GcClassResult, GcSweepResult } from '../contracts/gc';
 import ms from 'ms';
 import { ids } from '../ids';
+import { gcClassWords } from '../host/gc/registry';
 import { gcSweep } from '../workflows/gcSweep';
 import { jsonOption, printOneShot, settingsFrom, table, UsageError, withKeeper, withSettings } from './common';
 
 export function registerGcCommand(program: Command): void {
   withSettings(program.command('gc'))
-    .description(
-      'sweep this host once: orphan containers and volumes, empty tenant networks, dangling ah images, ah build images (untagged, and tags beyond --build-images-per-service), old build dirs, expired snapshots, old crash records',
-    )
+    .description(`sweep this host once: ${gcClassWords()}`)
     .option('--once', 'run one sweep now, as a workflow (the worker also sweeps on its gc schedule)')
     .option('--dry-run', 'remove nothing: print what a sweep would remove now')
     .addOption(jsonOption())

@@ -1,9 +1,38 @@
 /**
  * What crosses the gcSweep workflow's boundary: one class's input and result, and the sweep's result that
- * `keeper gc --once` prints and `keeper status` reads back. Types only.
+ * `keeper gc --once` prints and `keeper status` reads back; and the names of the per-class activities that sweeps
+ * from before the class registry call. Types and plain constants.
  */
 
-export type GcClass = 'containers' | 'volumes' | 'networks' | 'images' | 'buildImages' | 'buildDirs' | 'snapshots' | 'crashRecords';
+/**
+ * A GC class's name, as the registry (src/host/gc/registry.ts) gives it. A plain string here: a sweep runs the
+ * list of classes its run recorded, which may be another build's, so the workflow side cannot know the names at
+ * compile time; the host side checks every name it is given against the registry.
+ */
+export type GcClass = string;
+
+/** One class as the sweep sees it: its name, and whether it runs before the others (see GcClassEntry.runsFirst). */
+export interface GcClassListed {
+  name: GcClass;
+  runsFirst: boolean;
+}
+
+/**
+ * The one activity per class of sweeps started before the class registry (patch `gc-class-registry`): their
+ * histories name these activities, so the worker keeps them registered (generated from the registry by class).
+ * History: never changes, and no class is added here.
+ */
+export const PER_CLASS_ACTIVITIES = {
+  containers: 'removeOrphanContainers',
+  volumes: 'removeOrphanVolumes',
+  networks: 'removeEmptyTenantNetworks',
+  images: 'removeDanglingImages',
+  buildDirs: 'removeOldBuildDirs',
+  snapshots: 'removeExpiredSnapshots',
+  crashRecords: 'removeOldCrashRecords',
+  buildImages: 'removeBuildImages',
+} as const;
+export type PerClassActivity = (typeof PER_CLASS_ACTIVITIES)[keyof typeof PER_CLASS_ACTIVITIES];
 
 /** Why a resource is kept. Results count these, so an operator sees why nothing happened. */
 export type KeepReason =
@@ -36,6 +65,11 @@ export interface GcClassInput {
    * volumes, networks, images or snapshot refs, so a dry run plans what the real run will find.
    */
   goneContainers?: string[];
+}
+
+/** What the generic class activity (`runGcClass`) is given: the class by name, and its input. */
+export interface GcClassRun extends GcClassInput {
+  cls: GcClass;
 }
 
 export interface GcFailure {

@@ -87,3 +87,15 @@ export function finishImagePull(
       ).changes === 1
   );
 }
+
+/**
+ * Deletes an image's row only if it is still the one GC judged (same state and last update): a pull that began
+ * or moved on since keeps its row. Returns whether it was deleted.
+ */
+export function deleteImagePull(db: StateDb, seen: Pick<PullRecord, 'image' | 'state' | 'updatedAt'>): boolean {
+  return (
+    db
+      .prepare('DELETE FROM keeper_image_pulls WHERE image = ? AND state = ? AND updated_at = ?')
+      .run(seen.image, seen.state, seen.updatedAt).changes === 1
+  );
+}

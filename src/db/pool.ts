@@ -49,6 +49,15 @@ export function readyCounts(db: StateDb): Record<string, number> {
   return Object.fromEntries(rows.map((r) => [r.templateId, r.n]));
 }
 
+/** Ready rows of every template (0 for one with none), then of template ids with ready rows but no template row. */
+export function readyByTemplate(db: StateDb): { id: string; name: string | null; ready: number }[] {
+  const ready = readyCounts(db);
+  const templates = listTemplates(db);
+  const rows = templates.map((t) => ({ id: t.id, name: t.name as string | null, ready: ready[t.id] ?? 0 }));
+  for (const [id, n] of Object.entries(ready)) if (!templates.some((t) => t.id === id)) rows.push({ id, name: null, ready: n });
+  return rows;
+}
+
 export function poolRows(db: StateDb, status?: 'ready' | 'claimed'): PoolRow[] {
   const sql = `SELECT ${POOL_COLUMNS} FROM warm_pool`;
   return (

@@ -3,13 +3,15 @@
  * only, no Temporal call) and, when a path crosses the block threshold, asks for one GC sweep at once
  * (src/policy/disk.ts decides: one per crossing, at most one per cooldown). The sweep is an ordinary gcSweep
  * run through the host's gc schedule, so every age and ownership guard applies unchanged. It also keeps the
- * pool's hold (src/host/disk.ts): set at the block, cleared under the warning threshold.
+ * pool's hold (src/host/disk.ts): set at the block, cleared under the warning threshold. Each check sets the disk
+ * metrics (keeper_disk_used_ratio and the thresholds), which the disk alerts read.
  */
 import { dockerRootDir, guardedPaths, readDiskUsage, updatePoolHold, type GuardDeps, type GuardedPath } from './disk';
 import type { HostDeps } from './deps';
 import type { DiskVerdict } from '../contracts/disk';
 import { diskPressureStep, judgeDisk, NO_DISK_PRESSURE, type DiskPressureState } from '../policy/disk';
 import { oneLine } from '../db/open';
+import { recordDiskVerdict } from '../metrics';
 
 /** How often the paths are measured: a statfs each, so cheap; short enough to act before a filling disk is full. */
 export const DISK_CHECK_INTERVAL_MS = 10_000;
@@ -17,7 +19,7 @@ export const DISK_CHECK_INTERVAL_MS = 10_000;
 export const DISK_SWEEP_COOLDOWN_MS = 60_000;
 
 export interface DiskWatcherOptions {
-  deps: GuardDeps & Pick<HostDeps, 'db' | 'log' | 'settings' | 'clock'>;
+  deps: GuardDeps & Pick<HostDeps, 'db' | 'log' | 'settings' | 'clock' | 'metrics'>;
   /** Starts one GC sweep now (the worker's gc requester, which keeps it until Temporal takes it); false: declined (paused). */
   requestSweep: () => Promise<boolean | void>;
   intervalMs?: number;
@@ -59,6 +61,7 @@ export class DiskWatcher {
     const paths = await this.guarded();
     const verdict = judgeDisk(readDiskUsage(paths), deps.settings.diskWarnPercent, deps.settings.diskBlockPercent);
     updatePoolHold(deps, verdict);
+    if (deps.metrics) recordDiskVerdict(deps.metrics, verdict);
     const now = deps.clock.nowMs();
     const { next, sweep } = diskPressureStep(this.state, verdict, now, this.opts.cooldownMs ?? DISK_SWEEP_COOLDOWN_MS);
     this.state = next;

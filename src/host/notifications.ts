@@ -11,6 +11,7 @@ import {
   type NotificationOutcome,
 } from '../db/notifications';
 import { postWebhook, webhookTarget, type WebhookTarget } from '../notify/webhook';
+import { recordDeliveries } from '../metrics';
 import { notificationKey } from '../policy/notification';
 import type { DeliveryEnd, NotificationEvent, NotificationPlan } from '../contracts/notification';
 import { unixSeconds } from '../time';
@@ -38,7 +39,11 @@ export async function deliverNotification(deps: Pick<HostDeps, 'settings'>, targ
 }
 
 /** Records how each delivery of `event` ended, and logs the ones that failed: keeper status shows them. */
-export function recordNotifications(deps: Pick<HostDeps, 'db' | 'log' | 'clock'>, event: NotificationEvent, ends: DeliveryEnd[]): void {
+export function recordNotifications(
+  deps: Pick<HostDeps, 'db' | 'log' | 'clock' | 'metrics'>,
+  event: NotificationEvent,
+  ends: DeliveryEnd[],
+): void {
   const now = unixSeconds(deps.clock);
   const outcomes: NotificationOutcome[] = ends.map((e) => ({
     eventKey: notificationKey(event),
@@ -52,6 +57,7 @@ export function recordNotifications(deps: Pick<HostDeps, 'db' | 'log' | 'clock'>
     finishedAt: now,
   }));
   recordNotificationOutcomes(deps.db, outcomes, now);
+  if (deps.metrics) recordDeliveries(deps.metrics, event.kind, ends);
   for (const e of ends) {
     const fields = { serviceId: event.serviceId, kind: event.kind, target: e.target.shown, attempts: e.attempts };
     if (e.delivered) deps.log.info('notification delivered', fields);

@@ -22,7 +22,7 @@ import {
   TRAEFIK_CONTAINER,
   VOLUME_PREFIXES,
 } from '../names';
-import type { GcItem, KeepReason } from '../contracts/gc';
+import type { GcClassInput, GcClassListed, GcClassResult, GcItem, KeepReason } from '../contracts/gc';
 
 export type Verdict = { remove: true; reason: string } | { remove: false; keep: KeepReason };
 
@@ -68,7 +68,8 @@ function ageVerdict(createdAt: number, guard: AgeGuard): KeepReason | undefined 
   return guard.now - createdAt < guard.minAgeSeconds ? 'young' : undefined;
 }
 
-function plan<T>(targets: T[], judge: (t: T) => Verdict, describe: (t: T, reason: string) => GcItem): Plan<T> {
+/** Judges each target: a removal described by `describe`, or a count of why it is kept. */
+export function planEach<T>(targets: T[], judge: (t: T) => Verdict, describe: (t: T, reason: string) => GcItem): Plan<T> {
   const out: Plan<T> = { remove: [], kept: {} };
   for (const t of targets) {
     const v = judge(t);
@@ -113,7 +114,7 @@ export function judgeContainer(c: ContainerObs, refs: References, guard: AgeGuar
 }
 
 export function planContainers(containers: ContainerObs[], refs: References, guard: AgeGuard): Plan<ContainerObs> {
-  return plan(
+  return planEach(
     containers,
     (c) => judgeContainer(c, refs, guard),
     (c, reason) => ({ name: c.name, id: c.id, ageSeconds: ageSeconds(c.createdAt, guard.now), reason }),
@@ -152,7 +153,7 @@ export function judgeVolume(v: VolumeObs, refs: References, inUse: Set<string>, 
 }
 
 export function planVolumes(volumes: VolumeObs[], refs: References, inUse: Set<string>, guard: AgeGuard): Plan<VolumeObs> {
-  return plan(
+  return planEach(
     volumes,
     (v) => judgeVolume(v, refs, inUse, guard),
     (v, reason) => ({ name: v.name, ageSeconds: ageSeconds(v.createdAt, guard.now), reason }),
@@ -183,7 +184,7 @@ export function judgeNetwork(n: NetworkObs, guard: AgeGuard): Verdict {
 }
 
 export function planNetworks(networks: NetworkObs[], guard: AgeGuard): Plan<NetworkObs> {
-  return plan(
+  return planEach(
     networks,
     (n) => judgeNetwork(n, guard),
     (n, reason) => ({ name: n.name, id: n.id, ageSeconds: ageSeconds(n.createdAt, guard.now), reason }),
@@ -212,7 +213,7 @@ export function judgeDanglingImage(img: ImageObs, usedBy: Set<string>, guard: Ag
 }
 
 export function planDanglingImages(images: ImageObs[], usedBy: Set<string>, guard: AgeGuard): Plan<ImageObs> {
-  return plan(
+  return planEach(
     images,
     (i) => judgeDanglingImage(i, usedBy, guard),
     (i, reason) => ({ name: i.id.replace(/^sha256:/, '').slice(0, 12), id: i.id, ageSeconds: ageSeconds(i.createdAt, guard.now), reason }),
@@ -248,7 +249,7 @@ export function judgeBuildDir(e: BuildDirObs, rule: BuildDirRule): Verdict {
 }
 
 export function planBuildDirs(entries: BuildDirObs[], rule: BuildDirRule): Plan<BuildDirObs> {
-  return plan(
+  return planEach(
     entries,
     (e) => judgeBuildDir(e, rule),
     (e, reason) => ({ name: e.name, ageSeconds: Math.max(0, Math.floor((rule.nowMs - e.mtimeMs) / 1000)), reason }),
@@ -478,11 +479,40 @@ export function planBuildImages(images: BuildImageObs[], by: BuildAttribution, r
     const young = ageVerdict(t.createdAt, rule.guard);
     return young ? { remove: false, keep: young } : { remove: true, reason };
   };
-  const planned = plan(all, judge, ({ target: t }, reason) => ({
+  const planned = planEach(all, judge, ({ target: t }, reason) => ({
     name: t.kind === 'tag' ? t.ref : t.imageId.replace(/^sha256:/, '').slice(0, 12),
     id: t.imageId,
     ageSeconds: ageSeconds(t.createdAt, rule.guard.now),
     reason,
   }));
   return { kept: planned.kept, remove: planned.remove.map((r) => ({ item: r.item, target: r.target.target })) };
+}
+
+// ---- the order of a sweep ----
+
+/**
+ * The containers that the classes run first took away (in a dry run, would take away): the ids their items name.
+ * Only the containers class runs first, so these are container ids.
+ */
+export function goneContainers(first: GcClassResult[]): string[] {
+  return first.flatMap((r) => (r.dryRun ? r.planned : r.removed).flatMap((i) => (i.id ? [i.id] : [])));
+}
+
+/**
+ * A sweep's order: the classes that run first side by side (the containers: removing them frees volumes, networks
+ * and images), then the others side by side, told which containers the first took away, so that a dry run plans
+ * what the real run will find. Results come in the list's order. Deterministic given `run`: the gcSweep workflow
+ * runs it with its activities, the GC look and bench:gc with the host's classes.
+ */
+export async function sweepInStages(
+  classes: readonly GcClassListed[],
+  dryRun: boolean,
+  run: (cls: string, input: GcClassInput) => Promise<GcClassResult>,
+): Promise<GcClassResult[]> {
+  const results: GcClassResult[] = new Array(classes.length);
+  const stage = (first: boolean, input: GcClassInput) =>
+    Promise.all(classes.flatMap((c, i) => (c.runsFirst === first ? [run(c.name, input).then((r) => (results[i] = r))] : [])));
+  const first = await stage(true, { dryRun });
+  await stage(false, { dryRun, goneContainers: goneContainers(first) });
+  return results;
 }

@@ -14,7 +14,15 @@ export const ALERT_CHOICES = ['drop', 'leave'] as const;
 export type CircuitChoice = (typeof CIRCUIT_CHOICES)[number];
 export type AlertChoice = (typeof ALERT_CHOICES)[number];
 
-export const LOOP_WORKFLOW_TYPES = ['reconcileTick', 'reconcileOnEvents', 'gcSweep', 'poolRefill', 'hostHealth'];
+/** What each of a host's workflow types is to uninstall (src/cli/uninstall.ts takes them from the loop list). */
+export interface HostWorkflowTypes {
+  /** One open circuit's timer. */
+  circuit: string;
+  /** One pending alert. */
+  alert: string;
+  /** Runs whose steps are idempotent, stopped by uninstall: every loop's runs, and a health check. */
+  stoppable: readonly string[];
+}
 
 export interface OpenCircuit {
   serviceId: string;
@@ -37,8 +45,13 @@ export interface Running {
 }
 
 /** Sorts the host's running workflows and the DB's open circuits into what is in flight. */
-export function inFlight(running: Running[], openCircuits: OpenCircuit[], circuitWorkflowId: (serviceId: string) => string): InFlight {
-  const byId = new Set(running.filter((w) => w.type === 'circuitBreaker').map((w) => w.workflowId));
+export function inFlight(
+  running: Running[],
+  openCircuits: OpenCircuit[],
+  circuitWorkflowId: (serviceId: string) => string,
+  types: HostWorkflowTypes,
+): InFlight {
+  const byId = new Set(running.filter((w) => w.type === types.circuit).map((w) => w.workflowId));
   const circuits = openCircuits.map((c) => ({
     ...c,
     workflowId: byId.has(circuitWorkflowId(c.serviceId)) ? circuitWorkflowId(c.serviceId) : null,
@@ -47,8 +60,8 @@ export function inFlight(running: Running[], openCircuits: OpenCircuit[], circui
   return {
     circuits,
     strayCircuitWorkflows: [...byId].filter((id) => !matched.has(id)),
-    alerts: running.filter((w) => w.type === 'notifyOperators').map((w) => w.workflowId),
-    loopRuns: running.filter((w) => LOOP_WORKFLOW_TYPES.includes(w.type)).map((w) => w.workflowId),
+    alerts: running.filter((w) => w.type === types.alert).map((w) => w.workflowId),
+    loopRuns: running.filter((w) => types.stoppable.includes(w.type)).map((w) => w.workflowId),
   };
 }
 

@@ -5,8 +5,18 @@
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
+import { ids, LOOP_LIST, loopRunTypes, LOOPS, taskQueueFor, type LoopName } from '../ids';
 import { KeeperHost } from '../search-attributes';
+import type * as workflows from '../workflows';
+
+type WorkflowType = keyof typeof workflows;
+const HEALTH: WorkflowType = 'hostHealth';
+/** A host's workflow types as uninstall treats them: the loops' runs from the loop list, circuits, alerts. */
+export const HOST_WORKFLOW_TYPES: { circuit: WorkflowType; alert: WorkflowType; stoppable: readonly string[] } = {
+  circuit: 'circuitBreaker',
+  alert: 'notifyOperators',
+  stoppable: [...LOOP_LIST.flatMap(loopRunTypes), HEALTH],
+};
 
 export interface HostFootprint {
   hostId: string;

@@ -4,13 +4,10 @@
  */
 import { createHash } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { ids, LOOPS, taskQueueFor, type LoopName } from '../ids';
+import { ids, LOOP_LIST, LOOPS, taskQueueFor, type LoopName } from '../ids';
 import { hostAttributes } from '../search-attributes';
 import type { Settings } from '../settings';
-import type { Workflow } from '@temporalio/common';
-import { gcSweep } from '../workflows/gcSweep';
-import { poolRefill } from '../workflows/poolRefill';
-import { reconcileTick } from '../workflows/reconcileTick';
+import * as workflows from '../workflows';
 
 export const CATCHUP_WINDOW = '1 minute';
 
@@ -24,12 +21,21 @@ export function schedulePhaseMs(hostId: string, loop: LoopName, everyMs: number)
   return Math.floor((hash / 2 ** 32) * (everyMs / 1000)) * 1000;
 }
 
-/** The workflow each loop's schedule starts. */
-export const LOOP_WORKFLOWS = {
-  reconcile: reconcileTick,
-  gc: gcSweep,
-  pool: poolRefill,
-} satisfies Record<LoopName, Workflow>;
+type Loop = (typeof LOOP_LIST)[number];
+type WorkflowType = keyof typeof workflows;
+
+/**
+ * The workflow each loop's schedule starts, from the loop list (src/ids.ts). Indexing the bundle's exports by the
+ * list's types is the check that each is a workflow keeper registers: a type that is none does not compile.
+ */
+export const LOOP_WORKFLOWS = Object.fromEntries(LOOP_LIST.map((l) => [l.name, workflows[l.workflowType]])) as {
+  [L in Loop as L['name']]: (typeof workflows)[L['workflowType']];
+};
+/** Likewise for the loops' other runs. */
+export const LOOP_OTHER_RUNS: Readonly<Record<string, WorkflowType>> = Object.assign(
+  {},
+  ...LOOP_LIST.map((l) => l.otherRuns),
+) satisfies Record<string, WorkflowType>;
 
 export function scheduleOptions(loop: LoopName, settings: Settings, now = new Date()): ScheduleOptions {
   const every: Record<LoopName, number> = {

@@ -15,9 +15,7 @@ import { ids } from '../ids';
 import { serviceAttributes } from '../search-attributes';
 import { circuitResetSignal, circuitStateQuery } from './messages';
 import { notifyOperators } from './notifyOperators';
-
-/** Runs from before this patch neither set the memo nor alert: they replay as they ran. */
-export const CIRCUIT_ALERTS_PATCH = 'circuit-evidence-and-alerts';
+import { CIRCUIT_ALERTS_PATCH } from './patches';
 
 const { holdCircuit, recoverCircuit } = proxyActivities<Activities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
@@ -44,6 +42,7 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
 
   const held = await holdCircuit(serviceId);
   if (!held.open) return (state = { ...state, generation: held.generation, phase: 'closed', closedBy: 'superseded' });
+  // Runs from before this patch neither set the memo nor alert: they replay as they ran.
   const alerts = patched(CIRCUIT_ALERTS_PATCH);
   state = {
     serviceId,

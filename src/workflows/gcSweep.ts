@@ -1,8 +1,9 @@
 /**
  * One garbage-collection sweep of this host, started by the `gc` schedule (no argument) or by
- * `keeper gc --once [--dry-run]`. Containers go first, because removing them frees volumes, networks and
- * images; the other classes then run side by side. Each class is its own activity, and a class that fails is
- * reported, not fatal: the rest of the sweep still runs.
+ * `keeper gc --once [--dry-run]`. It asks the worker for the host's GC classes (a local activity: its result is
+ * recorded, so a replay sees the same list, whatever the worker's registry holds by then) and runs each through
+ * one generic activity: containers first, because removing them frees volumes, networks and images; the other
+ * classes then side by side. A class that fails is reported, not fatal: the rest of the sweep still runs.
  */
 import {
   ActivityFailure,
@@ -13,11 +14,20 @@ import {
   setCurrentDetails,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { GcClass, GcClassInput, GcClassResult, GcClassSummary, GcSweepOptions, GcSweepResult } from '../contracts/gc';
+import {
+  PER_CLASS_ACTIVITIES,
+  type GcClass,
+  type GcClassInput,
+  type GcClassResult,
+  type GcClassSummary,
+  type GcSweepOptions,
+  type GcSweepResult,
+} from '../contracts/gc';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
+import { goneContainers, sweepInStages } from '../policy/gc';
 import { gcWords } from '../policy/run-words';
 import { sweepActed } from '../policy/tick-summary';
-import { LOCAL_LOOPS_PATCH } from './patches';
+import { GC_BUILD_IMAGES_PATCH, GC_CLASS_REGISTRY_PATCH, GC_CRASH_RECORDS_PATCH, LOCAL_LOOPS_PATCH } from './patches';
 
 // Containers, then the rest side by side: two activity spans of at most 4 minutes each fit the schedule's
 // 10-minute run timeout. A class cut off by its timeout is reported; the next sweep picks up the rest. One retry,
@@ -26,26 +36,14 @@ const CLASS = { startToCloseTimeout: '3m', scheduleToCloseTimeout: '4m', retry: 
 /** Sweeps started before the local-activities patch replay remote activities; a sweep now is one workflow task. */
 const remote = proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...CLASS });
 const local = proxyLocalActivities<Activities>(CLASS);
+/** The class list is read from memory: it fails only with the worker. */
+const { gcClasses } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 3 } });
 
 export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResult> {
   const dryRun = options.dryRun ?? false;
   const isLocal = patched(LOCAL_LOOPS_PATCH);
   const gc = isLocal ? local : remote;
-  const containers = await runClass('containers', dryRun, (i) => gc.removeOrphanContainers(i), {});
-  const gone = (dryRun ? containers.planned : containers.removed).flatMap((c) => (c.id ? [c.id] : []));
-  const input: Omit<GcClassInput, 'dryRun'> = { goneContainers: gone };
-  const runs = [
-    runClass('volumes', dryRun, (i) => gc.removeOrphanVolumes(i), input),
-    runClass('networks', dryRun, (i) => gc.removeEmptyTenantNetworks(i), input),
-    runClass('images', dryRun, (i) => gc.removeDanglingImages(i), input),
-    runClass('buildDirs', dryRun, (i) => gc.removeOldBuildDirs(i), {}),
-    runClass('snapshots', dryRun, (i) => gc.removeExpiredSnapshots(i), input),
-  ];
-  // Patched: a sweep that started on a worker without the crash-record class replays without it.
-  if (patched('gc-crash-records')) runs.push(runClass('crashRecords', dryRun, (i) => gc.removeOldCrashRecords(i), {}));
-  if (patched('gc-build-images')) runs.push(runClass('buildImages', dryRun, (i) => gc.removeBuildImages(i), input));
-  const rest = await Promise.all(runs);
-  const classes = [containers, ...rest];
+  const classes = isLocal && patched(GC_CLASS_REGISTRY_PATCH) ? await sweepRegistry(dryRun) : await sweepPerClass(gc, dryRun);
   const summary = classes.map(summarise);
   const result: GcSweepResult = { dryRun, classes, summary, totals: totalsOf(summary) };
   if (isLocal && sweepActed(result)) setCurrentDetails(`${dryRun ? 'dry run: ' : ''}${gcWords(result)}`);
@@ -59,18 +57,36 @@ export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResu
   return result;
 }
 
-async function runClass(
-  cls: GcClass,
-  dryRun: boolean,
-  run: (input: GcClassInput) => Promise<GcClassResult>,
-  input: Omit<GcClassInput, 'dryRun'>,
-): Promise<GcClassResult> {
+/** The host's classes, as its worker's registry lists them, each through the generic class activity. */
+async function sweepRegistry(dryRun: boolean): Promise<GcClassResult[]> {
+  const listed = await gcClasses();
+  return sweepInStages(listed, dryRun, (cls, input) => runClass(cls, input, (i) => local.runGcClass({ ...i, cls })));
+}
+
+/**
+ * How sweeps started before the class registry ran, and so replay: one activity per class, in this order, two
+ * classes behind the patches they came with. History: never changes, and no class is added here.
+ */
+async function sweepPerClass(gc: Activities, dryRun: boolean): Promise<GcClassResult[]> {
+  type Cls = keyof typeof PER_CLASS_ACTIVITIES;
+  const run = (cls: Cls, input: Omit<GcClassInput, 'dryRun'>) =>
+    runClass(cls, { ...input, dryRun }, (i) => gc[PER_CLASS_ACTIVITIES[cls]](i));
+  const containers = await run('containers', {});
+  const input = { goneContainers: goneContainers([containers]) };
+  const runs = [run('volumes', input), run('networks', input), run('images', input), run('buildDirs', {}), run('snapshots', input)];
+  if (patched(GC_CRASH_RECORDS_PATCH)) runs.push(run('crashRecords', {}));
+  if (patched(GC_BUILD_IMAGES_PATCH)) runs.push(run('buildImages', input));
+  return [containers, ...(await Promise.all(runs))];
+}
+
+/** One class's activity; one that fails (after its retry) is the class's error, not the sweep's. */
+async function runClass(cls: GcClass, input: GcClassInput, run: (input: GcClassInput) => Promise<GcClassResult>): Promise<GcClassResult> {
   try {
-    return await run({ ...input, dryRun });
+    return await run(input);
   } catch (err) {
     const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.message : undefined;
     const error = cause ?? (err instanceof Error ? err.message : String(err));
-    return { class: cls, dryRun, planned: [], removed: [], failed: [], skipped: [], kept: {}, error };
+    return { class: cls, dryRun: input.dryRun, planned: [], removed: [], failed: [], skipped: [], kept: {}, error };
   }
 }
 

@@ -17,7 +17,7 @@ import type { PoolEntryResult, PoolRefillResult } from '../contracts/pool';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 import { refillWords } from '../policy/run-words';
 import { refillActed } from '../policy/tick-summary';
-import { LOCAL_LOOPS_PATCH } from './patches';
+import { DETACH_CLAIMED_PATCH, LOCAL_LOOPS_PATCH } from './patches';
 
 const STEP = { startToCloseTimeout: '1m', scheduleToCloseTimeout: '3m', retry: { maximumAttempts: 3, initialInterval: '1s' } } as const;
 const CREATE: LocalActivityOptions = {
@@ -59,7 +59,7 @@ export async function poolRefill(): Promise<PoolRefillResult> {
     ? local
     : remote;
   // Patched: a run that started on a worker without this step replays without it.
-  const detach = patched('detach-claimed-from-pool') ? await detachClaimedFromPool() : undefined;
+  const detach = patched(DETACH_CLAIMED_PATCH) ? await detachClaimedFromPool() : undefined;
   const prune = await prunePoolGhosts();
   const verdict = await checkDiskSpace();
   const disk = { level: verdict.level, message: verdict.message, flaggedPaths: verdict.flaggedPaths };

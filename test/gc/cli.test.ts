@@ -8,6 +8,7 @@ import { inject } from 'vitest';
 import { openStateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import type { GcSweepResult } from '../../src/contracts/gc';
+import { GC_CLASSES } from '../../src/host/gc/registry';
 import { keeperInProcess as keeper } from '../helpers/cli';
 import { EngineFixture, tempDir, testSettings, uniqueId } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
@@ -39,16 +40,7 @@ describe('keeper gc', () => {
       const plan = JSON.parse(dry.out) as GcSweepResult;
       expect(plan.dryRun).toBe(true);
       const planned = plan.classes.flatMap((c) => c.planned.map((i) => `${c.class}:${i.name}`)).sort();
-      expect(plan.classes.map((c) => c.class)).toEqual([
-        'containers',
-        'volumes',
-        'networks',
-        'images',
-        'buildDirs',
-        'snapshots',
-        'crashRecords',
-        'buildImages',
-      ]);
+      expect(plan.classes.map((c) => c.class)).toEqual(GC_CLASSES.map((c) => c.name));
       expect(planned).toEqual(
         expect.arrayContaining([
           `containers:ah-kanban-${u}`,

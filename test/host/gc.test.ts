@@ -1,16 +1,14 @@
 /**
- * The GC classes (host/gc) on an in-memory engine, a test double (see test/helpers/memory-engine.ts), with a
+ * The GC classes (host/gc/classes) on an in-memory engine, a test double (see test/helpers/memory-engine.ts), with a
  * real SQLite state DB: ownership (never what is not ah's), references from any table, use, and the age guard.
  * test/gc/ runs the same classes on a real engine.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  removeBuildImages,
-  removeDanglingImages,
-  removeEmptyTenantNetworks,
-  removeOrphanContainers,
-  removeOrphanVolumes,
-} from '../../src/host/gc/classes';
+import { buildImages } from '../../src/host/gc/classes/build-images';
+import { containers } from '../../src/host/gc/classes/containers';
+import { images } from '../../src/host/gc/classes/images';
+import { networks } from '../../src/host/gc/classes/networks';
+import { volumes } from '../../src/host/gc/classes/volumes';
 import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 import { environment, service, tenant } from '../gc/world';
 import { memoryHost, type MemoryHost } from './world';
@@ -51,10 +49,10 @@ describe('GC classes (in-memory engine)', () => {
     h.advance(OLD_SEC);
     await container(h, uniqueId('ah-young-'), { 'ah.service': 'young' });
 
-    const dry = await removeOrphanContainers(h.deps, { dryRun: true });
+    const dry = await containers.run(h.deps, { dryRun: true });
     expect(dry.planned.map((p) => p.id).sort()).toEqual([orphan, pool].sort());
     expect(h.engine.containers.size).toBe(7);
-    const real = await removeOrphanContainers(h.deps, { dryRun: false });
+    const real = await containers.run(h.deps, { dryRun: false });
     expect(real.removed.map((p) => p.id).sort()).toEqual([orphan, pool].sort());
     expect(real.kept).toEqual({ foreign: 2, referenced: 2, young: 1 });
     expect([...h.engine.containers.keys()]).not.toContain(orphan);
@@ -78,7 +76,7 @@ describe('GC classes (in-memory engine)', () => {
     h.advance(OLD_SEC);
     await h.engine.createVolume('ah-env-young');
 
-    const result = await removeOrphanVolumes(h.deps, { dryRun: false });
+    const result = await volumes.run(h.deps, { dryRun: false });
     expect(names(result.removed)).toEqual(['ah-env-orphan', 'ah-pool-orphan']);
     expect(result.kept).toEqual({ foreign: 1, referenced: 1, 'in-use': 1, young: 1 }); // `mydata` is not even listed
     expect([...h.engine.volumes.keys()].sort()).toEqual([
@@ -101,7 +99,7 @@ describe('GC classes (in-memory engine)', () => {
     h.advance(OLD_SEC);
     await h.engine.ensureNetwork('ah-tenant-young');
 
-    const result = await removeEmptyTenantNetworks(h.deps, { dryRun: false });
+    const result = await networks.run(h.deps, { dryRun: false });
     expect(names(result.removed)).toEqual(['ah-tenant-empty', 'ah-tenant-traefik']);
     expect(result.kept).toEqual({ 'not-empty': 1, 'in-use': 1, young: 1 });
     expect(h.engine.container('paas-traefik').networks.size).toBe(0);
@@ -113,7 +111,7 @@ describe('GC classes (in-memory engine)', () => {
     await h.engine.ensureNetwork('ah-tenant-a');
     h.advance(OLD_SEC);
     h.engine.fail('network.inspect', { status: 500 });
-    const result = await removeEmptyTenantNetworks(h.deps, { dryRun: false });
+    const result = await networks.run(h.deps, { dryRun: false });
     expect(result).toMatchObject({ removed: [], skipped: [{ name: 'ah-tenant-a', error: expect.stringContaining('HTTP 500') }] });
     expect(names(await h.engine.listNetworks('ah-tenant-'))).toEqual(['ah-tenant-a']);
   });
@@ -126,7 +124,7 @@ describe('GC classes (in-memory engine)', () => {
     await h.engine.createContainer({ name: 'user-of-2', image: used, network: 'none' });
     h.advance(OLD_SEC);
     h.engine.addImage(null, { labels: { 'ah.build': '3' } });
-    const result = await removeDanglingImages(h.deps, { dryRun: false });
+    const result = await images.run(h.deps, { dryRun: false });
     expect(result.removed.map((r) => r.name)).toEqual([ours.replace('sha256:', '').slice(0, 12)]);
     expect(h.engine.images.has(ours)).toBe(false);
     expect(result.kept).toEqual({ foreign: 1, 'in-use': 1, young: 1 });
@@ -140,7 +138,7 @@ describe('GC classes (in-memory engine)', () => {
       await h.engine.createVolume('ah-env-orphan');
       h.advance(OLD_SEC);
       h.engine.fail('container.list', { status });
-      const results = [await removeOrphanContainers(h.deps, { dryRun: false }), await removeOrphanVolumes(h.deps, { dryRun: false })];
+      const results = [await containers.run(h.deps, { dryRun: false }), await volumes.run(h.deps, { dryRun: false })];
       for (const r of results) expect(r).toMatchObject({ removed: [], error: expect.stringContaining('container.list') });
       expect(h.engine.containers.size).toBe(1);
       expect(h.engine.volumes.size).toBe(1);
@@ -161,7 +159,7 @@ describe('GC classes (in-memory engine)', () => {
     await h.engine.createContainer({ name: uniqueId('ah-old-'), image: `${repo}:b1`, labels: {}, network: 'none' });
     h.advance(OLD_SEC);
 
-    const real = await removeBuildImages(h.deps, { dryRun: false });
+    const real = await buildImages.run(h.deps, { dryRun: false });
     expect(names(real.removed)).toEqual([`${repo}:b2`]);
     expect(real.kept).toEqual({ 'image-in-use': 1, 'within-limits': 1, unattributed: 1 });
     expect(h.engine.images.has(middle)).toBe(false);

@@ -1,36 +1,20 @@
 /**
- * gcSweep with stub activities on the time-skipping server: containers first, then the other classes with the
- * containers this sweep took away; a dry run plans and records nothing; a class whose activity fails is
- * reported with its error while the others still run (crashRecords too); a summary the DB cannot take does not
- * fail the sweep.
+ * gcSweep with stub activities on the time-skipping server: the sweep runs the classes the gcClasses activity
+ * lists, each through runGcClass: those that run first, then the others with the containers the first took away;
+ * a dry run plans and records nothing; a class whose activity fails (a name the worker does not know included)
+ * is reported with its error while the others still run; a summary the DB cannot take does not fail the sweep.
+ * Sweeps started before the class registry (one activity per class) are proven by the recorded histories
+ * (replay.test.ts).
  */
+import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
-import type { GcClass, GcClassInput, GcClassResult, GcItem } from '../../src/contracts/gc';
+import type { GcClass, GcClassListed, GcClassResult, GcClassRun, GcItem } from '../../src/contracts/gc';
+import { listGcClasses } from '../../src/host/gc/registry';
 import { gcSweep } from '../../src/workflows';
 import { executeWithStubs, stubWorkerEnvForFile } from './helpers';
 
 const env = stubWorkerEnvForFile();
-
-type ClassActivity =
-  | 'removeOrphanContainers'
-  | 'removeOrphanVolumes'
-  | 'removeEmptyTenantNetworks'
-  | 'removeDanglingImages'
-  | 'removeOldBuildDirs'
-  | 'removeExpiredSnapshots'
-  | 'removeOldCrashRecords'
-  | 'removeBuildImages';
-const CLASS_OF: Record<ClassActivity, GcClass> = {
-  removeOrphanContainers: 'containers',
-  removeOrphanVolumes: 'volumes',
-  removeEmptyTenantNetworks: 'networks',
-  removeDanglingImages: 'images',
-  removeOldBuildDirs: 'buildDirs',
-  removeExpiredSnapshots: 'snapshots',
-  removeOldCrashRecords: 'crashRecords',
-  removeBuildImages: 'buildImages',
-};
 
 const item = (name: string, id?: string): GcItem => ({ name, ...(id ? { id } : {}), ageSeconds: 900, reason: 'orphan' });
 
@@ -40,79 +24,73 @@ function classResult(cls: GcClass, dryRun: boolean, items: GcItem[], extra: Part
 }
 
 /**
- * Every class activity, answering `results[class]` (default: nothing found) and logging its start and end, and
- * recordGcSweep. `fail` makes that activity throw on every attempt.
+ * The class list (default: the registry's), runGcClass answering `results[class]` (default: nothing found) and
+ * logging each class's start and end, and recordGcSweep. `fail` makes a class (or recordGcSweep) throw on every attempt.
  */
 function gcStubs(
   results: Partial<Record<GcClass, (dryRun: boolean) => GcClassResult>> = {},
-  fail: Partial<Record<ClassActivity | 'recordGcSweep', string>> = {},
+  fail: Partial<Record<GcClass | 'recordGcSweep', string>> = {},
+  listed: GcClassListed[] = listGcClasses(),
 ) {
   const log: string[] = [];
-  const classStub = (name: ClassActivity) =>
-    vi.fn(async (input: GcClassInput): Promise<GcClassResult> => {
-      const cls = CLASS_OF[name];
+  const stubs = {
+    gcClasses: vi.fn(async () => listed),
+    runGcClass: vi.fn(async ({ cls, dryRun }: GcClassRun): Promise<GcClassResult> => {
       log.push(`start ${cls}`);
-      if (fail[name]) throw new Error(fail[name]);
-      const r = results[cls]?.(input.dryRun) ?? classResult(cls, input.dryRun, []);
+      if (fail[cls]) throw ApplicationFailure.create({ message: fail[cls] });
+      const r = results[cls]?.(dryRun) ?? classResult(cls, dryRun, []);
       log.push(`end ${cls}`);
       return r;
-    });
-  const stubs = {
-    removeOrphanContainers: classStub('removeOrphanContainers'),
-    removeOrphanVolumes: classStub('removeOrphanVolumes'),
-    removeEmptyTenantNetworks: classStub('removeEmptyTenantNetworks'),
-    removeDanglingImages: classStub('removeDanglingImages'),
-    removeOldBuildDirs: classStub('removeOldBuildDirs'),
-    removeExpiredSnapshots: classStub('removeExpiredSnapshots'),
-    removeOldCrashRecords: classStub('removeOldCrashRecords'),
-    removeBuildImages: classStub('removeBuildImages'),
+    }),
     recordGcSweep: vi.fn<Activities['recordGcSweep']>(async () => {
       if (fail.recordGcSweep) throw new Error(fail.recordGcSweep);
     }),
-  } satisfies Pick<Activities, ClassActivity | 'recordGcSweep'>;
-  return { stubs, log };
+  } satisfies Pick<Activities, 'gcClasses' | 'runGcClass' | 'recordGcSweep'>;
+  const inputOf = (cls: GcClass) => stubs.runGcClass.mock.calls.filter(([i]) => i.cls === cls).map(([i]) => i);
+  return { stubs, log, inputOf };
 }
 
 const twoContainers = (dryRun: boolean) => classResult('containers', dryRun, [item('ah-a', 'c1'), item('ah-b', 'c2'), item('no-id')]);
+const registryNames = listGcClasses().map((c) => c.name);
 
 describe('gcSweep', () => {
-  it('runs containers first, then the other classes with the containers it removed, and records the summary', async () => {
-    const { stubs, log } = gcStubs({ containers: twoContainers, volumes: (d) => classResult('volumes', d, [item('ah-db-x')]) });
+  it('runs the listed classes, containers first, the others with the containers it removed, and records the summary', async () => {
+    const { stubs, log, inputOf } = gcStubs({ containers: twoContainers, volumes: (d) => classResult('volumes', d, [item('ah-db-x')]) });
     const { result } = await executeWithStubs(env, stubs, gcSweep);
+    expect(stubs.gcClasses).toHaveBeenCalledTimes(1);
     expect(log.slice(0, 2)).toEqual(['start containers', 'end containers']);
-    expect(log).toHaveLength(16);
-    const gone = { dryRun: false, goneContainers: ['c1', 'c2'] };
-    for (const s of [
-      stubs.removeOrphanVolumes,
-      stubs.removeEmptyTenantNetworks,
-      stubs.removeDanglingImages,
-      stubs.removeExpiredSnapshots,
-      stubs.removeBuildImages,
-    ]) {
-      expect(s.mock.calls).toEqual([[gone]]);
-    }
-    expect(stubs.removeOrphanContainers.mock.calls).toEqual([[{ dryRun: false }]]);
-    expect(stubs.removeOldBuildDirs.mock.calls).toEqual([[{ dryRun: false }]]);
-    expect(stubs.removeOldCrashRecords.mock.calls).toEqual([[{ dryRun: false }]]);
-    expect(result.classes.map((c) => c.class)).toEqual([
-      'containers',
-      'volumes',
-      'networks',
-      'images',
-      'buildDirs',
-      'snapshots',
-      'crashRecords',
-      'buildImages',
-    ]);
+    expect(log).toHaveLength(2 * registryNames.length);
+    expect(inputOf('containers')).toEqual([{ cls: 'containers', dryRun: false }]);
+    for (const cls of registryNames.filter((c) => c !== 'containers'))
+      expect(inputOf(cls)).toEqual([{ cls, dryRun: false, goneContainers: ['c1', 'c2'] }]);
+    expect(result.classes.map((c) => c.class)).toEqual(registryNames);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 0 });
     expect(stubs.recordGcSweep.mock.calls).toEqual([[{ summary: result.summary, totals: result.totals }]]);
   });
 
+  it('runs whatever the list names, in its order: a class added to the registry needs no workflow change', async () => {
+    const listed = [
+      { name: 'later', runsFirst: false },
+      { name: 'first', runsFirst: true },
+      { name: 'brandNew', runsFirst: false },
+    ];
+    const { stubs, log, inputOf } = gcStubs(
+      { first: (d) => classResult('first', d, [item('x', 'gone-1')]), brandNew: (d) => classResult('brandNew', d, [item('row-1')]) },
+      {},
+      listed,
+    );
+    const { result } = await executeWithStubs(env, stubs, gcSweep);
+    expect(log.slice(0, 2)).toEqual(['start first', 'end first']);
+    expect(inputOf('brandNew')).toEqual([{ cls: 'brandNew', dryRun: false, goneContainers: ['gone-1'] }]);
+    expect(result.classes.map((c) => c.class)).toEqual(['later', 'first', 'brandNew']);
+    expect(result.totals).toMatchObject({ removed: 2, classErrors: 0 });
+  });
+
   it('in a dry run passes the containers it would remove on, plans everything and records nothing', async () => {
-    const { stubs } = gcStubs({ containers: twoContainers, images: (d) => classResult('images', d, [item('sha256:1', 'i1')]) });
+    const { stubs, inputOf } = gcStubs({ containers: twoContainers, images: (d) => classResult('images', d, [item('sha256:1', 'i1')]) });
     const { result } = await executeWithStubs(env, stubs, gcSweep, { dryRun: true });
-    expect(stubs.removeOrphanContainers.mock.calls).toEqual([[{ dryRun: true }]]);
-    expect(stubs.removeDanglingImages.mock.calls).toEqual([[{ dryRun: true, goneContainers: ['c1', 'c2'] }]]);
+    expect(inputOf('containers')).toEqual([{ cls: 'containers', dryRun: true }]);
+    expect(inputOf('images')).toEqual([{ cls: 'images', dryRun: true, goneContainers: ['c1', 'c2'] }]);
     expect(result.dryRun).toBe(true);
     expect(result.summary.find((s) => s.class === 'containers')).toEqual({
       class: 'containers',
@@ -126,12 +104,12 @@ describe('gcSweep', () => {
   });
 
   it('reports a class whose activity fails with its error (after its retry); the other classes still run', async () => {
-    const { stubs } = gcStubs(
+    const { stubs, inputOf } = gcStubs(
       { snapshots: (d) => classResult('snapshots', d, [item('snap-1')]) },
-      { removeOrphanVolumes: 'volume list exploded' },
+      { volumes: 'volume list exploded' },
     );
     const { result } = await executeWithStubs(env, stubs, gcSweep);
-    expect(stubs.removeOrphanVolumes).toHaveBeenCalledTimes(2); // maximumAttempts 2
+    expect(inputOf('volumes')).toHaveLength(2); // maximumAttempts 2
     expect(result.summary.find((s) => s.class === 'volumes')).toEqual({
       class: 'volumes',
       planned: 0,
@@ -145,37 +123,26 @@ describe('gcSweep', () => {
     expect(stubs.recordGcSweep).toHaveBeenCalledTimes(1);
   });
 
-  it('runs the crashRecords class, dry and real, and counts what it removes', async () => {
-    const records = (d: boolean) => classResult('crashRecords', d, [item('svc-1#3'), item('svc-1#4')]);
-    const dry = gcStubs({ crashRecords: records });
-    const planned = await executeWithStubs(env, dry.stubs, gcSweep, { dryRun: true });
-    expect(dry.stubs.removeOldCrashRecords.mock.calls).toEqual([[{ dryRun: true }]]);
-    expect(planned.result.summary.find((s) => s.class === 'crashRecords')).toEqual({
-      class: 'crashRecords',
-      planned: 2,
-      removed: 0,
-      failed: 0,
-      skipped: 0,
+  it('reports a class the worker does not know (a non-retryable failure) once, and sweeps the rest', async () => {
+    const listed = [...listGcClasses(), { name: 'fromANewerBuild', runsFirst: false }];
+    const { stubs, inputOf } = gcStubs({ containers: twoContainers }, {}, listed);
+    stubs.runGcClass.mockImplementation(async ({ cls, dryRun }) => {
+      if (cls === 'fromANewerBuild') throw ApplicationFailure.create({ message: 'unknown GC class "fromANewerBuild"', nonRetryable: true });
+      return cls === 'containers' ? twoContainers(dryRun) : classResult(cls, dryRun, []);
     });
-    const real = gcStubs({ crashRecords: records });
-    const { result } = await executeWithStubs(env, real.stubs, gcSweep);
-    expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({
-      class: 'crashRecords',
-      planned: 2,
-      removed: 2,
-      failed: 0,
-      skipped: 0,
-    });
-    expect(result.totals).toMatchObject({ removed: 2, classErrors: 0 });
+    const { result } = await executeWithStubs(env, stubs, gcSweep);
+    expect(inputOf('fromANewerBuild')).toHaveLength(1);
+    expect(result.summary.at(-1)).toMatchObject({ class: 'fromANewerBuild', error: 'unknown GC class "fromANewerBuild"' });
+    expect(result.totals).toMatchObject({ removed: 3, classErrors: 1 });
   });
 
   it('reports the crashRecords class failing (a DB that cannot be read); every other class still runs and the summary is recorded', async () => {
-    const { stubs, log } = gcStubs(
+    const { stubs, log, inputOf } = gcStubs(
       { containers: twoContainers, snapshots: (d) => classResult('snapshots', d, [item('snap-1')]) },
-      { removeOldCrashRecords: 'SQLITE_CORRUPT: database disk image is malformed' },
+      { crashRecords: 'SQLITE_CORRUPT: database disk image is malformed' },
     );
     const { result } = await executeWithStubs(env, stubs, gcSweep);
-    expect(stubs.removeOldCrashRecords).toHaveBeenCalledTimes(2); // maximumAttempts 2
+    expect(inputOf('crashRecords')).toHaveLength(2); // maximumAttempts 2
     expect(result.summary.find((s) => s.class === 'crashRecords')).toEqual({
       class: 'crashRecords',
       planned: 0,
@@ -184,16 +151,16 @@ describe('gcSweep', () => {
       skipped: 0,
       error: 'SQLITE_CORRUPT: database disk image is malformed',
     });
-    expect(log.filter((l) => l.startsWith('end '))).toHaveLength(7);
+    expect(log.filter((l) => l.startsWith('end '))).toHaveLength(registryNames.length - 1);
     expect(result.totals).toEqual({ planned: 4, removed: 4, failed: 0, skipped: 0, classErrors: 1 });
     expect(stubs.recordGcSweep).toHaveBeenCalledTimes(1);
   });
 
   it('still runs every other class, with nothing gone, when the containers class fails', async () => {
-    const { stubs } = gcStubs({}, { removeOrphanContainers: 'engine down' });
+    const { stubs, inputOf } = gcStubs({}, { containers: 'engine down' });
     const { result } = await executeWithStubs(env, stubs, gcSweep);
     expect(result.summary[0]).toMatchObject({ class: 'containers', error: 'engine down' });
-    expect(stubs.removeEmptyTenantNetworks.mock.calls).toEqual([[{ dryRun: false, goneContainers: [] }]]);
+    expect(inputOf('networks')).toEqual([{ cls: 'networks', dryRun: false, goneContainers: [] }]);
     expect(result.totals.classErrors).toBe(1);
   });
 

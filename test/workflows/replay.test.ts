@@ -10,20 +10,14 @@ import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import * as workflows from '../../src/workflows';
-import { LOCAL_LOOPS_PATCH } from '../../src/workflows/patches';
+import { PATCHES } from '../../src/workflows/patches';
 import { historyFromFixture } from '../helpers/history-fixture';
+import { read } from '../helpers/repo-files';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 const WORKFLOW_TYPES = Object.keys(workflows).sort();
 /** Each patched workflow, and its patch: the histories must prove both the old and the new command sequence replay. */
-const PATCHES: [type: string, patch: string][] = [
-  ['poolRefill', 'detach-claimed-from-pool'],
-  ['gcSweep', 'gc-crash-records'],
-  ['circuitBreaker', 'circuit-evidence-and-alerts'],
-  ['reconcileTick', LOCAL_LOOPS_PATCH],
-  ['poolRefill', LOCAL_LOOPS_PATCH],
-  ['gcSweep', LOCAL_LOOPS_PATCH],
-];
+const PATCHED = PATCHES.flatMap((p) => p.workflows.map((type) => [type, p.id] as [type: string, patch: string]));
 
 const recorded = fs
   .readdirSync(DIR)
@@ -53,9 +47,20 @@ describe('replay of recorded histories', () => {
     expect(recorded.filter((r) => r.type === type).map((r) => r.file)).not.toEqual([]);
   });
 
-  it.each(PATCHES)('has %s histories recorded with and without the %s patch', (type, patch) => {
+  it.each(PATCHED)('has %s histories recorded with and without the %s patch', (type, patch) => {
     const withPatch = recorded.filter((r) => r.type === type).map((r) => patchesOf(r.history).includes(patch));
     expect(new Set(withPatch)).toEqual(new Set([true, false]));
+  });
+
+  it('records no patch that src/workflows/patches.ts does not list', () => {
+    const listed = new Set(PATCHED.map(([type, patch]) => `${type} ${patch}`));
+    const unlisted = recorded.flatMap((r) => patchesOf(r.history).map((p) => `${r.type} ${p}`)).filter((p) => !listed.has(p));
+    expect(unlisted).toEqual([]);
+  });
+
+  it("lists every patch in docs/upgrade.md's table, with its workflows", () => {
+    const rows = [...read('docs/upgrade.md').matchAll(/^\| `(\w+)` \| `([\w-]+)` \|$/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(rows.sort()).toEqual(PATCHED.map(([type, patch]) => `${type} ${patch}`).sort());
   });
 
   it.each(recorded.map((r) => [r.file, r] as const))('%s replays deterministically', async (_file, { file, history }) => {

@@ -16,18 +16,19 @@ export function classError(cls: GcClass, dryRun: boolean, error: string): GcClas
   return { class: cls, dryRun, planned: [], removed: [], failed: [], skipped: [], kept: {}, error };
 }
 
-/** The observe step of a class: any throw here means the class is skipped this sweep. */
-export async function observed<T>(log: Logger, cls: GcClass, dryRun: boolean, observe: () => Promise<T> | T): Promise<T | GcClassResult> {
+/** The observe step of a class: any throw here means the class is skipped this sweep (`skippedAs`). */
+export async function observed<T>(
+  log: Logger,
+  cls: GcClass,
+  dryRun: boolean,
+  observe: () => Promise<T> | T,
+): Promise<{ seen: T } | { skippedAs: GcClassResult }> {
   try {
-    return await observe();
+    return { seen: await observe() };
   } catch (err) {
     log.warn('gc: class skipped, could not observe', { class: cls, error: oneLine(err) });
-    return classError(cls, dryRun, oneLine(err));
+    return { skippedAs: classError(cls, dryRun, oneLine(err)) };
   }
-}
-
-export function isClassResult<T>(seen: T | GcClassResult): seen is GcClassResult {
-  return typeof seen === 'object' && seen !== null && 'class' in seen && 'kept' in seen;
 }
 
 /** Carries out a plan (or only reports it, in a dry run), logging every removal with class, name, age and reason. */
@@ -37,7 +38,7 @@ export async function carryOut<T>(
   dryRun: boolean,
   plan: Plan<T>,
   skipped: GcFailure[],
-  remove: (t: T) => Promise<void>,
+  remove: (t: T) => Promise<void> | void,
 ): Promise<GcClassResult> {
   const result: GcClassResult = { class: cls, dryRun, planned: [], removed: [], failed: [], skipped, kept: plan.kept };
   if (dryRun) {

@@ -4,7 +4,7 @@
  */
 import { imagePulls } from '../../db/image-pulls';
 import { lastLoopResult, type LoopResult } from '../../db/loop-results';
-import { deletePoolRow, heldPoolResources, listTemplates, poolRows, readyCounts } from '../../db/pool';
+import { deletePoolRow, heldPoolResources, listTemplates, poolRows, readyByTemplate } from '../../db/pool';
 import { ignoreNotFound } from '../../docker/errors';
 import { LABEL, POOL_VOLUME_PREFIX, RESOURCE_TYPE } from '../../names';
 import type { PullView } from '../../contracts/pool';
@@ -26,15 +26,16 @@ export interface PoolStats {
 
 /** Ready containers per template (0 for templates that have none, pooled or not) and the total. */
 export function poolStats(db: HostDeps['db'], settings: Pick<Settings, 'pooledTemplates' | 'poolSize' | 'poolMaxTotal'>): PoolStats {
-  const templates = listTemplates(db);
-  const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, templates);
-  const ready = readyCounts(db);
-  const rows = templates.map((t) => ({ id: t.id, name: t.name, pooled: pooled.some((p) => p.id === t.id), ready: ready[t.id] ?? 0 }));
-  for (const [id, n] of Object.entries(ready))
-    if (!templates.some((t) => t.id === id)) rows.push({ id, name: '(no template)', pooled: false, ready: n });
+  const { pooled, unknown } = resolvePooledTemplates(settings.pooledTemplates, listTemplates(db));
+  const rows = readyByTemplate(db).map((t) => ({
+    id: t.id,
+    name: t.name ?? '(no template)',
+    pooled: pooled.some((p) => p.id === t.id),
+    ready: t.ready,
+  }));
   return {
     templates: rows,
-    total: Object.values(ready).reduce((a, b) => a + b, 0),
+    total: rows.reduce((a, t) => a + t.ready, 0),
     claimedRows: poolRows(db, 'claimed').length,
     size: settings.poolSize,
     maxTotal: settings.poolMaxTotal,

@@ -1,0 +1,16 @@
+/** Dangling images that carry an ah. label and that no staying container uses. */
+import { ignoreNotFound } from '../../../docker/errors';
+import { planDanglingImages } from '../../../policy/gc';
+import { ageGuard, gcClass, staying } from '../class';
+
+export const images = gcClass({
+  name: 'images',
+  words: 'dangling ah images',
+  lookAsks: true,
+  observe: async ({ docker }) => ({ images: await docker.listDanglingImages(), containers: await docker.listContainerUsage() }),
+  plan: (seen, deps, input) => {
+    const usedBy = new Set(staying(seen.containers, input).map((c) => c.imageId));
+    return planDanglingImages(seen.images, usedBy, ageGuard(deps));
+  },
+  remove: (i, { docker }) => ignoreNotFound(() => docker.removeImage(i.id)),
+});
