@@ -4,6 +4,7 @@
  */
 import type { CircuitRef } from '../contracts/reconcile';
 import type { StateDb } from './open';
+import { TRUSTED_OPEN_CIRCUIT } from './services';
 
 /** The circuit's workflow holds this opening (generation): its timer runs. */
 export function recordCircuitHold(db: StateDb, serviceId: string, generation: number, now: number): void {
@@ -16,17 +17,16 @@ export function recordCircuitHold(db: StateDb, serviceId: string, generation: nu
 
 /**
  * Open circuits whose current opening no workflow holds: opened by a tick whose worker died before it started the
- * workflow, during a server outage, or by ah. Rows the tick cannot trust (non-integer counts or retry time) are left
- * to the observe step, which reports them.
+ * workflow, during a server outage, or by ah. Rows the tick cannot trust (an unknown status, non-integer counts or
+ * retry time) are left to the observe step, which reports them: recovery would rewrite them.
  */
 export function unheldCircuits(db: StateDb): CircuitRef[] {
   return db
     .prepare(
-      `SELECT s.id AS serviceId, s.circuit_open_count AS generation, s.circuit_retry_at AS retryAt FROM services s
-         LEFT JOIN keeper_circuit_holds h ON h.service_id = s.id AND h.generation = s.circuit_open_count
-        WHERE s.circuit_open = 1 AND h.service_id IS NULL
-          AND typeof(s.circuit_open_count) = 'integer' AND typeof(s.circuit_retry_at) = 'integer'
-        ORDER BY s.id`,
+      `SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
+        WHERE ${TRUSTED_OPEN_CIRCUIT}
+          AND NOT EXISTS (SELECT 1 FROM keeper_circuit_holds h WHERE h.service_id = services.id AND h.generation = services.circuit_open_count)
+        ORDER BY id`,
     )
     .all() as CircuitRef[];
 }

@@ -247,15 +247,21 @@ export function listCircuits(db: StateDb): CircuitRow[] {
  * can trust (a known status, integer counts): recovery rewrites the row, and a row of nonsense is reported by
  * the observe step, never acted on.
  */
+/**
+ * An open circuit on a row the tick can trust: a known status and integer counts and retry time. Recovery rewrites
+ * the row, so a row of nonsense is only reported (by the observe step), never handed to a circuit workflow.
+ */
+export const TRUSTED_OPEN_CIRCUIT = `circuit_open = 1
+                AND status IN ('created', 'deploying', 'running', 'stopped', 'crashed', 'failed', 'restarting')
+                AND typeof(crash_count) = 'integer' AND crash_count >= 0
+                AND typeof(circuit_open_count) = 'integer' AND circuit_open_count >= 0
+                AND typeof(circuit_retry_at) = 'integer'`;
+
 export function expiredCircuits(db: StateDb, now: number): CircuitRef[] {
   return db
     .prepare(
       `SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
-              WHERE circuit_open = 1 AND circuit_retry_at IS NOT NULL AND circuit_retry_at <= ?
-                AND status IN ('created', 'deploying', 'running', 'stopped', 'crashed', 'failed', 'restarting')
-                AND typeof(crash_count) = 'integer' AND crash_count >= 0
-                AND typeof(circuit_open_count) = 'integer' AND circuit_open_count >= 0
-                AND typeof(circuit_retry_at) = 'integer'
+              WHERE ${TRUSTED_OPEN_CIRCUIT} AND circuit_retry_at <= ?
               ORDER BY id`,
     )
     .all(now) as CircuitRef[];

@@ -59,6 +59,12 @@ describe('bad input: seeded nonsense rows in every column the loops read', () =>
           .prepare(`SELECT subject FROM keeper_reported_problems WHERE subject NOT LIKE 'container:%'`)
           .pluck()
           .all() as string[];
+        const twice = db
+          .prepare(
+            `SELECT subject, group_concat(problem, ' | ') AS problems FROM keeper_reported_problems GROUP BY subject HAVING COUNT(*) > 1`,
+          )
+          .all();
+        if (twice.length) console.log('reported twice:', JSON.stringify(twice));
         const perSubject = new Map<string, number>();
         for (const s of logged) perSubject.set(s, (perSubject.get(s) ?? 0) + 1);
         console.log(

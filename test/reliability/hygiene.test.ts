@@ -81,10 +81,11 @@ describe('no shell command from data', () => {
         (m) => `${file}: ${m[1].replace(/\s+/g, ' ').slice(0, 400)}`,
       ),
     );
-    // Each one interpolates a constant of keeper's code (a migrations table name, a SELECT list, a pragma value).
+    // Each one interpolates a constant of keeper's code (a migrations table name, a SELECT list, a pragma value, a
+    // WHERE condition that a write and the look that predicts it share).
     for (const i of interpolated)
       expect(i).toMatch(
-        /\$\{(table|CIRCUIT_SELECT|CRASH_RECORD_SELECT|NOTIFICATION_SELECT|TEMPLATE_COLUMNS|sql|busyTimeoutMs|columns|COLUMNS|THIS_ATTEMPT|where|placeholders)\}/,
+        /\$\{(table|CIRCUIT_SELECT|CRASH_RECORD_SELECT|NOTIFICATION_SELECT|TEMPLATE_COLUMNS|sql|busyTimeoutMs|columns|COLUMNS|THIS_ATTEMPT|where|placeholders|LEASE_EXPIRED|CREATE_STALE|DECAY_DUE|DEPLOY_STALE|TRUSTED_OPEN_CIRCUIT)\}/,
       );
     console.log(`SQL with interpolation: ${interpolated.length}`, interpolated);
   });
