@@ -101,18 +101,10 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
     await docker.createVolume(orphan, {});
     made.volumes.push(orphan);
     const liveId = addService(db, tenant, { containerId: live }, `live${u}`);
-    const keptId = addService(
-      db,
-      tenant,
-      { status: 'crashed', containerId: kept, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() - 5 },
-      `kept${u}`,
-    );
     const staleId = addService(db, tenant, { status: 'deploying' }, `stale${u}`); // made stale once the engine is down
 
     worker = await keeperWorker(env, { db, docker, settings });
     running = worker.run();
-    // The circuit is due already: hold it until the engine is down, so that its recovery meets the outage.
-    db.prepare('UPDATE services SET circuit_retry_at = ? WHERE id = ?').run(nowSec() + 3600, keptId);
     await ensureSchedules(env.client, settings, ['reconcile']);
     await waitFor(
       'a tick that saw the running service',
@@ -148,7 +140,14 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
     // up to ~10 s; a tick landing in that window holds what it sees (the engine's own stop), never counts it.
     const countedAtDown = service(db, liveId).crash_count;
     expect(countedAtDown).toBe(0);
-    db.prepare('UPDATE services SET circuit_retry_at = ? WHERE id = ?').run(nowSec() - 1, keptId);
+    // An ah-opened circuit, already due, whose kept container is stopped: it appears while the engine is down (a
+    // tick hands an open circuit to its workflow as soon as it sees it), so that its recovery meets the outage.
+    const keptId = addService(
+      db,
+      tenant,
+      { status: 'crashed', containerId: kept, circuitOpen: 1, circuitOpenCount: 1, circuitRetryAt: nowSec() - 1 },
+      `kept${u}`,
+    );
     db.prepare('UPDATE services SET updated_at = ? WHERE id = ?').run(nowSec() - 3600, staleId);
     await ensureSchedules(env.client, settings, ['gc', 'pool']);
 
