@@ -12,6 +12,6 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/helpers/remove-temp-dirs.ts'],
     include: ['test/**/*.test.ts'],
-    reporters: ['default'],
+    reporters: ['default', './test/reporters/slowest-files.ts'],
   },
 });

@@ -27,6 +27,6 @@ export default defineConfig({
       'test/compose.test.ts',
       'test/readme.test.ts',
     ],
-    reporters: ['default'],
+    reporters: ['default', './test/reporters/slowest-files.ts'],
   },
 });
