@@ -117,7 +117,12 @@ export interface ProcessInfo {
  * Concurrent runs and unrelated processes carry another tag or none, so they never count.
  */
 export function processesOfRun(tag: string): ProcessInfo[] {
-  const marker = `${RUN_TAG_VARIABLE}=${tag}`;
+  return processesMarked(RUN_TAG_VARIABLE, tag);
+}
+
+/** Processes still running with `variable=value` in their environment, other than this one and vitest's own. */
+export function processesMarked(variable: string, value: string): ProcessInfo[] {
+  const marker = `${variable}=${value}`;
   const out: ProcessInfo[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
