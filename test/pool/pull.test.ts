@@ -121,8 +121,15 @@ describe('template images pulled in the background', () => {
           'both refills to be done',
           async () => {
             const actions = (await schedule.describe()).info.recentActions;
+            // By run: a schedule's run is named by its nominal second, so a refill asked for within the second of
+            // the first has the first's workflow id, and the id alone would give the later run's result twice.
             const done = await Promise.all(
-              actions.map((a) => env.client.workflow.getHandle(a.action.workflow.workflowId).result() as Promise<PoolRefillResult>),
+              actions.map(
+                (a) =>
+                  env.client.workflow
+                    .getHandle(a.action.workflow.workflowId, undefined, { firstExecutionRunId: a.action.workflow.firstExecutionRunId })
+                    .result() as Promise<PoolRefillResult>,
+              ),
             );
             return done.length === 2 && done;
           },
