@@ -1,6 +1,7 @@
 /** Connects tests to the servers that global-setup started, and runs keeper workers against them. */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
+import lockfile from 'proper-lockfile';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { HostParts } from '../../src/app/open';
 import { createKeeperHost } from '../../src/app/keeper-host';
@@ -24,17 +25,50 @@ export function quietRuntime(): void {
   }
 }
 
-/** The shared Java time-skipping server: timers jump forward while a test awaits a workflow result. */
-export async function timeSkippingEnv(address = inject('timeSkippingAddress')): Promise<TestWorkflowEnvironment> {
+/**
+ * The shared Java time-skipping server (or the one at `address`): timers jump forward while a test awaits a
+ * workflow result. The shared server is one clock, so in `npm test`, where files run side by side, a file holds it
+ * alone from connecting until its environment's teardown: another file's skipped hour would fire this one's timers.
+ */
+export async function timeSkippingEnv(address?: string): Promise<TestWorkflowEnvironment> {
   quietRuntime();
+  const release = address === undefined ? await takeSharedClock() : undefined;
   // `create` is the factory behind createTimeSkipping; it accepts an already running server.
-  return (TestWorkflowEnvironment as unknown as { create(o: object): Promise<TestWorkflowEnvironment> }).create({
-    server: { type: 'existing' },
-    address,
-    namespace: 'default',
-    supportsTimeSkipping: true,
-  });
+  const env = await (TestWorkflowEnvironment as unknown as { create(o: object): Promise<TestWorkflowEnvironment> })
+    .create({
+      server: { type: 'existing' },
+      address: address ?? inject('timeSkippingAddress'),
+      namespace: 'default',
+      supportsTimeSkipping: true,
+    })
+    .catch(async (err: unknown) => {
+      await release?.();
+      throw err;
+    });
+  if (release) {
+    const teardown = env.teardown.bind(env);
+    env.teardown = () => teardown().finally(release);
+  }
+  return env;
 }
+
+/** Waits (bounded) for the shared time-skipping server's lock, where global setup made one; resolves to its release. */
+async function takeSharedClock(): Promise<(() => Promise<void>) | undefined> {
+  const lockPath = inject('timeSkippingLock');
+  if (!lockPath) return undefined; // `npm run test:fast`: one file at a time
+  try {
+    return await lockfile.lock(lockPath, {
+      realpath: false,
+      stale: 60_000,
+      update: 10_000,
+      retries: { retries: 10_000, minTimeout: 100, maxTimeout: 500, maxRetryTime: SHARED_CLOCK_WAIT_MS },
+    });
+  } catch (err) {
+    throw new Error(`the shared time-skipping server stayed taken for ${SHARED_CLOCK_WAIT_MS / 1000} s: ${(err as Error).message}`);
+  }
+}
+
+const SHARED_CLOCK_WAIT_MS = 150_000;
 
 /**
  * A time-skipping server of the calling file's own, for tests whose real activities can leave a workflow task
