@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { LANES, SERIAL_FILES } from './test/groups';
+import StartFirst from './test/sequencer';
 
 // Temporal's native bridge must not run in worker threads: forked processes, a fresh one per file.
 const common = {
@@ -16,6 +17,7 @@ const common = {
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
+    sequence: { sequencer: StartFirst },
     reporters: ['default', './test/reporters/slowest-files.ts'],
     projects: [
       {

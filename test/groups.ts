@@ -27,6 +27,18 @@ export const SERIAL_FILES: Record<string, string> = {
   'test/host-safety.test.ts': "compares the main engine's whole container list before and after a leak of its own",
 };
 
+/**
+ * Parallel files that start first, in this order (test/sequencer.ts): each waits long on one thing (an npm install
+ * that compiles better-sqlite3, a release built from its commit, a 60 s engine outage, a cluster per test), and a
+ * lane that took one of them last would finish long after the others. vitest orders the rest by its last run.
+ */
+export const START_FIRST = [
+  'test/install/package.test.ts',
+  'test/reliability/dockerd-outage.test.ts',
+  'test/upgrade/in-flight.test.ts',
+  'test/cluster/connect.test.ts',
+];
+
 function lanes(given: string | undefined): number {
   if (given === undefined || given === '') return 4;
   const n = Number(given);
