@@ -15,6 +15,7 @@ import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { engineOwner, engineOwners, stopEnginesOf } from './helpers/engines';
 import { captureHostState, diffHostState, processesOfRun, RUN_TAG_VARIABLE, type HostState } from './helpers/host-state';
 import { laneLeftovers } from './helpers/lanes';
+import { newcomerDir } from './e2e/newcomer';
 import { startTimeSkippingServer, writeWorkflowBundle, type TimeSkippingServer } from './helpers/test-server';
 
 declare module 'vitest' {
@@ -53,6 +54,7 @@ export async function setup(project: TestProject): Promise<void> {
 export async function teardown(): Promise<void> {
   testServer?.stop();
   fs.rmSync(`${timeSkippingLock}.lock`, { recursive: true, force: true });
+  fs.rmSync(newcomerDir(runTag), { recursive: true, force: true }); // when front-door.test.ts did not run to take it
   await devServer?.stop();
   const leftOnLanes = await laneLeftovers(runTag);
   stopEnginesOf(engineOwner(runTag));

@@ -33,6 +33,7 @@ export const SERIAL_FILES: Record<string, string> = {
  * lane that took one of them last would finish long after the others. vitest orders the rest by its last run.
  */
 export const START_FIRST = [
+  'test/e2e/newcomer-install.test.ts',
   'test/install/package.test.ts',
   'test/reliability/dockerd-outage.test.ts',
   'test/upgrade/in-flight.test.ts',
