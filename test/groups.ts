@@ -28,16 +28,17 @@ export const SERIAL_FILES: Record<string, string> = {
 };
 
 /**
- * Parallel files that start first, in this order (test/sequencer.ts): each waits long on one thing (an npm install
- * that compiles better-sqlite3, a release built from its commit, a 60 s engine outage, a cluster per test), and a
- * lane that took one of them last would finish long after the others. vitest orders the rest by its last run.
+ * Parallel files that start first, in this order (test/sequencer.ts): each waits long on one thing (a 60 s engine
+ * outage, the clean clone's npm install that compiles better-sqlite3, a cluster per test, a release built from its
+ * commit, npm pack), and a lane that took one of them last would finish long after the others. vitest orders the
+ * rest by its last run.
  */
 export const START_FIRST = [
-  'test/e2e/newcomer-install.test.ts',
-  'test/install/package.test.ts',
   'test/reliability/dockerd-outage.test.ts',
-  'test/upgrade/in-flight.test.ts',
+  'test/e2e/newcomer-install.test.ts',
   'test/cluster/connect.test.ts',
+  'test/upgrade/in-flight.test.ts',
+  'test/install/package.test.ts',
 ];
 
 function lanes(given: string | undefined): number {
