@@ -16,9 +16,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT } from '../../src/settings';
+import { embeddedPortsForFile } from '../helpers/embedded-ports';
 import { waitFor } from '../helpers/fixtures';
 import { cloneAndInstall, installedClone, newcomerDir, newcomerEnv } from './newcomer';
 
+embeddedPortsForFile();
 const MINUTE_MS = 60_000;
 const dir = newcomerDir();
 

@@ -1,0 +1,31 @@
+/**
+ * The embedded dev server's fixed ports (7233, its UI on 8233) are the machine's, not a run's: two runs of the suite
+ * at once, from two checkouts, would each start `npm start`'s server there, and the second fails to bind. The files
+ * that take them (test/groups.ts lists them as serial) hold a lock of the machine's while they run, so runs take
+ * turns; within one run the serial group already runs them one at a time.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { afterAll, beforeAll } from 'vitest';
+
+const LOCK = path.join(os.tmpdir(), 'keeper-test-embedded-ports');
+const WAIT_MS = 10 * 60_000;
+
+/** Holds the machine's lock on the embedded server's ports from before the file's tests until after them. */
+export function embeddedPortsForFile(): void {
+  let release: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    try {
+      release = await lockfile.lock(LOCK, {
+        realpath: false,
+        stale: 60_000,
+        update: 10_000,
+        retries: { retries: 100_000, minTimeout: 250, maxTimeout: 1000, maxRetryTime: WAIT_MS },
+      });
+    } catch (err) {
+      throw new Error(`another run held the embedded server's ports for ${WAIT_MS / 60_000} min: ${(err as Error).message}`);
+    }
+  }, WAIT_MS + 30_000);
+  afterAll(() => release?.());
+}
