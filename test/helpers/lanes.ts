@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { engineNamed, engineOwner, extraEngine, listedEngines, type ExtraEngine } from './engines';
-import { captureEngineState, diffHostState, type HostState } from './host-state';
+import { captureEngineState, diffHostState, RUN_TAG_VARIABLE, type HostState } from './host-state';
 
 type EngineState = Pick<HostState, 'containers' | 'volumes' | 'networks'>;
 
@@ -17,6 +17,9 @@ const beforeFile = (engine: Pick<ExtraEngine, 'pidFile'>) => path.join(path.dirn
 
 /** Lane `index`'s engine (1-based, vitest's VITEST_POOL_ID), started if this is the lane's first file. */
 export function laneEngine(index: number): ExtraEngine {
+  const started = engineNamed(`${LANE_BASE}${index}-${process.env[RUN_TAG_VARIABLE]}`);
+  // An earlier file of the lane started it and recorded what it held: asking the script again costs ~1 s a file.
+  if (fs.existsSync(beforeFile(started))) return started;
   return extraEngine(`${LANE_BASE}${index}`);
 }
 
