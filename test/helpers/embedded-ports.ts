@@ -6,8 +6,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import { afterAll, beforeAll } from 'vitest';
+import { takeLock } from './locks';
 
 const LOCK = path.join(os.tmpdir(), 'keeper-test-embedded-ports');
 const WAIT_MS = 10 * 60_000;
@@ -16,16 +16,7 @@ const WAIT_MS = 10 * 60_000;
 export function embeddedPortsForFile(): void {
   let release: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    try {
-      release = await lockfile.lock(LOCK, {
-        realpath: false,
-        stale: 60_000,
-        update: 10_000,
-        retries: { retries: 100_000, minTimeout: 250, maxTimeout: 1000, maxRetryTime: WAIT_MS },
-      });
-    } catch (err) {
-      throw new Error(`another run held the embedded server's ports for ${WAIT_MS / 60_000} min: ${(err as Error).message}`);
-    }
+    release = await takeLock(LOCK, WAIT_MS, "the embedded server's ports (another run's file holds them)");
   }, WAIT_MS + 30_000);
   afterAll(() => release?.());
 }

@@ -1,12 +1,12 @@
 /** Connects tests to the servers that global-setup started, and runs keeper workers against them. */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
-import lockfile from 'proper-lockfile';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { HostParts } from '../../src/app/open';
 import { createKeeperHost } from '../../src/app/keeper-host';
 import type { Settings } from '../../src/settings';
 import type { EngineFixture } from './fixtures';
+import { takeLock } from './locks';
 import { startTimeSkippingServer, type TimeSkippingServer } from './test-server';
 
 let runtimeInstalled = false;
@@ -56,16 +56,7 @@ export async function timeSkippingEnv(address?: string): Promise<TestWorkflowEnv
 async function takeSharedClock(): Promise<(() => Promise<void>) | undefined> {
   const lockPath = inject('timeSkippingLock');
   if (!lockPath) return undefined; // `npm run test:fast`: one file at a time
-  try {
-    return await lockfile.lock(lockPath, {
-      realpath: false,
-      stale: 60_000,
-      update: 10_000,
-      retries: { retries: 10_000, minTimeout: 100, maxTimeout: 500, maxRetryTime: SHARED_CLOCK_WAIT_MS },
-    });
-  } catch (err) {
-    throw new Error(`the shared time-skipping server stayed taken for ${SHARED_CLOCK_WAIT_MS / 1000} s: ${(err as Error).message}`);
-  }
+  return takeLock(lockPath, SHARED_CLOCK_WAIT_MS, 'the shared time-skipping server');
 }
 
 const SHARED_CLOCK_WAIT_MS = 150_000;
