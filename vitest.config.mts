@@ -1,17 +1,44 @@
 import { defineConfig } from 'vitest/config';
+import { LANES, SERIAL_FILES } from './test/groups';
+import StartFirst from './test/sequencer';
 
-// Temporal's native bridge must not run in worker threads, and the suite shares one Docker engine and one
-// pair of Temporal servers, so test files run one at a time in forked processes.
+// Temporal's native bridge must not run in worker threads: forked processes, a fresh one per file.
+const common = {
+  pool: 'forks',
+  testTimeout: 60_000,
+  hookTimeout: 180_000,
+  teardownTimeout: 30_000,
+} as const;
+
+// Two groups (test/groups.ts says which file goes where, and why; docs/development.md explains the lanes): the
+// parallel one first, LANES files at a time, each lane on a Docker engine of its own; then the serial one, one file
+// at a time on the main engine. Global setup (the dev server, the time-skipping server, the host-safety check) is
+// the root's: it runs once for both.
 export default defineConfig({
   test: {
-    pool: 'forks',
-    fileParallelism: false,
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
-    teardownTimeout: 30_000,
     globalSetup: ['test/global-setup.ts'],
-    setupFiles: ['test/helpers/remove-temp-dirs.ts'],
-    include: ['test/**/*.test.ts'],
-    reporters: ['default'],
+    sequence: { sequencer: StartFirst },
+    reporters: ['default', './test/reporters/slowest-files.ts'],
+    projects: [
+      {
+        test: {
+          ...common,
+          name: 'parallel',
+          include: ['test/**/*.test.ts'],
+          exclude: Object.keys(SERIAL_FILES),
+          maxWorkers: LANES,
+          setupFiles: ['test/helpers/remove-temp-dirs.ts', 'test/helpers/lane-setup.ts'],
+        },
+      },
+      {
+        test: {
+          ...common,
+          name: 'serial',
+          include: Object.keys(SERIAL_FILES),
+          maxWorkers: 1,
+          setupFiles: ['test/helpers/remove-temp-dirs.ts'],
+        },
+      },
+    ],
   },
 });

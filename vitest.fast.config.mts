@@ -33,6 +33,6 @@ export default defineConfig({
       // every workflow type, activity, export, metric and path the docs cite exists.
       'test/docs-names.test.ts',
     ],
-    reporters: ['default'],
+    reporters: ['default', './test/reporters/slowest-files.ts'],
   },
 });

@@ -4,12 +4,18 @@
  *
  * It also guards the host: setup records the host's state and tags this run's processes; teardown stops
  * everything the run started (servers, extra engines), then fails the run if the host's interfaces, routes,
- * iptables, the main engine's networks, containers or volumes changed, or if a process of the run survives.
+ * iptables, the main engine's networks, containers or volumes changed, if a file left a container, volume or
+ * network on its lane's engine (test/helpers/lanes.ts), or if a process of the run survives.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { engineOwner, engineOwners, stopEnginesOf } from './helpers/engines';
 import { captureHostState, diffHostState, processesOfRun, RUN_TAG_VARIABLE, type HostState } from './helpers/host-state';
+import { laneLeftovers } from './helpers/lanes';
+import { newcomerDir } from './e2e/newcomer';
 import { startTimeSkippingServer, writeWorkflowBundle, type TimeSkippingServer } from './helpers/test-server';
 
 declare module 'vitest' {
@@ -17,6 +23,8 @@ declare module 'vitest' {
     workflowBundlePath: string;
     devServerAddress: string;
     timeSkippingAddress: string;
+    /** The lock a file holds while it uses the shared time-skipping server (timeSkippingEnv); unset in test:fast. */
+    timeSkippingLock: string | undefined;
     /** This run's tag: in the environment of every process it starts, and in the names of its extra engines. */
     runTag: string;
   }
@@ -26,6 +34,7 @@ let devServer: DevServer | undefined;
 let testServer: TimeSkippingServer | undefined;
 let hostBefore: HostState | undefined;
 const runTag = `r${process.pid}`;
+const timeSkippingLock = path.join(os.tmpdir(), `keeper-test-${runTag}-time-skipping`);
 
 export async function setup(project: TestProject): Promise<void> {
   reapEnginesOfDeadRuns();
@@ -39,16 +48,20 @@ export async function setup(project: TestProject): Promise<void> {
 
   testServer = await startTimeSkippingServer();
   project.provide('timeSkippingAddress', testServer.address);
+  project.provide('timeSkippingLock', timeSkippingLock);
 }
 
 export async function teardown(): Promise<void> {
   testServer?.stop();
+  fs.rmSync(`${timeSkippingLock}.lock`, { recursive: true, force: true });
+  fs.rmSync(newcomerDir(runTag), { recursive: true, force: true }); // when front-door.test.ts did not run to take it
   await devServer?.stop();
+  const leftOnLanes = await laneLeftovers(runTag);
   stopEnginesOf(engineOwner(runTag));
   const survivors = await settledProcesses();
   if (!hostBefore) return;
   const changes = diffHostState(hostBefore, await captureHostState());
-  const problems = [...changes, ...survivors.map((p) => `processes: still running ${p.pid} ${p.args.slice(0, 160)}`)];
+  const problems = [...changes, ...leftOnLanes, ...survivors.map((p) => `processes: still running ${p.pid} ${p.args.slice(0, 160)}`)];
   if (problems.length > 0) {
     // vitest reports an error thrown here but still exits 0: the exit code is set explicitly.
     console.error(`HOST SAFETY: the suite did not leave the host as it found it:\n  ${problems.join('\n  ')}`);

@@ -1,13 +1,15 @@
 /**
  * The host-safety check of global teardown (test/helpers/host-state.ts) must catch what it exists for: a
- * container a test left on the main engine, and a bridge a test deleted. The bridge is made and deleted in a
- * network namespace of this test's own, so the host itself is never touched.
+ * container a test left on the main engine or on its lane's engine (test/helpers/lanes.ts), and a bridge a test
+ * deleted. The bridge is made and deleted in a network namespace of this test's own, so the host itself is never
+ * touched.
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DockerClient } from '../src/docker/client';
 import { TEST_IMAGE, uniqueId } from './helpers/fixtures';
 import { captureHostState, diffHostState, processesOfRun, RUN_TAG_VARIABLE } from './helpers/host-state';
+import { laneEngine, laneLeftovers, recordLaneStart } from './helpers/lanes';
 
 const netns = uniqueId('keeper-hs-');
 const docker = new DockerClient();
@@ -32,6 +34,21 @@ describe('the host-safety check', () => {
     await docker.removeContainer(leaked, { force: true });
     leaked = undefined;
     expect(diffHostState(before, await captureHostState())).toEqual([]);
+  });
+
+  it("reports a container a file left on its lane's engine, and nothing once it is gone", async () => {
+    // Lane 1's engine: the parallel group's, idle by now (or started here when this file runs alone).
+    const engine = laneEngine(1);
+    await recordLaneStart(engine);
+    const lane = new DockerClient(engine.dockerHost);
+    const name = uniqueId('keeper-lane-leak-');
+    const id = await lane.createContainer({ name, image: TEST_IMAGE, cmd: ['true'], network: 'none' });
+    try {
+      expect(await laneLeftovers(process.env[RUN_TAG_VARIABLE]!)).toEqual([`lane1: containers: left behind ${name} ${id.slice(0, 12)}`]);
+    } finally {
+      await lane.removeContainer(id, { force: true });
+    }
+    expect(await laneLeftovers(process.env[RUN_TAG_VARIABLE]!)).toEqual([]);
   });
 
   it('reports a deleted bridge, with its address route', async () => {

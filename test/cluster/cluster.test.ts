@@ -8,11 +8,10 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import fs from 'node:fs';
-import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeeperHost } from '../../src/search-attributes';
-import { uniqueId, waitFor } from '../helpers/fixtures';
-import { processesOfRun, RUN_TAG_VARIABLE } from '../helpers/host-state';
+import { tempDir, uniqueId, waitFor } from '../helpers/fixtures';
+import { processesMarked } from '../helpers/host-state';
 import { SEARCH_ATTRIBUTES, sdkTls, startCluster, TEMPORAL_SERVER_VERSION, type TemporalCluster } from '../helpers/cluster';
 
 let cluster: TemporalCluster;
@@ -186,23 +185,23 @@ describe('a server crash', () => {
 });
 
 describe('a start that fails half-way', () => {
-  const clusterDirs = () =>
-    fs
-      .readdirSync(os.tmpdir())
-      .filter((d) => d.startsWith('keeper-cluster-'))
-      .sort();
-  const runPids = () =>
-    processesOfRun(process.env[RUN_TAG_VARIABLE] ?? '')
-      .map((p) => p.pid)
-      .sort();
+  // Files run side by side, starting clusters of their own: this start is given a parent dir of its own, and its
+  // processes carry a mark of its own in their environment (children inherit it, PostgreSQL's daemon too).
+  const START_MARK = 'KEEPER_TEST_FAILED_START';
 
   it('stops what it started, removes its temp dir, and says in one line what failed', async () => {
-    const dirsBefore = clusterDirs();
-    const pidsBefore = runPids();
-    const failed = startCluster({ serverStartTimeoutMs: 1 });
-    await expect(failed).rejects.toThrow(/^startCluster: temporal-server did not serve within 1 ms; \S+server\.log: /);
-    await expect(failed).rejects.toThrow(/^[^\n]*$/);
-    expect(clusterDirs()).toEqual(dirsBefore);
-    expect(runPids()).toEqual(pidsBefore);
+    const parentDir = tempDir('keeper-failed-start-');
+    fs.chmodSync(parentDir, 0o711); // the postgres user must reach the cluster's directory inside
+    const mark = uniqueId();
+    process.env[START_MARK] = mark;
+    try {
+      const failed = startCluster({ serverStartTimeoutMs: 1, parentDir });
+      await expect(failed).rejects.toThrow(/^startCluster: temporal-server did not serve within 1 ms; \S+server\.log: /);
+      await expect(failed).rejects.toThrow(/^[^\n]*$/);
+    } finally {
+      delete process.env[START_MARK];
+    }
+    expect(fs.readdirSync(parentDir)).toEqual([]);
+    expect(processesMarked(START_MARK, mark)).toEqual([]);
   }, 120_000);
 });

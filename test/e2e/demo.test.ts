@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
+import { embeddedPortsForFile } from '../helpers/embedded-ports';
 import { TEST_TENANT_RUNTIME } from '../helpers/fixtures';
+
+embeddedPortsForFile();
 
 it('narrates crashes and the open circuit, then cleans up', async () => {
   const demo = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'demo.js'), '--exit-after-open'], {

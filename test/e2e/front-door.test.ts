@@ -1,43 +1,34 @@
 /**
  * The front door, walked as a newcomer walks it: a clean clone of this repository, `npm install`, then `npm start`,
  * with nothing of this checkout's (no node_modules, no dist, no .tools) and no keeper variable set. It must reach
- * the banner and the UI. The prestart finds the suite's engine answering and uses it as it is; it provisions the
- * Temporal CLI into the clone's own .tools (go install, fast from Go's build cache when the suite's provisioning
- * built it before). The banner says which runtime runs tenant code: gVisor where the engine lists it, else runc,
- * and why. Ctrl-C (SIGINT to the foreground process group, as a terminal sends it) stops everything it started.
+ * the banner and the UI. The clone and its install are newcomer-install.test.ts's, made earlier in the run (this
+ * file makes them itself when run on its own; ./newcomer.ts says why they are two files). The prestart finds the
+ * suite's engine answering and uses it as it is; it provisions the Temporal CLI into the clone's own .tools (go
+ * install, fast from Go's build cache when the suite's provisioning built it before). The banner says which runtime
+ * runs tenant code: gVisor where the engine lists it, else runc, and why. Ctrl-C (SIGINT to the foreground process
+ * group, as a terminal sends it) stops everything it started.
  *
  * A clone has only what is committed: run it on a clean tree (CI always does).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT } from '../../src/settings';
-import { tempDir, waitFor } from '../helpers/fixtures';
+import { embeddedPortsForFile } from '../helpers/embedded-ports';
+import { waitFor } from '../helpers/fixtures';
+import { cloneAndInstall, installedClone, newcomerDir, newcomerEnv } from './newcomer';
 
-const REPO = path.join(__dirname, '..', '..');
+embeddedPortsForFile();
 const MINUTE_MS = 60_000;
-const dir = tempDir('keeper-newcomer-');
-const clone = path.join(dir, 'keeper');
+const dir = newcomerDir();
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
     const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
     s.on('error', () => resolve(false));
   });
-
-/** The environment of a newcomer's shell: this process's, without any keeper or Temporal setting. */
-function newcomerEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) if (/^(KEEPER_(?!TEST_RUN)|TEMPORAL_|DOCKER_HOST$)/.test(name)) delete env[name];
-  return env;
-}
-
-/** Runs `command` in the clone, its output kept for the failure message; bounded by `timeoutMs`. */
-function run(command: string, args: string[], timeoutMs: number): string {
-  return execFileSync(command, args, { cwd: clone, env: newcomerEnv(), encoding: 'utf8', timeout: timeoutMs, stdio: 'pipe' });
-}
 
 /** Sends `signal` to the process group `pgid`; false once no process of it is left. */
 function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
@@ -57,8 +48,7 @@ describe('the front door on a clean clone', () => {
     { timeout: 45 * MINUTE_MS },
     async () => {
       expect(await portOpen(EMBEDDED_TEMPORAL_PORT), 'nothing else may serve the embedded port during this test').toBe(false);
-      execFileSync('git', ['clone', '--quiet', '--no-hardlinks', REPO, clone], { timeout: 5 * MINUTE_MS });
-      run('npm', ['install', '--no-audit', '--no-fund'], 20 * MINUTE_MS);
+      const clone = installedClone(dir) ?? cloneAndInstall(dir);
       expect(fs.existsSync(path.join(clone, 'dist', 'cli.js')), 'npm install builds keeper').toBe(true);
 
       // detached: its own process group, so Ctrl-C reaches npm, the shell and keeper, as from a terminal.

@@ -10,7 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { EMBEDDED_TEMPORAL_PORT, EMBEDDED_UI_PORT } from '../../src/settings';
 import { freePort } from '../../src/temporal/dev-server';
 import { keeper as runKeeper, startKeeper } from '../helpers/cli';
+import { embeddedPortsForFile } from '../helpers/embedded-ports';
 import { tempDir, uniqueId, waitFor } from '../helpers/fixtures';
+
+embeddedPortsForFile();
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {

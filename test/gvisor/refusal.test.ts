@@ -14,6 +14,7 @@ import { TenantRuntimeMissing, workerTenantRuntime } from '../../src/host/tenant
 import { createLogger } from '../../src/log';
 import { SettingsError } from '../../src/settings';
 import { keeper, startKeeper } from '../helpers/cli';
+import { embeddedPortsForFile } from '../helpers/embedded-ports';
 import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
 import { tempDir, TEST_IMAGE, testSettings } from '../helpers/fixtures';
 import { cleanupPoolDb, poolDb } from '../pool/helpers';
@@ -22,6 +23,7 @@ import { cleanupPoolDb, poolDb } from '../pool/helpers';
 const REFUSAL =
   /^keeper: tenant runtime runsc is not registered with the Docker engine \(it lists [^)]*\brunc\b[^)]*\): install gVisor \(Debian: apt-get install runsc\) and register it with the engine \("runtimes": \{"runsc": \{"path": "\/usr\/bin\/runsc"\}\} in daemon\.json, then restart dockerd\), or pass --tenant-runtime runc to run tenant code on the host kernel, with weaker isolation than ah's gVisor\n$/;
 
+embeddedPortsForFile();
 let engine: ExtraEngine;
 let docker: DockerClient;
 /** keeper's own default (no flag and no KEEPER_TENANT_RUNTIME; the test helpers otherwise pass runc), on this file's engine. */

@@ -33,7 +33,7 @@ export function extraEngine(base: string, opts: { daemonConfig?: string } = {}):
     timeout: 120_000,
     env: { ...process.env, KEEPER_ENGINE_OWNER: engineOwner(tag) },
   });
-  return { name, dockerHost: out.trim().split('\n').pop()!, pidFile: `/run/keeper-dockerd-${name}/docker.pid` };
+  return { ...engineNamed(name), dockerHost: out.trim().split('\n').pop()! };
 }
 
 /** The pid of engine `engine`'s dockerd while that process lives; undefined once it has exited (or never wrote one). */
@@ -60,15 +60,25 @@ export function stopEnginesOf(owner: string): void {
   execFileSync('bash', [EXTRA_DOCKERD, 'stop-owned', owner], { stdio: 'inherit', timeout: 300_000 });
 }
 
-/** The owners of the extra engines on this machine, as the script lists them. */
-export function engineOwners(): string[] {
+/** The extra engines on this machine, as the script lists them: name and owner. */
+export function listedEngines(): { name: string; owner: string }[] {
   const listed = execFileSync('bash', [EXTRA_DOCKERD, 'list'], { encoding: 'utf8' });
-  return [
-    ...new Set(
-      listed
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => l.split(' ')[1] ?? ''),
-    ),
-  ];
+  return listed
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [name, owner] = l.split(' ');
+      return { name: name ?? '', owner: owner ?? '' };
+    });
+}
+
+/** The owners of the extra engines on this machine. */
+export function engineOwners(): string[] {
+  return [...new Set(listedEngines().map((e) => e.owner))];
+}
+
+/** Engine `name` (full name, with its run's tag) where scripts/extra-dockerd.sh keeps it. */
+export function engineNamed(name: string): ExtraEngine {
+  const run = `/run/keeper-dockerd-${name}`;
+  return { name, dockerHost: `unix://${run}/docker.sock`, pidFile: `${run}/docker.pid` };
 }

@@ -33,8 +33,8 @@ export function removeTempDirs(): void {
   }
 }
 
-export function tempDir(prefix = 'keeper-test-'): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+export function tempDir(prefix = 'keeper-test-', parent = os.tmpdir()): string {
+  const dir = fs.mkdtempSync(path.join(parent, prefix));
   madeDirs.push(dir);
   return dir;
 }

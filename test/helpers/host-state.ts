@@ -67,7 +67,8 @@ function iptables(netns?: string): string[] {
     .map((l) => l.replace(/\s\[\d+:\d+\]$/, ''));
 }
 
-async function engine(dockerHost: string | undefined) {
+/** The networks, containers and volumes of the engine on `dockerHost`, in the form HostState holds them. */
+export async function captureEngineState(dockerHost: string | undefined): Promise<Pick<HostState, 'networks' | 'containers' | 'volumes'>> {
   const docker = new Dockerode(dockerOptions(dockerHost));
   const [networks, containers, volumes] = await Promise.all([
     docker.listNetworks(),
@@ -87,14 +88,14 @@ export async function captureHostState(opts: { netns?: string; dockerHost?: stri
     interfaces: interfaces(opts.netns),
     routes: routes(opts.netns),
     iptables: iptables(opts.netns),
-    ...(await engine(opts.dockerHost ?? process.env.DOCKER_HOST)),
+    ...(await captureEngineState(opts.dockerHost ?? process.env.DOCKER_HOST)),
   };
 }
 
 /** One line per difference: `interfaces: gone docker0 (ether)`, `containers: left behind ah-x 1a2b…`. */
-export function diffHostState(before: HostState, after: HostState): string[] {
+export function diffHostState<K extends keyof HostState>(before: Pick<HostState, K>, after: Pick<HostState, K>): string[] {
   const out: string[] = [];
-  for (const key of Object.keys(before) as (keyof HostState)[]) {
+  for (const key of Object.keys(before) as K[]) {
     const was = new Set(before[key]);
     const now = new Set(after[key]);
     for (const x of before[key]) if (!now.has(x)) out.push(`${key}: gone ${x}`);
@@ -117,7 +118,12 @@ export interface ProcessInfo {
  * Concurrent runs and unrelated processes carry another tag or none, so they never count.
  */
 export function processesOfRun(tag: string): ProcessInfo[] {
-  const marker = `${RUN_TAG_VARIABLE}=${tag}`;
+  return processesMarked(RUN_TAG_VARIABLE, tag);
+}
+
+/** Processes still running with `variable=value` in their environment, other than this one and vitest's own. */
+export function processesMarked(variable: string, value: string): ProcessInfo[] {
+  const marker = `${variable}=${value}`;
   const out: ProcessInfo[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;

@@ -6,6 +6,7 @@ import type { HostParts } from '../../src/app/open';
 import { createKeeperHost } from '../../src/app/keeper-host';
 import type { Settings } from '../../src/settings';
 import type { EngineFixture } from './fixtures';
+import { takeLock } from './locks';
 import { startTimeSkippingServer, type TimeSkippingServer } from './test-server';
 
 let runtimeInstalled = false;
@@ -24,20 +25,44 @@ export function quietRuntime(): void {
   }
 }
 
-/** The shared Java time-skipping server: timers jump forward while a test awaits a workflow result. */
-export async function timeSkippingEnv(address = inject('timeSkippingAddress')): Promise<TestWorkflowEnvironment> {
+/**
+ * The shared Java time-skipping server (or the one at `address`): timers jump forward while a test awaits a
+ * workflow result. The shared server is one clock, so in `npm test`, where files run side by side, a file holds it
+ * alone from connecting until its environment's teardown: another file's skipped hour would fire this one's timers.
+ */
+export async function timeSkippingEnv(address?: string): Promise<TestWorkflowEnvironment> {
   quietRuntime();
+  const release = address === undefined ? await takeSharedClock() : undefined;
   // The one private SDK member keeper uses, and only here: `create`, the factory behind createTimeSkipping, which
   // alone connects a time-skipping environment to a server already running. The public API has no such way:
   // createTimeSkipping launches a server of its own and gives it 5 s, which the JVM misses on a busy machine
   // (docs/development.md), and createFromExistingServer's environment does not skip time.
-  return (TestWorkflowEnvironment as unknown as { create(o: object): Promise<TestWorkflowEnvironment> }).create({
-    server: { type: 'existing' },
-    address,
-    namespace: 'default',
-    supportsTimeSkipping: true,
-  });
+  const env = await (TestWorkflowEnvironment as unknown as { create(o: object): Promise<TestWorkflowEnvironment> })
+    .create({
+      server: { type: 'existing' },
+      address: address ?? inject('timeSkippingAddress'),
+      namespace: 'default',
+      supportsTimeSkipping: true,
+    })
+    .catch(async (err: unknown) => {
+      await release?.();
+      throw err;
+    });
+  if (release) {
+    const teardown = env.teardown.bind(env);
+    env.teardown = () => teardown().finally(release);
+  }
+  return env;
 }
+
+/** Waits (bounded) for the shared time-skipping server's lock, where global setup made one; resolves to its release. */
+async function takeSharedClock(): Promise<(() => Promise<void>) | undefined> {
+  const lockPath = inject('timeSkippingLock');
+  if (!lockPath) return undefined; // `npm run test:fast`: one file at a time
+  return takeLock(lockPath, SHARED_CLOCK_WAIT_MS, 'the shared time-skipping server');
+}
+
+const SHARED_CLOCK_WAIT_MS = 150_000;
 
 /**
  * A time-skipping server of the calling file's own, for tests whose real activities can leave a workflow task

@@ -5,10 +5,13 @@
  * and a worker against the suite's dev server on an engine of this file's own, stopped by SIGTERM.
  *
  * The project is packed from a staged copy of its packable sources, so that the prepack's clean build never
- * removes the checkout's dist/ under the rest of the suite. The install uses npm's own cache and registry
- * (better-sqlite3 compiles or fetches its prebuilt binary, as on an operator's machine).
+ * removes the checkout's dist/ under the rest of the suite. The install uses npm's own cache and registry;
+ * better-sqlite3 takes a prebuilt binary, as on an operator's machine that can fetch one: prebuild-install finds it
+ * in a local dir (npm_config_better_sqlite3_local_prebuilds), made from the binary this checkout's npm install
+ * compiled. Compiling it at install is the newcomer's npm install's part (test/e2e/newcomer-install.test.ts, the
+ * same package); a second compile in the same run, over a minute of one core, would show nothing more.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -51,6 +54,20 @@ async function keeperInstalled(args: string[], extra: NodeJS.ProcessEnv = {}) {
     }));
 }
 
+/**
+ * A dir holding better-sqlite3's binary as a prebuilt one, named as prebuild-install looks for it (another version,
+ * Node ABI, platform or libc finds none there, and compiles).
+ */
+function localPrebuilds(): string {
+  const dir = path.join(work, 'prebuilds');
+  const pkgDir = path.join(CHECKOUT, 'node_modules', 'better-sqlite3');
+  const bsqVersion: string = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8')).version;
+  const name = `better-sqlite3-v${bsqVersion}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  fs.mkdirSync(dir);
+  execFileSync('tar', ['-czf', path.join(dir, name), '-C', pkgDir, 'build/Release/better_sqlite3.node']);
+  return dir;
+}
+
 beforeAll(async () => {
   const stage = path.join(work, 'stage');
   fs.mkdirSync(stage);
@@ -61,7 +78,7 @@ beforeAll(async () => {
   tarball = path.join(work, packed.stdout.trim().split('\n').pop()!);
   await run('npm', ['install', '-g', '--prefix', prefix, tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
     cwd: outside,
-    env: { ...process.env, PATH: cleanPath },
+    env: { ...process.env, PATH: cleanPath, npm_config_better_sqlite3_local_prebuilds: localPrebuilds() },
     timeout: 900_000,
   });
   engine = extraEngine('install');

@@ -17,7 +17,7 @@ import { addService, addTenant, service } from '../reconcile/rows';
 import { rng } from '../helpers/rng';
 import { TestDockerClient } from '../helpers/test-docker';
 
-const ENGINE = 'rel-outage'; // shared with dockerd-outage.test.ts: both need an engine nobody else sweeps
+const ENGINE = 'rel-safety'; // an engine nobody else sweeps
 const MIN_AGE_S = 15;
 let env: TestWorkflowEnvironment;
 let docker: TestDockerClient;

@@ -5,7 +5,8 @@
  * replays the old build's history, and the circuit recovers exactly once; the schedules run on.
  *
  * The previous release is built from its commit (previous-release.ts) in a git worktree of this checkout, with
- * this checkout's node_modules when its lockfile is the same (else an offline-first `npm ci`). Both workers are
+ * this checkout's node_modules when that holds every package its lockfile pins, at the same path, version and
+ * integrity (else an offline-first `npm ci`, which compiles better-sqlite3 again). Both workers are
  * the real `keeper worker` bins against the suite's dev server, on an engine of this file's own, running ah's
  * crash-looping test image (created by the old build's `keeper service create`).
  */
@@ -35,11 +36,23 @@ let engine: ExtraEngine | undefined;
 let connection: Connection | undefined;
 let db: StateDb | undefined;
 
+/**
+ * Whether this checkout's lockfile pins every package of `oldLock` at the same path, version and integrity: its
+ * node_modules then holds exactly what the old build resolves (newer packages beside them are never imported).
+ */
+function holdsEveryPackageOf(oldLock: string, lock: string): boolean {
+  type Pins = Record<string, { version?: string; integrity?: string }>;
+  const [old, mine] = [oldLock, lock].map((l) => (JSON.parse(l) as { packages: Pins }).packages);
+  return Object.entries(old).every(
+    ([at, pin]) => at === '' || (mine[at]?.version === pin.version && mine[at]?.integrity === pin.integrity),
+  );
+}
+
 /** Builds the previous release in a worktree; its bin, run with node. */
 async function buildPreviousRelease(): Promise<string> {
   await run('git', ['-C', CHECKOUT, 'worktree', 'add', '--detach', oldTree, PREVIOUS_RELEASE.commit]);
   const oldLock = fs.readFileSync(path.join(oldTree, 'package-lock.json'), 'utf8');
-  if (oldLock === fs.readFileSync(path.join(CHECKOUT, 'package-lock.json'), 'utf8')) {
+  if (holdsEveryPackageOf(oldLock, fs.readFileSync(path.join(CHECKOUT, 'package-lock.json'), 'utf8'))) {
     fs.symlinkSync(path.join(CHECKOUT, 'node_modules'), path.join(oldTree, 'node_modules'));
     await run('npm', ['run', 'build'], { cwd: oldTree, timeout: 300_000 });
   } else {

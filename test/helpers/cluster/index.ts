@@ -89,6 +89,8 @@ export interface StartClusterOptions {
   namespaceTimeoutMs?: number;
   /** Serve the server's Prometheus metrics on 127.0.0.1:PORT (default: none). */
   metricsPort?: number;
+  /** Where the cluster's temp dir is made (default: the system's temp dir). */
+  parentDir?: string;
 }
 
 async function timed<T>(timings: ClusterTimingsMs, key: keyof ClusterTimingsMs, step: () => Promise<T>): Promise<T> {
@@ -131,7 +133,7 @@ async function startClusterSteps(opts: StartClusterOptions, teardown: Teardown):
   const tools = clusterTools();
   const timingsMs: ClusterTimingsMs = {};
   const started = performance.now();
-  const dir = tempDir('keeper-cluster-');
+  const dir = tempDir('keeper-cluster-', opts.parentDir);
   teardown.push('remove temp dir', async () => fs.rmSync(dir, { recursive: true, force: true }));
   fs.chmodSync(dir, 0o711); // the postgres user must reach its own directory inside
   const [certs, pgPaths] = await settleAll([
