@@ -17,7 +17,8 @@ import type { LoopName } from '../src/ids';
 import { silentLogger } from '../src/log';
 import { loadSettings } from '../src/settings';
 import { testDeps } from '../test/helpers/fixtures';
-import { addService, addTenant } from '../test/reconcile/rows';
+import { addTenant } from '../test/reconcile/rows';
+import { inBatches, runServices } from './services';
 
 const IMAGE = 'keeper-test/busybox:latest';
 
@@ -42,15 +43,6 @@ export function engineCpuMs(dockerHost = process.env.DOCKER_HOST ?? ''): number 
   }
 }
 
-async function inBatches(count: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) await fn(next++);
-    }),
-  );
-}
-
 /** A host with `services` running service containers and a full pool of `poolSize` (template default, busybox). */
 async function hostWith(
   services: number,
@@ -73,21 +65,13 @@ async function hostWith(
   );
   const deps = testDeps({ db, docker, settings, log: silentLogger });
   const tenant = addTenant(db);
-  const containers: string[] = [];
-  await inBatches(services, 8, async (i) => {
-    const sid = `svc-look-${i}`;
-    const cid = await docker.createContainer({
-      name: `ah-${tenant}-${sid}`,
-      image: IMAGE,
-      cmd: ['sleep', '86400'],
-      restartPolicy: 'unless-stopped',
-      network: 'none',
-      labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
-    });
-    containers.push(cid);
-    await docker.startContainer(cid);
-    addService(db, tenant, { containerId: cid }, sid);
-  });
+  const containers = await runServices(
+    docker,
+    db,
+    tenant,
+    'look',
+    Array.from({ length: services }, (_, i) => i),
+  );
   for (let i = 0; i < poolSize; i++) {
     const made = await createPoolEntry(deps, { entryId: `wp_bench_${i}`, templateId: 'tmpl_default' });
     if (made.containerId) containers.push(made.containerId);
@@ -127,7 +111,11 @@ export async function measureLookCosts(services: number, samples: number): Promi
       });
     }
   } finally {
-    await inBatches(h.containers.length, 8, (i) => docker.removeContainer(h.containers[i], { force: true }).catch(() => undefined));
+    await inBatches(
+      h.containers.map((_, i) => i),
+      8,
+      (i) => docker.removeContainer(h.containers[i], { force: true }).catch(() => undefined),
+    );
     for (const v of await docker.listVolumes('ah-pool-')) await docker.removeVolume(v.name).catch(() => undefined);
     await docker.removeNetwork('ah-pool').catch(() => undefined);
     h.db.close();

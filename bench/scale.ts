@@ -19,13 +19,12 @@ import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
 import { ids, taskQueueFor } from '../src/ids';
 import { parseDuration } from '../src/settings';
-import { addService, addTenant } from '../test/reconcile/rows';
+import { addTenant } from '../test/reconcile/rows';
 import { uniqueId } from '../test/helpers/fixtures';
 import { arg, requireExplicitEngine, startBenchHost, type BenchHost } from './host';
+import { inBatches, runServices } from './services';
 
 requireExplicitEngine('DOCKER_HOST=unix:///run/keeper-dockerd-bench/docker.sock npm run bench:scale');
-
-const IMAGE = 'keeper-test/busybox:latest';
 
 /** Counts every statement execution on this handle: the figure is keeper's, as it goes through db.prepare. */
 function countStatements(db: StateDb): { count: number } {
@@ -40,15 +39,6 @@ function countStatements(db: StateDb): { count: number } {
     return stmt;
   }) as unknown as StateDb['prepare'];
   return counter;
-}
-
-async function inBatches(items: number[], width: number, fn: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) await fn(items[next++]);
-    }),
-  );
 }
 
 interface TickCost {
@@ -88,24 +78,8 @@ async function main(): Promise<void> {
   try {
     for (const n of sizes) {
       const t0 = performance.now();
-      await inBatches(
-        Array.from({ length: n - created.length }, (_, k) => created.length + k),
-        8,
-        async (i) => {
-          const sid = `svc-bench-${i}`;
-          const cid = await docker.createContainer({
-            name: `ah-${tenant}-${sid}`,
-            image: IMAGE,
-            cmd: ['sleep', '86400'],
-            restartPolicy: 'unless-stopped',
-            network: 'none',
-            labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
-          });
-          created.push(cid);
-          await docker.startContainer(cid);
-          addService(db, tenant, { containerId: cid }, sid);
-        },
-      );
+      const indexes = Array.from({ length: n - created.length }, (_, k) => created.length + k);
+      created.push(...(await runServices(docker, db, tenant, 'bench', indexes)));
       process.stderr.write(`N=${n}: containers ready in ${Math.round((performance.now() - t0) / 1000)} s\n`);
       await schedule.pause('bench: measured ticks');
       await measureTick(host, statements); // the first look at the new containers

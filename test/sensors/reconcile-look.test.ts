@@ -7,11 +7,10 @@
  * The time each path takes is measured by `npm run bench:looks`, not here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastLoopResult } from '../../src/db/loop-results';
 import { waitFor } from '../helpers/fixtures';
 import { crashContainer } from '../helpers/crash';
-import { addService, addTenant, runServiceContainer, service } from '../reconcile/rows';
-import { watchedHost, watcherState, type WatchedHost } from './world';
+import { addService, addTenant, service } from '../reconcile/rows';
+import { lookedAtService as lookedAtServiceOf, watchedHost, watcherState, type WatchedHost } from './world';
 
 const GRACE_SEC = 20;
 /** Generous bounds on a busy machine; the backstop tick is an hour away, so only a look can meet them. */
@@ -26,29 +25,7 @@ afterAll(async () => {
   await h?.stop();
 }, 120_000);
 
-/**
- * A running service keeper has looked at (its baseline), once the tick the event watcher asks for 11 s after a
- * container starts has run: from then on, only what the test does asks for anything.
- */
-async function lookedAtService(tenant: string) {
-  const sid = `svc-${Math.random().toString(36).slice(2, 8)}`;
-  const cid = await runServiceContainer(h.fixture, tenant, sid);
-  addService(h.db, tenant, { containerId: cid }, sid);
-  await waitFor(
-    'keeper to look at the new service',
-    () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid),
-    BOUND_MS,
-    250,
-  );
-  const startedAtSec = Math.floor((await h.fixture.docker.inspectContainer(cid)).startedAtMs! / 1000);
-  await waitFor(
-    'the tick the start asked for',
-    () => (lastLoopResult(h.db, 'reconcile')?.finishedAt ?? 0) >= startedAtSec + 11,
-    BOUND_MS,
-    250,
-  );
-  return { sid, cid };
-}
+const lookedAtService = (tenant: string) => lookedAtServiceOf(h, tenant, BOUND_MS);
 
 describe('the reconcile look, with the event stream held open and silent', () => {
   it('counts a crash the stream never reported, marks the stream silent, and follows again once a reopened stream reports', async () => {

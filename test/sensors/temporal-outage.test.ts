@@ -7,12 +7,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastLoopResult } from '../../src/db/loop-results';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { crashContainer } from '../helpers/crash';
 import { tempDir, waitFor } from '../helpers/fixtures';
-import { addService, addTenant, runServiceContainer, service } from '../reconcile/rows';
-import { watchedHost, type WatchedHost } from './world';
+import { addTenant, service } from '../reconcile/rows';
+import { lookedAtService, watchedHost, type WatchedHost } from './world';
 
 const BOUND_MS = 120_000;
 const dir = tempDir('keeper-outage-');
@@ -34,23 +33,7 @@ afterAll(async () => {
 
 describe('a crash while Temporal is down', () => {
   it('is committed once the server answers again, from the request the worker kept', async () => {
-    const tenant = addTenant(h.db);
-    const sid = `svc-${Math.random().toString(36).slice(2, 8)}`;
-    const cid = await runServiceContainer(h.fixture, tenant, sid);
-    addService(h.db, tenant, { containerId: cid }, sid);
-    await waitFor(
-      'keeper to look at the service',
-      () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid),
-      BOUND_MS,
-      250,
-    );
-    const startedAtSec = Math.floor((await h.fixture.docker.inspectContainer(cid)).startedAtMs! / 1000);
-    await waitFor(
-      'the tick the start asked for',
-      () => (lastLoopResult(h.db, 'reconcile')?.finishedAt ?? 0) >= startedAtSec + 11,
-      BOUND_MS,
-      250,
-    );
+    const { sid, cid } = await lookedAtService(h, addTenant(h.db), BOUND_MS);
 
     server!.process.kill('SIGKILL');
     await new Promise((r) => server!.process.once('exit', r));

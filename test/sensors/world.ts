@@ -11,7 +11,9 @@ import { deleteSchedule, hostFootprint, terminateWorkflow } from '../../src/temp
 import { startKeeper } from '../helpers/cli';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
-import { EngineFixture, freshDb, uniqueId } from '../helpers/fixtures';
+import { lastLoopResult } from '../../src/db/loop-results';
+import { EngineFixture, freshDb, uniqueId, waitFor } from '../helpers/fixtures';
+import { addService, runServiceContainer } from '../reconcile/rows';
 
 export interface WatchedHost {
   hostId: string;
@@ -80,4 +82,20 @@ export async function watchedHost(
 export function watcherState(db: StateDb, hostId: string): string | undefined {
   const r = db.prepare('SELECT state FROM keeper_event_watcher WHERE host_id = ?').get(hostId) as { state: string } | undefined;
   return r?.state;
+}
+
+/**
+ * A running service of `tenant` that keeper has looked at (its baseline), once the tick the event watcher asks for
+ * 11 s after a container starts has run: from then on, only what the test does asks for anything.
+ */
+export async function lookedAtService(h: WatchedHost, tenant: string, boundMs: number): Promise<{ sid: string; cid: string }> {
+  const sid = `svc-${Math.random().toString(36).slice(2, 8)}`;
+  const cid = await runServiceContainer(h.fixture, tenant, sid);
+  addService(h.db, tenant, { containerId: cid }, sid);
+  const looked = () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid);
+  await waitFor('keeper to look at the new service', looked, boundMs, 250);
+  const startedAtSec = Math.floor((await h.fixture.docker.inspectContainer(cid)).startedAtMs! / 1000);
+  const startLookRan = () => (lastLoopResult(h.db, 'reconcile')?.finishedAt ?? 0) >= startedAtSec + 11;
+  await waitFor('the tick the start asked for', startLookRan, boundMs, 250);
+  return { sid, cid };
 }
