@@ -9,12 +9,14 @@ import path from 'node:path';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
 import type { HostDeps } from '../src/host/deps';
+import { EngineView } from '../src/host/engine-view';
 import { lookForGc } from '../src/host/looks/gc-look';
 import { lookForPool } from '../src/host/looks/pool-look';
 import { lookForReconcile } from '../src/host/looks/reconcile-look';
 import { createPoolEntry } from '../src/host/pool/refill';
 import type { LoopName } from '../src/ids';
 import { silentLogger } from '../src/log';
+import { crashPolicy } from '../src/policy/crash';
 import { loadSettings } from '../src/settings';
 import { testDeps } from '../test/helpers/fixtures';
 import { addTenant } from '../test/reconcile/rows';
@@ -23,7 +25,8 @@ import { inBatches, runServices } from './services';
 const IMAGE = 'keeper-test/busybox:latest';
 
 export interface LookCost {
-  loop: LoopName;
+  /** A loop's look, or `view`: the one container list of a round of looks. */
+  loop: LoopName | 'view';
   callsPerLook: number;
   keeperCpuMsPerLook: number;
   engineCpuMsPerLook: number;
@@ -41,6 +44,43 @@ export function engineCpuMs(dockerHost = process.env.DOCKER_HOST ?? ''): number 
   } catch {
     return undefined;
   }
+}
+
+/** `samples` runs of `run` on a view from `prepare`, counting only `run`'s engine calls and CPU. */
+async function measure(
+  loop: LookCost['loop'],
+  everyMs: number,
+  samples: number,
+  docker: DockerClient,
+  prepare: () => Promise<EngineView>,
+  run: (view: EngineView) => Promise<unknown>,
+): Promise<LookCost> {
+  let [calls, keeperMs, engineMs] = [0, 0, 0];
+  for (let i = 0; i < samples; i++) {
+    const view = await prepare();
+    docker.resetCalls();
+    const [cpu0, engine0] = [process.cpuUsage(), engineCpuMs()];
+    await run(view);
+    const [cpu, engine1] = [process.cpuUsage(cpu0), engineCpuMs()];
+    calls += docker.totalCalls;
+    keeperMs += (cpu.user + cpu.system) / 1000;
+    engineMs += engine0 === undefined || engine1 === undefined ? NaN : engine1 - engine0;
+  }
+  return { loop, everyMs, callsPerLook: calls / samples, keeperCpuMsPerLook: keeperMs / samples, engineCpuMsPerLook: engineMs / samples };
+}
+
+/**
+ * How often a round of looks comes, on average: the looks due at the same moment share one (src/sensors/sensors.ts),
+ * so a minute at 10 s, 15 s and 60 s has 8 rounds (at 10, 15, 20, 30, 40, 45, 50 and 60 s), not 11.
+ */
+export function meanRoundIntervalMs(intervalsMs: number[]): number {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const period = Math.min(
+    intervalsMs.reduce((a, b) => (a * b) / gcd(a, b)),
+    3_600_000,
+  );
+  const moments = new Set(intervalsMs.flatMap((every) => Array.from({ length: Math.floor(period / every) }, (_, i) => (i + 1) * every)));
+  return period / moments.size;
 }
 
 /** A host with `services` running service containers and a full pool of `poolSize` (template default, busybox). */
@@ -79,36 +119,44 @@ async function hostWith(
   return { deps, db, dir, containers };
 }
 
-/** Each loop's look, `samples` times after one warm-up look (the reconcile look's first one sets its baselines). */
+/**
+ * What the looks cost over a minute at their intervals: each loop's look given a view already listed (its own engine
+ * calls only), and the view's one container list, which each round of looks makes once (src/sensors/sensors.ts).
+ * Each `samples` times after one warm-up look (the reconcile look's first one sets its baselines).
+ */
 export async function measureLookCosts(services: number, samples: number): Promise<LookCost[]> {
   const docker = new DockerClient();
   const h = await hostWith(services, 2, docker);
   const s = h.deps.settings;
-  const looks: [LoopName, number, () => Promise<unknown>][] = [
-    ['reconcile', s.reconcileLookIntervalMs, () => lookForReconcile(h.deps)],
-    ['pool', s.poolLookIntervalMs, () => lookForPool(h.deps)],
-    ['gc', s.gcLookIntervalMs, () => lookForGc(h.deps)],
+  const looks: [LoopName, number, (view: EngineView) => Promise<unknown>][] = [
+    ['reconcile', s.reconcileLookIntervalMs, (view) => lookForReconcile(h.deps, crashPolicy(s), view)],
+    ['pool', s.poolLookIntervalMs, (view) => lookForPool(h.deps, view)],
+    ['gc', s.gcLookIntervalMs, (view) => lookForGc(h.deps, view)],
   ];
+  const listed = async () => {
+    const view = new EngineView(docker);
+    await view.containers();
+    return view;
+  };
   const out: LookCost[] = [];
   try {
     // A look inspects only containers whose list entry cannot prove them unchanged: those started within about a
     // look's interval. The host is measured in its steady state, once every container has run longer than that.
     await new Promise((r) => setTimeout(r, 15_000));
+    const roundEveryMs = meanRoundIntervalMs(looks.map(([, everyMs]) => everyMs));
+    out.push(
+      await measure(
+        'view',
+        roundEveryMs,
+        samples,
+        docker,
+        async () => new EngineView(docker),
+        (view) => view.containers(),
+      ),
+    );
     for (const [loop, everyMs, look] of looks) {
-      await look();
-      docker.resetCalls();
-      const cpu0 = process.cpuUsage();
-      const engine0 = engineCpuMs();
-      for (let i = 0; i < samples; i++) await look();
-      const cpu = process.cpuUsage(cpu0);
-      const engine1 = engineCpuMs();
-      out.push({
-        loop,
-        everyMs,
-        callsPerLook: docker.totalCalls / samples,
-        keeperCpuMsPerLook: (cpu.user + cpu.system) / 1000 / samples,
-        engineCpuMsPerLook: engine0 === undefined || engine1 === undefined ? NaN : (engine1 - engine0) / samples,
-      });
+      await look(await listed());
+      out.push(await measure(loop, everyMs, samples, docker, listed, look));
     }
   } finally {
     await inBatches(

@@ -33,8 +33,10 @@ function costTable(services: number, costs: LookCost[]): string {
   const ah = ahCallsPerMinute(services, 2);
   const rows = costs.map(
     (c) =>
-      `| ${c.loop} | every ${c.everyMs / 1000} s | ${c.callsPerLook.toFixed(1)} | ${c.keeperCpuMsPerLook.toFixed(1)} | ${c.engineCpuMsPerLook.toFixed(1)} | ` +
-      `${perMinute(c, c.callsPerLook).toFixed(1)} | ${perMinute(c, c.keeperCpuMsPerLook).toFixed(0)} | ${perMinute(c, c.engineCpuMsPerLook).toFixed(0)} | ${ah[c.loop].toFixed(0)} |`,
+      `| ${c.loop === 'view' ? "a round's one container list" : `${c.loop}, given it`} | every ${(c.everyMs / 1000).toFixed(1)} s | ` +
+      `${c.callsPerLook.toFixed(1)} | ${c.keeperCpuMsPerLook.toFixed(1)} | ${c.engineCpuMsPerLook.toFixed(1)} | ` +
+      `${perMinute(c, c.callsPerLook).toFixed(1)} | ${perMinute(c, c.keeperCpuMsPerLook).toFixed(0)} | ${perMinute(c, c.engineCpuMsPerLook).toFixed(0)} | ` +
+      `${c.loop === 'view' ? '' : ah[c.loop].toFixed(0)} |`,
   );
   const sum = (f: (c: LookCost) => number) => costs.reduce((n, c) => n + f(c), 0);
   const ahTotal = Object.values(ah).reduce((a, b) => a + b, 0);

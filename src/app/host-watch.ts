@@ -8,11 +8,13 @@ import { lastLoopResult } from '../db/loop-results';
 import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
 import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
+import { EngineView } from '../host/engine-view';
 import { lookForGc } from '../host/looks/gc-look';
 import { lookForPool } from '../host/looks/pool-look';
 import { lookForReconcile } from '../host/looks/reconcile-look';
 import { BACK_UP_AFTER_SEC } from '../host/reconcile/observe';
 import type { LoopName } from '../ids';
+import { crashPolicy } from '../policy/crash';
 import type { Settings } from '../settings';
 import { LoopRequester } from '../sensors/requests';
 import { Sensors, type EventWitness, type LoopLook } from '../sensors/sensors';
@@ -101,6 +103,7 @@ export function createSensors(
 ): Sensors {
   return new Sensors({
     looks: hostLooks(settings, deps, opts.intervalsMs ?? {}),
+    view: () => new EngineView(deps.docker),
     ask: (loop, why, serviceId) => requests[loop].request(why, serviceId),
     lastRunFinishedAtMs: (loop) => {
       const at = lastLoopResult(deps.db, loop)?.finishedAt;
@@ -117,9 +120,13 @@ export function createSensors(
 function hostLooks(settings: Settings, deps: HostDeps, intervalsMs: Partial<Record<LoopName, number>>): LoopLook[] {
   const gcEvery = intervalsMs.gc ?? settings.gcLookIntervalMs;
   return [
-    { loop: 'reconcile', everyMs: intervalsMs.reconcile ?? settings.reconcileLookIntervalMs, look: () => lookForReconcile(deps) },
-    { loop: 'pool', everyMs: intervalsMs.pool ?? settings.poolLookIntervalMs, look: () => lookForPool(deps) },
-    { loop: 'gc', everyMs: gcEvery, firstAfterMs: Math.max(gcEvery, settings.gcFirstDelayMs), look: () => lookForGc(deps) },
+    {
+      loop: 'reconcile',
+      everyMs: intervalsMs.reconcile ?? settings.reconcileLookIntervalMs,
+      look: (view) => lookForReconcile(deps, crashPolicy(settings), view),
+    },
+    { loop: 'pool', everyMs: intervalsMs.pool ?? settings.poolLookIntervalMs, look: (view) => lookForPool(deps, view) },
+    { loop: 'gc', everyMs: gcEvery, firstAfterMs: Math.max(gcEvery, settings.gcFirstDelayMs), look: (view) => lookForGc(deps, view) },
   ];
 }
 

@@ -188,6 +188,7 @@ export class DockerClient implements Engine {
         id: c.Id,
         name: (c.Names?.[0] ?? '').replace(/^\//, ''),
         state: (c.State ?? '').toLowerCase(),
+        status: c.Status ?? '',
         labels: c.Labels ?? {},
         image: c.Image,
         imageId: c.ImageID,

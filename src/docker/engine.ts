@@ -90,6 +90,8 @@ export interface ContainerUsage {
   id: string;
   name: string;
   state: string;
+  /** Docker's human text, as ContainerSummary's: a usage is a summary with what the container uses. */
+  status: string;
   labels: Record<string, string>;
   image: string; // the reference it was created from
   imageId: string;

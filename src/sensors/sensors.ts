@@ -7,6 +7,7 @@
  * its grace, a pool short of its size, an orphan past its age guard.
  */
 import { oneLine } from '../db/open';
+import type { EngineView } from '../host/engine-view';
 import type { ContainerChange, Finding } from '../host/looks/finding';
 import type { LoopName } from '../ids';
 import type { Logger } from '../log';
@@ -20,7 +21,8 @@ export interface LoopLook {
   everyMs: number;
   /** The first look comes this long after the start (default: everyMs). */
   firstAfterMs?: number;
-  look(): Promise<Finding>;
+  /** What a run would do now; `view` is the round's one list of the engine's containers, shared by its looks. */
+  look(view: EngineView): Promise<Finding>;
 }
 
 /** What the event watcher can say of a change a look found (src/events/watcher.ts implements it). */
@@ -39,6 +41,8 @@ export interface EventWitness {
 
 export interface SensorsOptions {
   looks: LoopLook[];
+  /** A new view of the engine, for one round of looks (src/host/engine-view.ts). */
+  view(): EngineView;
   /** Asks for one run of the loop; resolves when Temporal has taken it (src/sensors/requests.ts keeps it until then). */
   ask(loop: LoopName, why: string, serviceId?: string): Promise<unknown>;
   /** When a run of the loop last finished (unix ms). */
@@ -62,9 +66,18 @@ export interface SensorStats {
   failed: number;
 }
 
+/**
+ * The looks run in rounds: each loop looks on its own grid (its first look, then every `everyMs`), and the looks due
+ * at the same moment run together over one view of the engine, so the engine is listed once a round, not once a
+ * loop. At the defaults (reconcile 10 s, pool 15 s, GC 1 min) the grids meet every 30 s and every minute.
+ */
 export class Sensors {
   readonly stats = new Map<LoopName, SensorStats>();
-  private readonly timers = new Map<LoopName, NodeJS.Timeout>();
+  /** Rounds that looked, each over one view of the engine. */
+  rounds = 0;
+  private timer?: NodeJS.Timeout;
+  /** When each loop's next look is due, on the monotonic clock (performance.now()). */
+  private readonly dueAt = new Map<LoopName, number>();
   private readonly running = new Map<LoopName, Promise<LookOutcome>>();
   private readonly asks = new Map<LoopName, AskState | undefined>();
   private readonly lastError = new Map<LoopName, string>();
@@ -76,37 +89,56 @@ export class Sensors {
 
   start(): void {
     this.stopped = false;
-    for (const l of this.o.looks) this.schedule(l, l.firstAfterMs ?? l.everyMs);
+    const startedAt = performance.now();
+    for (const l of this.o.looks) this.dueAt.set(l.loop, startedAt + (l.firstAfterMs ?? l.everyMs));
+    this.scheduleRound();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers.values()) clearTimeout(t);
+    clearTimeout(this.timer);
     await Promise.all(this.running.values());
   }
 
   /** One look of `loop` now (a look already running is joined), and its ask if it finds something. */
-  lookNow(loop: LoopName): Promise<LookOutcome> {
+  lookNow(loop: LoopName, view: EngineView = this.o.view()): Promise<LookOutcome> {
     const look = this.o.looks.find((l) => l.loop === loop);
     if (!look) return Promise.reject(new Error(`no look for loop ${loop}`));
-    const running = this.running.get(loop) ?? this.lookOnce(look).finally(() => this.running.delete(loop));
+    const running = this.running.get(loop) ?? this.lookOnce(look, view).finally(() => this.running.delete(loop));
     this.running.set(loop, running);
     return running;
   }
 
-  private schedule(look: LoopLook, delayMs: number): void {
+  /** The next round, when the first look is due. A round does not wait for its looks: a slow one delays no other. */
+  private scheduleRound(): void {
     if (this.stopped) return;
-    const timer = setTimeout(() => void this.lookNow(look.loop).finally(() => this.schedule(look, look.everyMs)), delayMs);
-    timer.unref?.();
-    this.timers.set(look.loop, timer);
+    const next = Math.min(...this.dueAt.values());
+    this.timer = setTimeout(() => this.round(), Math.max(0, next - performance.now()));
+    this.timer.unref?.();
   }
 
-  private async lookOnce(look: LoopLook): Promise<LookOutcome> {
+  /** Every look that is due, over one view; each loop's next look stays on its grid, skipping what it missed. */
+  private round(): void {
+    const now = performance.now();
+    const due = this.o.looks.filter((l) => this.dueAt.get(l.loop)! <= now);
+    if (due.length > 0) {
+      this.rounds++;
+      const view = this.o.view();
+      for (const l of due) {
+        const dueAt = this.dueAt.get(l.loop)!;
+        this.dueAt.set(l.loop, dueAt + l.everyMs * (Math.floor((now - dueAt) / l.everyMs) + 1));
+        void this.lookNow(l.loop, view);
+      }
+    }
+    this.scheduleRound();
+  }
+
+  private async lookOnce(look: LoopLook, view: EngineView): Promise<LookOutcome> {
     const stats = this.stats.get(look.loop)!;
     stats.looks++;
     let finding: Finding;
     try {
-      finding = await look.look();
+      finding = await look.look(view);
     } catch (err) {
       stats.failed++;
       return { items: [], asked: false, error: this.lookFailed(look.loop, oneLine(err)) };

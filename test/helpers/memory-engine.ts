@@ -293,6 +293,7 @@ export class MemoryEngine implements Engine {
         id: c.id,
         name: c.name,
         state: c.state,
+        status: this.statusText(c),
         labels: { ...c.labels },
         image: c.image,
         imageId: c.imageId,

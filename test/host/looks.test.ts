@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { recordCircuitHold } from '../../src/db/circuit-holds';
 import { replaceConditions } from '../../src/db/conditions';
+import { EngineView } from '../../src/host/engine-view';
 import { lookForGc } from '../../src/host/looks/gc-look';
 import { lookForPool } from '../../src/host/looks/pool-look';
 import { lookForReconcile } from '../../src/host/looks/reconcile-look';
@@ -143,5 +144,32 @@ describe('the GC look (in-memory engine)', () => {
     h.advance(601);
     expect((await lookForGc(h.deps)).items).toEqual([`gc-containers:${id.slice(0, 12)}`]);
     expect(h.engine.containers.has(id)).toBe(true);
+  });
+});
+
+describe("a round's one view of the engine", () => {
+  it('is listed once for the three looks, each reading the labels it needs from it, and they find what they did alone', async () => {
+    const h = memoryHost({ pooledTemplates: 'default', poolSize: '2', gcMinAge: '10m' });
+    const { sid, cid } = await runningService(h);
+    await tick(h);
+    const [gone] = await fullPool(h);
+    await h.engine.removeContainer(gone.containerId!, { force: true });
+    const orphan = await h.engine.createContainer({ name: 'ah-gone-svc', image: TEST_IMAGE, labels: { 'ah.service': 'svc-gone' } });
+    h.advance(601);
+    h.engine.die(cid, { restarted: false });
+    const alone = [await reconcileLook(h), await lookForPool(h.deps), await lookForGc(h.deps)].map((f) => f.items);
+
+    const lists = () => h.engine.calls.get('container.list') ?? 0;
+    const before = lists();
+    const view = new EngineView(h.engine);
+    const shared = [
+      await lookForReconcile(h.deps, crashPolicy(h.settings), view),
+      await lookForPool(h.deps, view),
+      await lookForGc(h.deps, view),
+    ].map((f) => f.items);
+    expect(lists() - before).toBe(1);
+    expect(shared).toEqual(alone);
+    const short = orphan.slice(0, 12); // a service container no row names: reconcile reports it, GC removes it
+    expect(shared).toEqual([[`crash:${sid}@exited/0`, `split-brain:${short}`], [`pool-gone:${gone.entryId}`], [`gc-containers:${short}`]]);
   });
 });

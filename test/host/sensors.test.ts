@@ -4,14 +4,17 @@
  * a real Temporal server is tested in test/sensors/.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ContainerChange, Finding } from '../../src/host/looks/finding';
+import { NOTHING_FOUND, type ContainerChange, type Finding } from '../../src/host/looks/finding';
 import type { LoopName } from '../../src/ids';
 import { silentLogger } from '../../src/log';
 import { ASK_RULES } from '../../src/policy/look-asks';
 import { LoopRequester } from '../../src/sensors/requests';
-import { Sensors, type EventWitness } from '../../src/sensors/sensors';
+import { Sensors, type EventWitness, type LoopLook } from '../../src/sensors/sensors';
+import { EngineView } from '../../src/host/engine-view';
 import { waitFor } from '../helpers/fixtures';
 
+/** The looks here are functions: they read no engine. */
+const noEngine = () => new EngineView({ listContainerUsage: async () => [] });
 let nowMs = 1_000_000;
 const clock = { nowMs: () => nowMs };
 const stopAfter: { stop(): Promise<unknown> }[] = [];
@@ -23,6 +26,7 @@ function sensorsWith(finding: () => Finding, opts: { witness?: EventWitness; las
   const asks: { loop: LoopName; why: string; serviceId?: string }[] = [];
   const sensors = new Sensors({
     looks: [{ loop: 'reconcile', everyMs: 60_000, look: async () => finding() }],
+    view: noEngine,
     ask: async (loop, why, serviceId) => void asks.push({ loop, why, serviceId }),
     lastRunFinishedAtMs: () => opts.lastRunAtMs?.(),
     witness: opts.witness,
@@ -69,6 +73,37 @@ describe('the local looks', () => {
     expect(missed).toEqual([[{ containerId: 'c1', atMs: nowMs - 6_000, item: 'crash:s1@exited/0' }]]);
   });
 
+  it('run the looks due at the same moment together, over one list of the engine', async () => {
+    let lists = 0;
+    const views: Record<'reconcile' | 'pool', EngineView[]> = { reconcile: [], pool: [] };
+    const lookEvery = (loop: 'reconcile' | 'pool', everyMs: number): LoopLook => ({
+      loop,
+      everyMs,
+      look: async (view) => {
+        views[loop].push(view);
+        await view.containers();
+        return NOTHING_FOUND;
+      },
+    });
+    const sensors = new Sensors({
+      looks: [lookEvery('reconcile', 40), lookEvery('pool', 80)],
+      view: () => new EngineView({ listContainerUsage: async () => (lists++, []) }),
+      ask: async () => undefined,
+      lastRunFinishedAtMs: () => undefined,
+      log: silentLogger,
+      clock,
+    });
+    stopAfter.push(sensors);
+    sensors.start();
+    await waitFor('four pool looks', () => views.pool.length >= 4, 20_000, 5);
+    await sensors.stop();
+    // The pool's grid (every 80 ms) meets the reconcile's (every 40 ms) at each of its looks, late timers or not.
+    for (const v of views.pool) expect(views.reconcile).toContain(v);
+    expect(lists).toBe(sensors.rounds);
+    expect(lists).toBe(new Set(views.reconcile).size);
+    expect(views.reconcile.length + views.pool.length).toBeGreaterThan(lists);
+  });
+
   it('say when a look fails, once, and go on looking', async () => {
     let fail = true;
     const lines: string[] = [];
@@ -77,6 +112,7 @@ describe('the local looks', () => {
       looks: [
         { loop: 'gc', everyMs: 60_000, look: async () => (fail ? Promise.reject(new Error('engine down')) : { items: [], changes: [] }) },
       ],
+      view: noEngine,
       ask: async () => undefined,
       lastRunFinishedAtMs: () => undefined,
       log,

@@ -12,6 +12,7 @@ import { observeHost } from '../../src/host/reconcile/observe';
 import { silentLogger } from '../../src/log';
 import { crashPolicy } from '../../src/policy/crash';
 import { Sensors } from '../../src/sensors/sensors';
+import { EngineView } from '../../src/host/engine-view';
 import { addService, addTenant } from '../reconcile/rows';
 import { TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { memoryHost, type MemoryHost } from './world';
@@ -112,7 +113,8 @@ describe('a silent event stream (in-memory engine)', () => {
     const requests = await following(h);
     const asks: string[] = [];
     const sensors = new Sensors({
-      looks: [{ loop: 'reconcile', everyMs: 60_000, look: () => lookForReconcile(h.deps, policy) }],
+      looks: [{ loop: 'reconcile', everyMs: 60_000, look: (view) => lookForReconcile(h.deps, policy, view) }],
+      view: () => new EngineView(h.engine),
       ask: async (_loop, why) => void asks.push(why),
       lastRunFinishedAtMs: () => undefined,
       witness: watcher,

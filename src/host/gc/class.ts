@@ -12,10 +12,17 @@ import type { ContainerUsage } from '../../docker/engine';
 import type { AgeGuard, Plan } from '../../policy/gc';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
+import type { EngineView } from '../engine-view';
 import { carryOut, observed } from './sweep';
 import type { GcClassInput, GcClassResult, GcFailure } from '../../contracts/gc';
 
-export type GcDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'log' | 'clock'>;
+export type GcDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'log' | 'clock'> & {
+  /**
+   * The engine's containers, labels included, as every class of this sweep reads them (viewOf): the GC look shares
+   * its round's view; a sweep's activity, given none, lists for each class.
+   */
+  view?: EngineView;
+};
 
 /** What a class observed may list, as `skipped`, the resources it could not read (an engine or DB error on that one). */
 export interface Observed {

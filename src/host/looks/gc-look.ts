@@ -6,6 +6,7 @@
  * the schedule makes: trimming a table by a row is no reason for a run of its own.
  */
 import type { Logger } from '../../log';
+import { EngineView } from '../engine-view';
 import type { GcDeps } from '../gc/class';
 import { GC_CLASSES, sweepOnHost } from '../gc/registry';
 import type { Finding } from './finding';
@@ -15,8 +16,8 @@ const QUIET: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () 
 
 const LOOKED_AT = GC_CLASSES.filter((c) => c.lookAsks);
 
-export async function lookForGc(deps: GcDeps): Promise<Finding> {
-  const results = await sweepOnHost({ ...deps, log: QUIET }, true, LOOKED_AT);
+export async function lookForGc(deps: GcDeps, view: EngineView = new EngineView(deps.docker)): Promise<Finding> {
+  const results = await sweepOnHost({ ...deps, log: QUIET, view }, true, LOOKED_AT);
   const items = results.flatMap((r) => r.planned.map((p) => `gc-${r.class}:${p.id?.slice(0, 12) ?? p.name}`));
   return { items, changes: [] };
 }

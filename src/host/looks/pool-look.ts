@@ -1,8 +1,8 @@
 /**
  * The pool loop's local look: whether a refill would do anything now. Its ready rows against the engine's
- * warm-pool containers (one list: a row whose container is gone or dead), the refill's own plan without starting
- * any pull (a template short of --pool-size, whose image the engine has), and claimed containers still on
- * `ah-pool` (one network inspect). Nothing while the disk guard holds the pool: the disk watcher clears the hold
+ * warm-pool containers (from the round's one container list, src/host/engine-view.ts: a row whose container is
+ * gone or dead), the refill's own plan without starting any pull (a template short of --pool-size, whose image the
+ * engine has), and claimed containers still on `ah-pool` (one network inspect). Nothing while the disk guard holds the pool: the disk watcher clears the hold
  * once every path is under --disk-warn, and the next look then finds the pool short. Reads only.
  */
 import { containersHeldByEnvironments } from '../../db/environments';
@@ -12,23 +12,24 @@ import { LABEL, POOL_NETWORK, RESOURCE_TYPE } from '../../names';
 import { statusAgeLowerBound } from '../../policy/container-status';
 import { isDeadPoolContainer } from '../../policy/pool';
 import type { HostDeps } from '../deps';
+import { EngineView } from '../engine-view';
 import { isPoolHeld } from '../disk';
 import { planPoolRefill } from '../pool/refill';
 import { NOTHING_FOUND, type Finding } from './finding';
 
 type LookDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>;
 
-export async function lookForPool(deps: LookDeps): Promise<Finding> {
+export async function lookForPool(deps: LookDeps, view: EngineView = new EngineView(deps.docker)): Promise<Finding> {
   if (isPoolHeld(deps)) return NOTHING_FOUND;
-  const items = [...(await unusableReady(deps)), ...(await shortTemplates(deps)), ...(await claimedOnPool(deps))];
+  const items = [...(await unusableReady(deps, view)), ...(await shortTemplates(deps)), ...(await claimedOnPool(deps))];
   return { items, changes: [] };
 }
 
 /** Ready rows a claim could be handed but should not: their container is gone, or down for good. */
-async function unusableReady({ db, docker, clock }: LookDeps): Promise<string[]> {
+async function unusableReady({ db, clock }: LookDeps, view: EngineView): Promise<string[]> {
   const rows = poolRows(db, 'ready');
   if (rows.length === 0) return [];
-  const listed = new Map((await docker.listContainers({ [LABEL.type]: RESOURCE_TYPE.warmPool }, { all: true })).map((c) => [c.id, c]));
+  const listed = new Map((await view.labelled({ [LABEL.type]: RESOURCE_TYPE.warmPool })).map((c) => [c.id, c]));
   const items: string[] = [];
   for (const row of rows) {
     const c = listed.get(row.containerId) ?? [...listed.values()].find((l) => l.id.startsWith(row.containerId));

@@ -1,7 +1,7 @@
 /**
  * The reconcile loop's local look: what a tick would do now, found without a tick. It runs the tick's own
- * observation (src/host/reconcile/observe.ts: three container lists, an inspect only of containers that may have
- * changed, the engine's events only when one died) and reads the rows the tick's DB-only steps would change. Like
+ * observation (src/host/reconcile/observe.ts: the round's one container list, an inspect only of containers that
+ * may have changed, the engine's events only when one died) and reads the rows the tick's DB-only steps would change. Like
  * the tick's observation it writes only bookkeeping of the look itself: the looks it confirmed unchanged move their
  * time forward, and a look that changed with nothing to count (a health check that passed, a first look's baseline)
  * is swapped by the same compare-and-set a tick uses. Everything else is left to the tick it asks for.
@@ -14,6 +14,7 @@ import type { CrashPolicy, TickObservation } from '../../contracts/reconcile';
 import { crashPolicy } from '../../policy/crash';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
+import { EngineView } from '../engine-view';
 import { observeHost } from '../reconcile/observe';
 import type { ContainerChange, Finding } from './finding';
 
@@ -22,10 +23,14 @@ export const EXPIRED_CIRCUIT_GRACE_SEC = 60;
 
 type LookDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>;
 
-export async function lookForReconcile(deps: LookDeps, policy: CrashPolicy = crashPolicy(deps.settings)): Promise<Finding> {
+export async function lookForReconcile(
+  deps: LookDeps,
+  policy: CrashPolicy = crashPolicy(deps.settings),
+  view: EngineView = new EngineView(deps.docker),
+): Promise<Finding> {
   const now = unixSeconds(deps.clock);
   const rows = rowsDue(deps, policy, now);
-  const obs = await observeHost(deps, policy, now);
+  const obs = await observeHost(deps, policy, now, view);
   for (const l of obs.looks) swapLook(deps.db, l.serviceId, l.expected, l.next, now);
   const seen = observed(deps, obs);
   return { items: [...seen.items, ...rows.items], serviceId: seen.serviceId ?? rows.serviceId, changes: seen.changes };

@@ -1,8 +1,9 @@
 /**
- * The reconcile tick's observation: three label-filtered container lists, SQLite, and an inspect only for the
- * containers that may have changed since keeper's last look. It acts on nothing: it returns what changed, which
- * the apply step acts on with compare-and-set writes. Its one write is bookkeeping of the look itself: the
- * looks it confirmed unchanged move their time forward (touchLooks), which changes no state.
+ * The reconcile tick's observation: the engine's containers (one list, src/host/engine-view.ts, filtered by label
+ * here: services, databases, environments), SQLite, and an inspect only for the containers that may have changed
+ * since keeper's last look. It acts on nothing: it returns what changed, which the apply step acts on with
+ * compare-and-set writes. Its one write is bookkeeping of the look itself: the looks it confirmed unchanged move
+ * their time forward (touchLooks), which changes no state.
  */
 import pLimit from 'p-limit';
 import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
@@ -18,6 +19,7 @@ import { dateDeaths } from '../../policy/death-dating';
 import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
+import { EngineView } from '../engine-view';
 import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
@@ -36,6 +38,7 @@ export async function observeHost(
   deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>,
   policy: CrashPolicy,
   now: number,
+  view: EngineView = new EngineView(deps.docker),
 ): Promise<TickObservation> {
   const { db, docker } = deps;
   const obs = emptyObservation(now);
@@ -44,9 +47,9 @@ export async function observeHost(
   let lists: ContainerSummary[][];
   try {
     lists = await Promise.all([
-      docker.listContainers({ [LABEL.service]: true }),
-      docker.listContainers({ [LABEL.type]: RESOURCE_TYPE.database }),
-      docker.listContainers({ [LABEL.type]: RESOURCE_TYPE.environment }),
+      view.labelled({ [LABEL.service]: true }),
+      view.labelled({ [LABEL.type]: RESOURCE_TYPE.database }),
+      view.labelled({ [LABEL.type]: RESOURCE_TYPE.environment }),
     ]);
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;

@@ -7,16 +7,17 @@ import { ignoreNotFound } from '../../../docker/errors';
 import { BUILD_IMAGE_REPO_PREFIX } from '../../../names';
 import { planBuildImages } from '../../../policy/gc';
 import { ageGuard, gcClass, staying } from '../class';
+import { viewOf } from '../../engine-view';
 
 export const buildImages = gcClass({
   name: 'buildImages',
   words: 'ah build images (untagged, and tags beyond --build-images-per-service)',
   lookAsks: true,
-  observe: async ({ db, docker }) => ({
-    by: loadBuildAttribution(db),
-    refs: loadGcReferences(db),
-    images: await docker.listImagesUnder(BUILD_IMAGE_REPO_PREFIX),
-    containers: await docker.listContainerUsage(),
+  observe: async (deps) => ({
+    by: loadBuildAttribution(deps.db),
+    refs: loadGcReferences(deps.db),
+    images: await deps.docker.listImagesUnder(BUILD_IMAGE_REPO_PREFIX),
+    containers: await viewOf(deps).containers(),
   }),
   plan: (seen, deps, input) => {
     const stay = staying(seen.containers, input);

@@ -7,13 +7,14 @@ import { TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../../names';
 import { planNetworks, type NetworkObs } from '../../../policy/gc';
 import type { GcFailure } from '../../../contracts/gc';
 import { ageGuard, gcClass, staying, type GcDeps } from '../class';
+import { viewOf } from '../../engine-view';
 
 export const networks = gcClass({
   name: 'networks',
   words: 'empty tenant networks',
   lookAsks: true,
   observe: async (deps, input) => {
-    const [list, containers] = [await deps.docker.listNetworks(TENANT_NETWORK_PREFIX), await deps.docker.listContainerUsage()];
+    const [list, containers] = [await deps.docker.listNetworks(TENANT_NETWORK_PREFIX), await viewOf(deps).containers()];
     return inspectNetworks(deps, list, staying(containers, input), new Set(input.goneContainers ?? []));
   },
   plan: (seen, deps) => planNetworks(seen.observations, ageGuard(deps)),

@@ -4,15 +4,16 @@ import { ignoreNotFound } from '../../../docker/errors';
 import { planSnapshots } from '../../../policy/gc';
 import { unixSeconds } from '../../../time';
 import { gcClass, staying } from '../class';
+import { viewOf } from '../../engine-view';
 
 export const snapshots = gcClass({
   name: 'snapshots',
   words: 'expired snapshots',
   lookAsks: true,
-  observe: async ({ db, docker }) => ({
-    rows: listSnapshotRows(db),
-    refs: loadGcReferences(db),
-    containers: await docker.listContainerUsage(),
+  observe: async (deps) => ({
+    rows: listSnapshotRows(deps.db),
+    refs: loadGcReferences(deps.db),
+    containers: await viewOf(deps).containers(),
   }),
   plan: (seen, { settings, clock }, input) => {
     const runningRefs = new Set([...seen.refs.serviceImages, ...staying(seen.containers, input).map((c) => c.image)]);

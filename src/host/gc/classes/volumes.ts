@@ -4,15 +4,16 @@ import { ignoreNotFound } from '../../../docker/errors';
 import { AH_NAME_PREFIX } from '../../../names';
 import { planVolumes } from '../../../policy/gc';
 import { ageGuard, gcClass, staying } from '../class';
+import { viewOf } from '../../engine-view';
 
 export const volumes = gcClass({
   name: 'volumes',
   words: 'orphan volumes',
   lookAsks: true,
-  observe: async ({ db, docker }) => ({
-    refs: loadGcReferences(db),
-    volumes: await docker.listVolumes(AH_NAME_PREFIX),
-    containers: await docker.listContainerUsage(),
+  observe: async (deps) => ({
+    refs: loadGcReferences(deps.db),
+    volumes: await deps.docker.listVolumes(AH_NAME_PREFIX),
+    containers: await viewOf(deps).containers(),
   }),
   plan: (seen, deps, input) => {
     const inUse = new Set(staying(seen.containers, input).flatMap((c) => c.volumes));
