@@ -111,7 +111,7 @@ export class Sensors {
 
   /** The next round, when the first look is due. A round does not wait for its looks: a slow one delays no other. */
   private scheduleRound(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.dueAt.size === 0) return;
     const next = Math.min(...this.dueAt.values());
     this.timer = setTimeout(() => this.round(), Math.max(0, next - performance.now()));
     this.timer.unref?.();
