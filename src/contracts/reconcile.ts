@@ -83,6 +83,8 @@ export interface CircuitRef {
   serviceId: string;
   generation: number;
   retryAt: number;
+  /** Why this tick opened it (src/policy/circuit-words.ts); absent for a circuit it only hands to its workflow. */
+  why?: string;
 }
 
 export interface Problem {

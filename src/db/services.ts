@@ -14,6 +14,7 @@ import { isExpectedExit } from '../policy/service-crash-policy';
 import { insertCrashRecords, type LogTail } from './crash-records';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
 import { swapLook } from './looks';
+import { openingWhy } from '../policy/circuit-words';
 import type { StateDb } from './open';
 
 /**
@@ -81,7 +82,12 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
       return {
         counted,
         crashCount: counters.crashCount,
-        opened: opening && { serviceId: c.serviceId, generation: opening.openCount, retryAt: opening.retryAt },
+        opened: opening && {
+          serviceId: c.serviceId,
+          generation: opening.openCount,
+          retryAt: opening.retryAt,
+          why: openingWhy(counters.crashCount, policy, opening.openCount),
+        },
       };
     })
     .immediate();

@@ -28,8 +28,11 @@ export function summariseTick(
   };
 }
 
+/** One ref per service, the first given: callers list the circuits this tick opened (with their why) first. */
 export function uniqueByService(refs: CircuitRef[]): CircuitRef[] {
-  return [...new Map(refs.map((r) => [r.serviceId, r])).values()];
+  const first = new Map<string, CircuitRef>();
+  for (const r of refs) if (!first.has(r.serviceId)) first.set(r.serviceId, r);
+  return [...first.values()];
 }
 
 /** A tick that changed something: counted a crash, opened or expired a circuit, moved a row or a container. */

@@ -6,12 +6,23 @@
  * recovery failed) is an alert to the host's webhooks, delivered by a notifyOperators workflow of its own.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { condition, log, ParentClosePolicy, patched, proxyActivities, setHandler, startChild, upsertMemo } from '@temporalio/workflow';
+import {
+  condition,
+  log,
+  ParentClosePolicy,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertMemo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CircuitInput, CircuitState, HeldCircuit } from '../contracts/circuit';
 import type { NotificationEvent } from '../contracts/notification';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 import { ids } from '../ids';
+import { circuitDetails } from '../policy/circuit-words';
 import { serviceAttributes } from '../search-attributes';
 import { circuitResetSignal, circuitStateQuery } from './messages';
 import { notifyOperators } from './notifyOperators';
@@ -41,7 +52,11 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
   setHandler(circuitStateQuery, () => state);
 
   const held = await holdCircuit(serviceId);
-  if (!held.open) return (state = { ...state, generation: held.generation, phase: 'closed', closedBy: 'superseded' });
+  if (!held.open) {
+    state = { ...state, generation: held.generation, phase: 'closed', closedBy: 'superseded' };
+    setCurrentDetails(circuitDetails(state));
+    return state;
+  }
   // Runs from before this patch neither set the memo nor alert: they replay as they ran.
   const alerts = patched(CIRCUIT_ALERTS_PATCH);
   state = {
@@ -51,6 +66,8 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
     phase: 'open',
     ...(alerts ? { deaths: held.deaths ?? [] } : {}),
   };
+  // The run's current details say where it stands in words (no command: replay and cost are untouched).
+  setCurrentDetails(circuitDetails(state));
   if (alerts) {
     upsertMemo({ deaths: state.deaths, retryAt: held.retryAt });
     await alert(held, serviceId, { kind: 'circuit-opened', retryAt: held.retryAt, deaths: held.deaths ?? [] });
@@ -58,9 +75,11 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
 
   const byReset = held.remainingMs > 0 ? await condition(() => resetRequested, held.remainingMs) : resetRequested;
   state = { ...state, phase: 'recovering' };
+  setCurrentDetails(circuitDetails(state));
   const result = await recoverCircuit(serviceId, held.generation, byReset ? 'manual_reset' : 'auto_recovery');
   const closedBy = result.recovered ? (byReset ? 'reset' : 'timer') : 'superseded';
   state = { ...state, phase: 'closed', closedBy, ...(result.status ? { status: result.status } : {}) };
+  setCurrentDetails(circuitDetails(state));
   if (alerts && closedBy !== 'superseded') {
     await alert(
       held,

@@ -15,6 +15,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CircuitRef, TickSummary } from '../contracts/reconcile';
+import { circuitSummary } from '../policy/circuit-words';
 import { ids } from '../ids';
 import { serviceAttributes, ServiceId } from '../search-attributes';
 import { circuitBreaker } from './circuitBreaker';
@@ -67,6 +68,8 @@ export async function startCircuitBreaker(host: string, c: CircuitRef): Promise<
       args: [{ serviceId: c.serviceId }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       typedSearchAttributes: serviceAttributes(host, c.serviceId),
+      // Shown on the circuit's page and in the runs list's summary: why it opened, and until when.
+      staticSummary: circuitSummary(c),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -58,6 +58,19 @@ it('closes an open circuit on `temporal workflow signal --name reset`', async ()
       args: [{ serviceId: sid }],
     });
     await waitFor('the circuit to hold its timer', async () => (await handle.query<CircuitState>('state')).retryAt > 0);
+    // What the operator reads first: the run's current details, through the CLI (the UI shows the same).
+    const { stdout } = await promisify(execFile)(resolveTemporalCli(), [
+      'workflow',
+      'metadata',
+      '--workflow-id',
+      workflowId,
+      '--address',
+      inject('devServerAddress'),
+      '--namespace',
+      'default',
+    ]);
+    expect(stdout).toContain(`open (generation 1) until`);
+    expect(stdout).toContain(`reset: keeper circuit reset ${sid}`);
     await promisify(execFile)(resolveTemporalCli(), [
       'workflow',
       'signal',

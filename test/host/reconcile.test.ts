@@ -103,7 +103,9 @@ describe('crash accounting (in-memory engine)', () => {
     }
     const { applied } = await tick(h);
     expect(applied.crashes).toBe(5);
-    expect(applied.opened).toEqual([{ serviceId: sid, generation: 1, retryAt: expect.any(Number) }]);
+    expect(applied.opened).toEqual([
+      { serviceId: sid, generation: 1, retryAt: expect.any(Number), why: '5 crashes within 600s (threshold 5), opening 1' },
+    ]);
     expect(service(h.db, sid)).toMatchObject({ status: 'crashed', circuit_open: 1, container_id: cid });
     expect(h.engine.container(cid).state).toBe('exited');
     h.advance(30);
@@ -262,7 +264,10 @@ describe("a service's crash policy labels (in-memory engine)", () => {
       h.engine.die(s.cid);
     }
     const { obs, applied } = await tick(h);
-    expect(applied.opened).toEqual([{ serviceId: own.sid, generation: 1, retryAt: expect.any(Number) }]);
+    // The circuit's run says why in the service's own terms.
+    expect(applied.opened).toEqual([
+      { serviceId: own.sid, generation: 1, retryAt: expect.any(Number), why: '2 crashes within 600s (threshold 2), opening 1' },
+    ]);
     expect(service(h.db, own.sid)).toMatchObject({ crash_count: 2, circuit_open: 1 });
     expect(service(h.db, bad.sid)).toMatchObject({ crash_count: 2, circuit_open: 0 });
     expect(obs.labelProblems).toEqual([

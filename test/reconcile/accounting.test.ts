@@ -67,7 +67,9 @@ describe('crash accounting', () => {
     setup();
     const { sid, cid } = await exitedService(1, { crashCount: 4, crashWindowStart: nowSec() - 100, circuitOpenCount: 1 });
     const { obs, applied, a } = await tick();
-    expect(applied.opened).toEqual([{ serviceId: sid, generation: 2, retryAt: expect.any(Number) }]);
+    expect(applied.opened).toEqual([
+      { serviceId: sid, generation: 2, retryAt: expect.any(Number), why: '5 crashes within 600s (threshold 5), opening 2' },
+    ]);
     const retried = await a.applyObservation(obs);
     expect(retried.opened).toEqual(applied.opened); // the workflow still gets started after a retry
     expect(service(db, sid)).toMatchObject({ circuit_open: 1, circuit_open_count: 2, crash_count: 5, container_id: cid });

@@ -71,8 +71,13 @@ describe('circuitBreaker', () => {
         return s.generation === 2 ? s : undefined;
       });
       expect(state).toEqual({ serviceId: 'svc-c', generation: 2, retryAt: RETRY_AT_SEC, phase: 'open', deaths: [] });
+      // Its current details, as the Temporal UI reads them: where it stands, in words.
+      const details = async () => (await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails;
+      expect(await details()).toBe('open (generation 2) until 2030-03-17T17:46:40Z; reset: keeper circuit reset svc-c');
       await handle.signal(circuitResetSignal, 'operator says so');
-      return { result: await handle.result(), waitedMs: await elapsedMs(handle) };
+      const result = await handle.result();
+      expect(await details()).toBe('closed by an operator reset; service running');
+      return { result, waitedMs: await elapsedMs(handle) };
     });
     expect(result).toMatchObject({ phase: 'closed', closedBy: 'reset', status: 'running' });
     expect(stubs.recoverCircuit.mock.calls).toEqual([['svc-c', 2, 'manual_reset']]);

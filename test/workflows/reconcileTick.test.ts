@@ -198,7 +198,8 @@ describe('reconcileTick', () => {
 
   it("starts one circuit workflow per opened or expired circuit, once per service, named with the host's circuit id", async () => {
     const hostId = uniqueId('h');
-    const { stubs } = tickStubs(hostId, { opened: [circuit('sa', 2)], expired: [circuit('sb', 1), circuit('sa', 2)] });
+    const why = '3 crashes within 10s (threshold 3), opening 2';
+    const { stubs } = tickStubs(hostId, { opened: [{ ...circuit('sa', 2), why }], expired: [circuit('sb', 1), circuit('sa', 2)] });
     const tickId = uniqueId('tick-');
     const children = await withStubWorker(env, stubs, async (taskQueue) => {
       const summary = await env.client.workflow.execute(reconcileTick, { taskQueue, workflowId: tickId });
@@ -214,6 +215,12 @@ describe('reconcileTick', () => {
       expect(children[i]).toMatchObject({ type: 'circuitBreaker', parentExecution: { workflowId: tickId } });
       expect([children[i].typedSearchAttributes.get(KeeperHost), children[i].typedSearchAttributes.get(ServiceId)]).toEqual([hostId, sid]);
     }
+    // Each circuit's run says why it opened, or that it was taken over, and until when.
+    const retries = `retries at ${new Date((NOW_SEC + 1800) * 1000).toISOString().replace('.000Z', 'Z')}`;
+    expect(await Promise.all(children.map((c) => c.staticSummary()))).toEqual([
+      `sa: circuit opened: ${why}; ${retries}`,
+      `sb: open circuit taken over (opened earlier, by ah or by keeper); ${retries}`,
+    ]);
   });
 
   it('leaves a circuit workflow that is already running alone (WorkflowExecutionAlreadyStarted) and still records', async () => {

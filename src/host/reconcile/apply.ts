@@ -11,6 +11,7 @@ import type { CircuitRef, CrashPolicy, TickApplied, TickObservation } from '../.
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { readLogTails } from './log-tails';
+import { openingWhy } from '../../policy/circuit-words';
 
 type ApplyDeps = Pick<HostDeps, 'db' | 'docker' | 'log' | 'clock' | 'metrics'>;
 
@@ -77,7 +78,7 @@ async function applyCrashes(
       log.info('service crashed', { serviceId: c.serviceId, deaths: outcome.counted, crashCount: outcome.crashCount, reason: c.reason });
     }
     // A retry finds the crash already counted; an open circuit on this container still needs its stop and its workflow.
-    const circuit = outcome.opened ?? openCircuitOn(db, c.serviceId, c.containerId);
+    const circuit = outcome.opened ?? openCircuitOn(db, c.serviceId, c.containerId, c.rules?.policy ?? policy);
     if (circuit) {
       applied.opened.push(circuit);
       if (outcome.opened)
@@ -129,8 +130,10 @@ function reportOnce({ db, log }: ApplyDeps, obs: TickObservation, now: number): 
   }
 }
 
-function openCircuitOn(db: ApplyDeps['db'], serviceId: string, containerId: string): CircuitRef | undefined {
+function openCircuitOn(db: ApplyDeps['db'], serviceId: string, containerId: string, policy: CrashPolicy): CircuitRef | undefined {
   const c = readCircuit(db, serviceId);
   if (!c?.open || c.containerId !== containerId || c.retryAt === null) return undefined;
-  return { serviceId, generation: c.generation, retryAt: c.retryAt };
+  // Opened by keeper (a retried tick's own opening): its why, as the first attempt said it.
+  const why = c.openedAt === null ? undefined : openingWhy(c.crashCount, policy, c.generation);
+  return { serviceId, generation: c.generation, retryAt: c.retryAt, ...(why ? { why } : {}) };
 }

@@ -1,0 +1,43 @@
+/**
+ * A circuit in an operator's words, pure: why it opened, which its workflow run carries as its summary in the
+ * Temporal UI (set when the tick starts it), and where it stands, which the run shows as its current details.
+ * Workflow code imports this module: it stays deterministic.
+ */
+import type { CircuitState } from '../contracts/circuit';
+import type { CircuitRef, CrashPolicy } from '../contracts/reconcile';
+import { count } from './run-words';
+
+const iso = (sec: number) => new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+
+/** Why a crash opened a circuit: `3 crashes within 10s (threshold 3), opening 2`. */
+export function openingWhy(crashCount: number, policy: Pick<CrashPolicy, 'windowSec' | 'threshold'>, openCount: number): string {
+  return `${count(crashCount, 'crash', 'crashes')} within ${policy.windowSec}s (threshold ${policy.threshold}), opening ${openCount}`;
+}
+
+/**
+ * The summary of a circuit's run, from the tick that starts it: why it opened, when it retries. A circuit the
+ * tick hands over (opened by ah, or while no workflow held it) has no why of this tick's.
+ */
+export function circuitSummary(c: CircuitRef): string {
+  const opened = c.why ? `circuit opened: ${c.why}` : 'open circuit taken over (opened earlier, by ah or by keeper)';
+  return `${c.serviceId}: ${opened}; retries at ${iso(c.retryAt)}`;
+}
+
+/** Where a circuit's run stands, with the deaths that opened it: the run's current details. */
+export function circuitDetails(s: CircuitState): string {
+  const deaths = s.deaths ?? [];
+  const last = deaths[deaths.length - 1];
+  const why = last ? `${count(deaths.length, 'recorded death')} in its window, the last: ${last.reason}` : '';
+  switch (s.phase) {
+    case 'open':
+      return [`open (generation ${s.generation}) until ${iso(s.retryAt)}`, why, `reset: keeper circuit reset ${s.serviceId}`]
+        .filter(Boolean)
+        .join('; ');
+    case 'recovering':
+      return `recovering (generation ${s.generation})`;
+    case 'closed':
+      return s.closedBy === 'superseded'
+        ? `closed already (generation ${s.generation}): nothing to recover`
+        : `closed by ${s.closedBy === 'reset' ? 'an operator reset' : 'its timer'}; service ${s.status ?? 'stopped'}`;
+  }
+}
