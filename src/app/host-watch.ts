@@ -4,6 +4,7 @@
  * local and free; only a look or an event that finds something to do asks for a run.
  */
 import type { Client } from '@temporalio/client';
+import { recordLookState } from '../db/look-states';
 import { lastLoopResult } from '../db/loop-results';
 import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
 import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
@@ -16,6 +17,7 @@ import { BACK_UP_AFTER_SEC } from '../host/reconcile/observe';
 import type { LoopName } from '../ids';
 import { crashPolicy } from '../policy/crash';
 import type { Settings } from '../settings';
+import { unixSeconds } from '../time';
 import { LoopRequester } from '../sensors/requests';
 import { Sensors, type EventWitness, type LoopLook } from '../sensors/sensors';
 import { triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/operations';
@@ -110,6 +112,14 @@ export function createSensors(
       return at === undefined ? undefined : at * 1000;
     },
     witness: opts.witness,
+    record: (loop, o) =>
+      recordLookState(
+        deps.db,
+        settings.hostId,
+        loop,
+        o.error === undefined ? { found: o.items.length, asked: o.asked } : { error: o.error },
+        unixSeconds(deps.clock),
+      ),
     log: deps.log,
     clock: deps.clock,
     metrics: deps.metrics,

@@ -13,15 +13,23 @@ export function registerScheduleCommands(program: Command): void {
   const schedules = program.command('schedules').description("this host's reconcile, gc and pool schedules");
 
   withSettings(schedules.command('list'))
-    .description('each schedule with its state and next run')
+    .description("each schedule with its state and next run, and each loop's newest run however it started")
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
       const rows = await withKeeper(settings, (k) => k.withOperatorClient((client) => describeSchedules(client, settings.hostId)));
       print(rows, !!opts.json, (r: ScheduleRow[]) =>
         table(
-          ['loop', 'schedule', 'state', 'every', 'next run', 'last run'],
-          r.map((s) => [s.loop, s.scheduleId, s.paused ? 'paused' : 'active', s.every, s.nextRun ?? '-', s.lastRun ?? '-']),
+          ['loop', 'schedule', 'state', 'every', 'next run', 'last scheduled run', 'newest run (any start)'],
+          r.map((s) => [
+            s.loop,
+            s.scheduleId,
+            s.paused ? 'paused' : 'active',
+            s.every,
+            s.nextRun ?? '-',
+            s.lastRun ?? '-',
+            s.newestRun ? `${s.newestRun.startedAt} ${s.newestRun.type} (${s.newestRun.status})` : '-',
+          ]),
         ),
       );
     });

@@ -108,6 +108,28 @@ const disk: Section = ({ disk: d }) => [
 
 const events: Section = (s) => ['', `events         ${s.events.state}: ${s.events.detail}`];
 
+/** The worker's local looks: when each last looked and what it found, or since when it fails and why. */
+const looks: Section = ({ looks: rows, now }) => {
+  if (rows.length === 0) return ['looks          none recorded yet (a worker records each look)', ''];
+  const found = (l: (typeof rows)[number]) => (l.lookedAt === null ? '-' : l.found === 0 ? 'nothing to do' : `${l.found} to do`);
+  return [
+    'looks',
+    indent(
+      table(
+        ['loop', 'last look', 'found', 'last asked for a run', 'failing'],
+        rows.map((l) => [
+          l.loop,
+          l.lookedAt === null ? '-' : agoWords(l.lookedAt, now),
+          found(l),
+          l.askedAt === null ? '-' : agoWords(l.askedAt, now),
+          l.failingSince === null ? '-' : `since ${agoWords(l.failingSince, now)}: ${l.error}`,
+        ]),
+      ),
+    ),
+    '',
+  ];
+};
+
 /** The webhooks and how their deliveries ended; a refused or given-up one is named, with its error. */
 const alerts: Section = ({ notifications: n, now }) => {
   const webhooks = webhooksWords(n.webhooks, n.signed);
@@ -140,7 +162,21 @@ const lastRuns: Section = (s) => {
   ];
 };
 
-const SECTIONS: Section[] = [header, worker, services, labelProblems, hosted, tenantRuntime, pool, disk, events, alerts, writers, lastRuns];
+const SECTIONS: Section[] = [
+  header,
+  worker,
+  services,
+  labelProblems,
+  hosted,
+  tenantRuntime,
+  pool,
+  disk,
+  events,
+  looks,
+  alerts,
+  writers,
+  lastRuns,
+];
 
 export function renderStatus(s: StatusView): string {
   return SECTIONS.flatMap((section) => section(s)).join('\n');

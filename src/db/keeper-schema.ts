@@ -245,3 +245,21 @@ INSERT INTO keeper_circuit_holds (service_id, generation, held_at)
     JOIN keeper_circuit_openings o ON o.service_id = s.id AND o.generation = s.circuit_open_count
    WHERE s.circuit_open = 1;`,
 });
+
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_2802_look_states',
+  sql: `
+-- The worker's local looks, one row per host and loop, for keeper status: when each last looked, what that look
+-- found, when one last asked for a run, and the error of a look that fails (with since when). The worker writes
+-- the row after each look; nothing else reads it.
+CREATE TABLE keeper_look_states (
+  host_id TEXT NOT NULL,
+  loop TEXT NOT NULL,               -- reconcile | pool | gc
+  looked_at INTEGER,                -- unix seconds of the last look that worked; NULL before the first
+  found INTEGER NOT NULL DEFAULT 0, -- things to do the last look that worked found
+  asked_at INTEGER,                 -- unix seconds of the last look that asked for a run; NULL if none has
+  error TEXT NOT NULL DEFAULT '',   -- why the last look failed, in one line; '' when it worked
+  failing_since INTEGER,            -- unix seconds of the first failure in a row; NULL when the last look worked
+  PRIMARY KEY (host_id, loop)
+);`,
+});

@@ -7,6 +7,7 @@
 import { reportedConditions } from '../db/conditions';
 import { lastDeaths } from '../db/crash-records';
 import { readEventWatcherState } from '../db/events';
+import { readLookStates } from '../db/look-states';
 import { lastLoopResults } from '../db/loop-results';
 import { countsByStatus, serviceStatuses } from '../db/status';
 import { readWorkerConfig } from '../db/worker-config';
@@ -44,6 +45,8 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
     disk: await readDiskGuard(deps),
     loops: lastLoopResults(db),
     events: describeWatcher(readEventWatcherState(db, settings.hostId)),
+    /** How the worker's local looks last went, one per loop (none before a worker with looks has run here). */
+    looks: readLookStates(db, settings.hostId),
     notifications: { ...notificationStatus(deps), ...workerAlerts },
     otherWriter: servicesCountedByOthers(deps),
   };

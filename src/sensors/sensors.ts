@@ -48,6 +48,8 @@ export interface SensorsOptions {
   /** When a run of the loop last finished (unix ms). */
   lastRunFinishedAtMs(loop: LoopName): number | undefined;
   witness?: EventWitness;
+  /** Keeps how each look went, for `keeper status` (src/db/look-states.ts); a failure to keep it stops no look. */
+  record?(loop: LoopName, outcome: LookOutcome): void;
   log: Logger;
   clock: Clock;
   metrics?: KeeperMetrics;
@@ -104,7 +106,11 @@ export class Sensors {
   lookNow(loop: LoopName, view: EngineView = this.o.view()): Promise<LookOutcome> {
     const look = this.o.looks.find((l) => l.loop === loop);
     if (!look) return Promise.reject(new Error(`no look for loop ${loop}`));
-    const running = this.running.get(loop) ?? this.lookOnce(look, view).finally(() => this.running.delete(loop));
+    const running =
+      this.running.get(loop) ??
+      this.lookOnce(look, view)
+        .then((outcome) => this.recorded(loop, outcome))
+        .finally(() => this.running.delete(loop));
     this.running.set(loop, running);
     return running;
   }
@@ -173,6 +179,15 @@ export class Sensors {
     if (missed.length > 0) witness.streamMissed(missed);
     const covered = new Set(verdicts.filter((x) => x.v === 'explained' || x.v === 'too-recent').map((x) => x.c.item));
     return finding.items.every((i) => covered.has(i) || (i.startsWith('back-up:') && witness.startLookPending));
+  }
+
+  private recorded(loop: LoopName, outcome: LookOutcome): LookOutcome {
+    try {
+      this.o.record?.(loop, outcome);
+    } catch (err) {
+      this.o.log.warn('local look not recorded for keeper status', { loop, error: oneLine(err) });
+    }
+    return outcome;
   }
 
   private lookFailed(loop: LoopName, error: string): string {

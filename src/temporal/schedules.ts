@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { ids, LOOP_LIST, LOOPS, taskQueueFor, type LoopName } from '../ids';
-import { hostAttributes } from '../search-attributes';
+import { ids, LOOP_LIST, LOOPS, loopRunTypes, taskQueueFor, type LoopName } from '../ids';
+import { hostAttributes, hostRunsQuery } from '../search-attributes';
 import type { Settings } from '../settings';
 import * as workflows from '../workflows';
 
@@ -89,7 +89,10 @@ export interface ScheduleRow {
   note: string;
   every: string;
   nextRun: string | null;
+  /** The schedule's own last start (a backstop run, or a trigger). */
   lastRun: string | null;
+  /** The newest run of the loop however it started (its schedule, an event, a look, a command), from visibility. */
+  newestRun: { startedAt: string; type: string; status: string } | null;
 }
 
 /** This host's schedules, one row per loop. */
@@ -106,9 +109,21 @@ export async function describeSchedules(client: Client, hostId: string): Promise
       every: typeof every === 'number' ? `${every / 1000}s` : String(every ?? ''),
       nextRun: d.info.nextActionTimes[0]?.toISOString() ?? null,
       lastRun: d.info.recentActions.at(-1)?.takenAt.toISOString() ?? null,
+      newestRun: await newestRun(client, hostId, loop),
     });
   }
   return out;
+}
+
+/** The newest run of a loop on this host: visibility lists running runs first, then the most recently closed. */
+async function newestRun(client: Client, hostId: string, loop: LoopName): Promise<ScheduleRow['newestRun']> {
+  const types = loopRunTypes(LOOP_LIST.find((l) => l.name === loop)!)
+    .map((t) => `WorkflowType="${t}"`)
+    .join(' OR ');
+  for await (const run of client.workflow.list({ query: `${hostRunsQuery(hostId)} AND (${types})`, pageSize: 1 })) {
+    return { startedAt: run.startTime.toISOString(), type: run.type, status: run.status.name.toLowerCase() };
+  }
+  return null;
 }
 
 /** Pauses or resumes a loop's schedule, with a note that says who did. */

@@ -75,6 +75,24 @@ describe('keeper worker (npm start)', () => {
           expect(metrics).toMatch(/keeper_docker_api_calls_total\{[^}]*operation="container.list"/);
           expect(metrics).toMatch(new RegExp(`keeper_circuits_open\\{keeper_host="${hostId}"\\} 0`));
           expect(metrics).toMatch(/keeper_event_watcher_state\{state="following",keeper_host="[^"]+"\} 1/);
+          // Each loop's newest run whatever started it, and each local look, as an operator reads them.
+          const listed = await runKeeper(['schedules', 'list', '--json', '--host-id', hostId]);
+          expect(listed.code, listed.stderr).toBe(0);
+          const newest = (JSON.parse(listed.stdout) as { loop: string; newestRun: unknown }[]).find((r) => r.loop === 'reconcile');
+          expect(newest?.newestRun).toMatchObject({
+            type: expect.stringMatching(/^reconcile(Tick|OnEvents)$/),
+            status: expect.any(String),
+          });
+          const looked = await waitFor(
+            'a reconcile look in keeper status',
+            async () => {
+              const status = await runKeeper(['status', '--db', path.join(dir, 'state.db'), '--host-id', hostId]);
+              return /^looks\n[\s\S]*^\s+reconcile\s+\d+ s ago\s+/m.test(status.stdout) ? status.stdout : undefined;
+            },
+            60_000,
+            1_000,
+          );
+          expect(looked).toMatch(/^\s+loop\s+last look\s+found\s+last asked for a run\s+failing$/m);
         }
         await waitFor('three schedules', async () => (await countSchedules(hostId)) === 3, 20_000);
         expect(await countSchedules(hostId)).toBe(3);

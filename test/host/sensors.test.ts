@@ -9,7 +9,7 @@ import type { LoopName } from '../../src/ids';
 import { silentLogger } from '../../src/log';
 import { ASK_RULES } from '../../src/policy/look-asks';
 import { LoopRequester } from '../../src/sensors/requests';
-import { Sensors, type EventWitness, type LoopLook } from '../../src/sensors/sensors';
+import { Sensors, type EventWitness, type LookOutcome, type LoopLook } from '../../src/sensors/sensors';
 import { EngineView } from '../../src/host/engine-view';
 import { waitFor } from '../helpers/fixtures';
 
@@ -104,11 +104,16 @@ describe('the local looks', () => {
     expect(views.reconcile.length + views.pool.length).toBeGreaterThan(lists);
   });
 
-  it('say when a look fails, once, and go on looking', async () => {
+  it('say when a look fails, once, and go on looking; each look is kept for keeper status', async () => {
     let fail = true;
     const lines: string[] = [];
+    const kept: LookOutcome[] = [];
     const log = { ...silentLogger, warn: (m: string) => void lines.push(m), info: (m: string) => void lines.push(m), child: () => log };
     const sensors = new Sensors({
+      record: (loop, outcome) => {
+        kept.push(outcome);
+        if (kept.length === 1) throw new Error('database is locked'); // keeping it failed: the looks go on
+      },
       looks: [
         { loop: 'gc', everyMs: 60_000, look: async () => (fail ? Promise.reject(new Error('engine down')) : { items: [], changes: [] }) },
       ],
@@ -122,7 +127,16 @@ describe('the local looks', () => {
     await sensors.lookNow('gc');
     fail = false;
     await sensors.lookNow('gc');
-    expect(lines).toEqual(['local look failed; the next one tries again', 'local look works again']);
+    expect(lines).toEqual([
+      'local look failed; the next one tries again',
+      'local look not recorded for keeper status',
+      'local look works again',
+    ]);
+    expect(kept).toEqual([
+      { items: [], asked: false, error: 'engine down' },
+      { items: [], asked: false, error: 'engine down' },
+      { items: [], asked: false },
+    ]);
   });
 });
 

@@ -75,9 +75,7 @@ describe('circuitBreaker', () => {
       const details = async () => (await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails;
       expect(await details()).toBe('open (generation 2) until 2030-03-17T17:46:40Z; reset: keeper circuit reset svc-c');
       await handle.signal(circuitResetSignal, 'operator says so');
-      const result = await handle.result();
-      expect(await details()).toBe('closed by an operator reset; service running');
-      return { result, waitedMs: await elapsedMs(handle) };
+      return { result: await handle.result(), waitedMs: await elapsedMs(handle) };
     });
     expect(result).toMatchObject({ phase: 'closed', closedBy: 'reset', status: 'running' });
     expect(stubs.recoverCircuit.mock.calls).toEqual([['svc-c', 2, 'manual_reset']]);
