@@ -44,10 +44,35 @@ const setup = () => {
 };
 
 /** A service whose container runs `script` once (no restart policy) and has exited by itself. */
-async function deadService(script: string, extra: { memoryBytes?: number } = {}): Promise<{ sid: string; cid: string }> {
+async function deadService(script: string): Promise<{ sid: string; cid: string }> {
   const sid = uniqueId('svc');
-  const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', script], restartPolicy: 'no', ...extra });
+  const cid = await runServiceContainer(engine, tenant, sid, { cmd: ['sh', '-c', script], restartPolicy: 'no' });
   await waitFor('container to exit', async () => (await docker.inspectContainer(cid)).status === 'exited', 30_000);
+  return addDeadService(sid, cid);
+}
+
+/**
+ * The same, killed by the kernel's OOM killer, once the engine says so: on a busy machine Docker can report the
+ * exit (137) before it has handled the cgroup's OOM event and set OOMKilled, and what it says then is what a tick
+ * records.
+ */
+async function oomKilledService(): Promise<{ sid: string; cid: string }> {
+  const sid = uniqueId('svc');
+  // tail buffers a line that never ends: /dev/zero grows it past the 16 MB limit.
+  const cmd = ['sh', '-c', 'echo "loading model"; exec tail /dev/zero'];
+  const cid = await runServiceContainer(engine, tenant, sid, { cmd, restartPolicy: 'no', memoryBytes: 16 * 1024 * 1024 });
+  await waitFor(
+    'the engine to report the OOM kill',
+    async () => {
+      const c = await docker.inspectContainer(cid);
+      return c.status === 'exited' && c.oomKilled;
+    },
+    30_000,
+  );
+  return addDeadService(sid, cid);
+}
+
+function addDeadService(sid: string, cid: string): { sid: string; cid: string } {
   addService(db, tenant, { containerId: cid }, sid);
   return { sid, cid };
 }
@@ -87,8 +112,7 @@ describe('crash forensics on the real engine', () => {
 
   it("records an OOM kill as the kernel's, with the run's last lines before it", async () => {
     setup();
-    // tail buffers a line that never ends: /dev/zero grows it past the 16 MB limit.
-    const { sid } = await deadService('echo "loading model"; exec tail /dev/zero', { memoryBytes: 16 * 1024 * 1024 });
+    const { sid } = await oomKilledService();
     const r = await onlyRecord(sid);
     expect(r).toMatchObject({
       exitCode: 137,
@@ -195,7 +219,7 @@ describe('crash forensics on the real engine', () => {
 
   it("`keeper status` shows each service's last crash (how long ago, why) and the tick that counted it in words; `--json` the raw rows", async () => {
     setup();
-    const { sid } = await deadService('echo "loading model"; exec tail /dev/zero', { memoryBytes: 16 * 1024 * 1024 });
+    const { sid } = await oomKilledService();
     const calm = addService(db, tenant, { status: 'stopped', containerId: null });
     await onlyRecord(sid);
     db.close();
