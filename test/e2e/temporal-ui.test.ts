@@ -59,12 +59,25 @@ describe('the Temporal UI', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
   });
 
+  // Every one is closed even when another refuses (a worker a failed test left running holds the connection):
+  // the dev server above all, which would otherwise outlive the run.
   afterAll(async () => {
-    await browser?.close();
-    await connection?.close();
-    await native?.close();
-    db?.close();
-    await server?.stop();
+    const closing: (() => unknown)[] = [
+      () => browser?.close(),
+      () => connection?.close(),
+      () => native?.close(),
+      () => db?.close(),
+      () => server?.stop(),
+    ];
+    const failed: unknown[] = [];
+    for (const close of closing) {
+      try {
+        await close();
+      } catch (err) {
+        failed.push(err);
+      }
+    }
+    if (failed.length > 0) throw new AggregateError(failed, 'closing the UI test');
   });
 
   it('finds a reconcileTick run filtered by KeeperHost', async () => {
