@@ -19,8 +19,8 @@ import { createKeeperHost } from '../src/app/keeper-host';
 import { silentLogger } from '../src/log';
 import { reconcileTick } from '../src/workflows/reconcileTick';
 import { TestDockerClient } from '../test/helpers/test-docker';
+import { inBatches, runServices } from './services';
 
-const IMAGE = 'keeper-test/busybox:latest';
 const STEADY_TICKS = 7;
 
 interface TickCost {
@@ -32,10 +32,6 @@ interface TickCost {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
-}
 
 async function main(): Promise<void> {
   const sizes = process.argv
@@ -73,23 +69,8 @@ async function benchOne(n: number, client: Client, native: NativeConnection): Pr
   const tenant = `tbench${n}`;
   db.prepare(`INSERT INTO tenants (id, name, email, created_at, updated_at) VALUES (?, ?, ?, 1, 1)`).run(tenant, tenant, `${tenant}@bench`);
   const containers: string[] = [];
-  const insert = db.prepare(`INSERT INTO services (id, tenant_id, name, status, image, container_id, created_at, updated_at)
-    VALUES (?, ?, ?, 'running', ?, ?, 1, 1)`);
   try {
-    await inBatches([...Array(n).keys()], 16, async (i) => {
-      const sid = `svc${n}x${i}`;
-      const id = await docker.createContainer({
-        name: `ah-${tenant}-${sid}-${process.pid}`,
-        image: IMAGE,
-        cmd: ['sleep', '3600'],
-        network: 'none',
-        restartPolicy: 'unless-stopped',
-        labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true' },
-      });
-      containers.push(id);
-      await docker.startContainer(id);
-      insert.run(sid, tenant, sid, IMAGE, id);
-    });
+    await runServices(docker, db, tenant, `${n}x${process.pid}`, [...Array(n).keys()], containers);
     const worker = await createKeeperHost(settings, { db, docker, log: silentLogger }).createWorker({
       connection: native,
       namespace: 'default',

@@ -5,19 +5,28 @@ import { addService } from '../test/reconcile/rows';
 
 const IMAGE = 'keeper-test/busybox:latest';
 
-/** Runs `fn` for each index in `indexes`, `width` at a time. */
-export async function inBatches(indexes: number[], width: number, fn: (i: number) => Promise<void>): Promise<void> {
+/** Runs `fn` for each item, `width` at a time. */
+export async function inBatches<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: width }, async () => {
-      while (next < indexes.length) await fn(indexes[next++]);
+      while (next < items.length) await fn(items[next++]);
     }),
   );
 }
 
-/** Services `svc-<prefix>-<i>` of `tenant` for each index, each a running container (8 made at a time); returns their ids. */
-export async function runServices(docker: DockerClient, db: StateDb, tenant: string, prefix: string, indexes: number[]): Promise<string[]> {
-  const made: string[] = [];
+/**
+ * Services `svc-<prefix>-<i>` of `tenant` for each index, each a running container (8 made at a time). Each id is
+ * added to `made` as soon as it exists, so a caller that cleans up after a failure halfway finds them; returns it.
+ */
+export async function runServices(
+  docker: DockerClient,
+  db: StateDb,
+  tenant: string,
+  prefix: string,
+  indexes: number[],
+  made: string[] = [],
+): Promise<string[]> {
   await inBatches(indexes, 8, async (i) => {
     const sid = `svc-${prefix}-${i}`;
     const cid = await docker.createContainer({
