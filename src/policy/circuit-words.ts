@@ -7,7 +7,14 @@ import type { CircuitState } from '../contracts/circuit';
 import type { CircuitRef, CrashPolicy } from '../contracts/reconcile';
 import { count } from './run-words';
 
-const iso = (sec: number) => new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+const iso = (sec: number) => isoTime(sec * 1000);
+
+/** An instant as an operator reads it in an alert or a run's words: `2030-03-17T17:46:40Z`. */
+export const isoTime = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/** How a circuit closed, as its run and its alert both say it. */
+export const closedWords = (closedBy: 'timer' | 'reset' | undefined, status: string | undefined) =>
+  `closed by ${closedBy === 'reset' ? 'an operator reset' : 'its timer'}; service ${status ?? 'stopped'}`;
 
 /** Why a crash opened a circuit: `3 crashes within 10s (threshold 3), opening 2`. */
 export function openingWhy(crashCount: number, policy: Pick<CrashPolicy, 'windowSec' | 'threshold'>, openCount: number): string {
@@ -38,6 +45,6 @@ export function circuitDetails(s: CircuitState): string {
     case 'closed':
       return s.closedBy === 'superseded'
         ? `closed already (generation ${s.generation}): nothing to recover`
-        : `closed by ${s.closedBy === 'reset' ? 'an operator reset' : 'its timer'}; service ${s.status ?? 'stopped'}`;
+        : closedWords(s.closedBy, s.status);
   }
 }

@@ -4,6 +4,7 @@
  * generic JSON document with every fact). Workflow code imports this module: it stays deterministic.
  */
 import type { NotificationEvent } from '../contracts/notification';
+import { closedWords, isoTime } from './circuit-words';
 
 /**
  * The event's idempotency key: the same for every delivery attempt and every workflow that could send it, so a
@@ -13,8 +14,6 @@ export function notificationKey(e: Pick<NotificationEvent, 'kind' | 'hostId' | '
   return `keeper/${e.hostId}/${e.serviceId}/g${e.generation}/${e.kind}`;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
-
 /** The event in one line, for a person: what Slack shows, and the generic body's `text`. */
 export function notificationText(e: NotificationEvent): string {
   const who = `keeper ${e.hostId}: service ${e.serviceId}`;
@@ -23,11 +22,11 @@ export function notificationText(e: NotificationEvent): string {
       const deaths = e.deaths ?? [];
       const last = deaths[deaths.length - 1];
       const why = last ? `after ${deaths.length} crash${deaths.length === 1 ? '' : 'es'} (last: ${last.reason})` : 'after repeated crashes';
-      const until = e.retryAt ? `; it retries at ${iso(e.retryAt * 1000)}` : '';
+      const until = e.retryAt ? `; it retries at ${isoTime(e.retryAt * 1000)}` : '';
       return `${who}: circuit opened ${why}${until}. Reset: keeper circuit reset ${e.serviceId}`;
     }
     case 'circuit-closed':
-      return `${who}: circuit closed by ${e.closedBy === 'reset' ? 'an operator reset' : 'its timer'}; service ${e.status ?? 'stopped'}`;
+      return `${who}: circuit ${closedWords(e.closedBy, e.status)}`;
     case 'recovery-failed':
       return `${who}: circuit closed but recovery failed: ${e.error ?? 'unknown error'}`;
   }
@@ -35,7 +34,7 @@ export function notificationText(e: NotificationEvent): string {
 
 /** The generic body: every fact of the event, plus its key and text. */
 export function genericBody(e: NotificationEvent): Record<string, unknown> {
-  return { key: notificationKey(e), ...e, at: iso(e.atMs), text: notificationText(e) };
+  return { key: notificationKey(e), ...e, at: isoTime(e.atMs), text: notificationText(e) };
 }
 
 /** Slack's incoming-webhook body (also what Mattermost, Rocket.Chat and Discord's /slack endpoint take). */
