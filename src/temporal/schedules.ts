@@ -98,7 +98,8 @@ export interface ScheduleRow {
 /** This host's schedules, one row per loop. */
 export async function describeSchedules(client: Client, hostId: string): Promise<ScheduleRow[]> {
   const out: ScheduleRow[] = [];
-  for (const loop of LOOPS) {
+  for (const entry of LOOP_LIST) {
+    const loop = entry.name;
     const d = await client.schedule.getHandle(ids.schedule(hostId, loop)).describe();
     const every = d.spec.intervals?.[0]?.every;
     out.push({
@@ -109,15 +110,15 @@ export async function describeSchedules(client: Client, hostId: string): Promise
       every: typeof every === 'number' ? `${every / 1000}s` : String(every ?? ''),
       nextRun: d.info.nextActionTimes[0]?.toISOString() ?? null,
       lastRun: d.info.recentActions.at(-1)?.takenAt.toISOString() ?? null,
-      newestRun: await newestRun(client, hostId, loop),
+      newestRun: await newestRun(client, hostId, entry),
     });
   }
   return out;
 }
 
 /** The newest run of a loop on this host: visibility lists running runs first, then the most recently closed. */
-async function newestRun(client: Client, hostId: string, loop: LoopName): Promise<ScheduleRow['newestRun']> {
-  const types = loopRunTypes(LOOP_LIST.find((l) => l.name === loop)!)
+async function newestRun(client: Client, hostId: string, loop: (typeof LOOP_LIST)[number]): Promise<ScheduleRow['newestRun']> {
+  const types = loopRunTypes(loop)
     .map((t) => `WorkflowType="${t}"`)
     .join(' OR ');
   for await (const run of client.workflow.list({ query: `${hostRunsQuery(hostId)} AND (${types})`, pageSize: 1 })) {

@@ -38,6 +38,11 @@ const { holdCircuit, recoverCircuit } = proxyActivities<Activities>({
 export async function circuitBreaker({ serviceId }: CircuitInput): Promise<CircuitState> {
   let resetRequested = false;
   let state: CircuitState = { serviceId, generation: 0, retryAt: 0, phase: 'open' };
+  // Each new state is also the run's current details, in words (no command: replay and cost are untouched).
+  const enter = (next: CircuitState): CircuitState => {
+    setCurrentDetails(circuitDetails(next));
+    return (state = next);
+  };
   // The reason is optional; any other payload (a number, an object) is not a reset anyone meant: logged, ignored.
   setHandler(circuitResetSignal, (reason?: unknown) => {
     if (reason !== undefined && reason !== null && typeof reason !== 'string') {
@@ -52,34 +57,26 @@ export async function circuitBreaker({ serviceId }: CircuitInput): Promise<Circu
   setHandler(circuitStateQuery, () => state);
 
   const held = await holdCircuit(serviceId);
-  if (!held.open) {
-    state = { ...state, generation: held.generation, phase: 'closed', closedBy: 'superseded' };
-    setCurrentDetails(circuitDetails(state));
-    return state;
-  }
+  if (!held.open) return enter({ ...state, generation: held.generation, phase: 'closed', closedBy: 'superseded' });
   // Runs from before this patch neither set the memo nor alert: they replay as they ran.
   const alerts = patched(CIRCUIT_ALERTS_PATCH);
-  state = {
+  enter({
     serviceId,
     generation: held.generation,
     retryAt: held.retryAt,
     phase: 'open',
     ...(alerts ? { deaths: held.deaths ?? [] } : {}),
-  };
-  // The run's current details say where it stands in words (no command: replay and cost are untouched).
-  setCurrentDetails(circuitDetails(state));
+  });
   if (alerts) {
     upsertMemo({ deaths: state.deaths, retryAt: held.retryAt });
     await alert(held, serviceId, { kind: 'circuit-opened', retryAt: held.retryAt, deaths: held.deaths ?? [] });
   }
 
   const byReset = held.remainingMs > 0 ? await condition(() => resetRequested, held.remainingMs) : resetRequested;
-  state = { ...state, phase: 'recovering' };
-  setCurrentDetails(circuitDetails(state));
+  enter({ ...state, phase: 'recovering' });
   const result = await recoverCircuit(serviceId, held.generation, byReset ? 'manual_reset' : 'auto_recovery');
   const closedBy = result.recovered ? (byReset ? 'reset' : 'timer') : 'superseded';
-  state = { ...state, phase: 'closed', closedBy, ...(result.status ? { status: result.status } : {}) };
-  setCurrentDetails(circuitDetails(state));
+  enter({ ...state, phase: 'closed', closedBy, ...(result.status ? { status: result.status } : {}) });
   if (alerts && closedBy !== 'superseded') {
     await alert(
       held,
