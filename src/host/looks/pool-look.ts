@@ -2,8 +2,9 @@
  * The pool loop's local look: whether a refill would do anything now. Its ready rows against the engine's
  * warm-pool containers (from the round's one container list, src/host/engine-view.ts: a row whose container is
  * gone or dead), the refill's own plan without starting any pull (a template short of --pool-size, whose image the
- * engine has), and claimed containers still on `ah-pool` (one network inspect). Nothing while the disk guard holds the pool: the disk watcher clears the hold
- * once every path is under --disk-warn, and the next look then finds the pool short. Reads only.
+ * engine has), and claimed containers still on `ah-pool` (one network inspect). Nothing while the disk guard holds
+ * the pool: the disk watcher clears the hold once every path is under --disk-warn, and the next look then finds the
+ * pool short. Reads only.
  */
 import { containersHeldByEnvironments } from '../../db/environments';
 import { poolRows } from '../../db/pool';

@@ -1,10 +1,11 @@
 /**
  * The reconcile loop's local look: what a tick would do now, found without a tick. It runs the tick's own
  * observation (src/host/reconcile/observe.ts: the round's one container list, an inspect only of containers that
- * may have changed, the engine's events only when one died) and reads the rows the tick's DB-only steps would change. Like
- * the tick's observation it writes only bookkeeping of the look itself: the looks it confirmed unchanged move their
- * time forward, and a look that changed with nothing to count (a health check that passed, a first look's baseline)
- * is swapped by the same compare-and-set a tick uses. Everything else is left to the tick it asks for.
+ * may have changed, the engine's events only when one died) and reads the rows the tick's DB-only steps would
+ * change. Like the tick's observation it writes only bookkeeping of the look itself: the looks it confirmed
+ * unchanged move their time forward, and a look that changed with nothing to count (a health check that passed, a
+ * first look's baseline) is swapped by the same compare-and-set a tick uses. Everything else is left to the tick it
+ * asks for.
  */
 import { unheldCircuits } from '../../db/circuit-holds';
 import { environmentsDue, problemReported } from '../../db/hosted';
