@@ -125,11 +125,16 @@ function matchesLabels(labels: Record<string, string>, filter: LabelFilter | und
   return Object.entries(filter ?? {}).every(([k, v]) => (v === true ? k in labels : labels[k] === v));
 }
 
-/** Docker's HumanDuration (go-units), which the list's Status text carries and policy/container-status.ts reads. */
+/**
+ * Docker's HumanDuration (github.com/docker/go-units v0.5.0, duration.go), which the list's Status text carries and
+ * policy/container-status.ts reads, line for line: seconds and minutes truncate, hours round half up
+ * (`int(d.Hours() + 0.5)`) and days, weeks and months are whole parts of those rounded hours; years truncate again.
+ */
 export function humanDuration(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  const m = Math.floor(s / 60);
-  const h = Math.floor(m / 60);
+  const d = Math.max(0, seconds);
+  const s = Math.floor(d);
+  const m = Math.floor(d / 60);
+  const h = Math.floor(d / 3600 + 0.5);
   if (s < 1) return 'Less than a second';
   if (s === 1) return '1 second';
   if (s < 60) return `${s} seconds`;
@@ -140,7 +145,7 @@ export function humanDuration(seconds: number): string {
   if (h < 24 * 7 * 2) return `${Math.floor(h / 24)} days`;
   if (h < 24 * 30 * 2) return `${Math.floor(h / 24 / 7)} weeks`;
   if (h < 24 * 365 * 2) return `${Math.floor(h / 24 / 30)} months`;
-  return `${Math.floor(h / 24 / 365)} years`;
+  return `${Math.floor(Math.floor(d / 3600) / 24 / 365)} years`;
 }
 
 export class MemoryEngine implements Engine {

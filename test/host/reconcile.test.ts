@@ -421,6 +421,36 @@ describe("deaths found after an absence, at keeper's first look and later (in-me
     expect(placed.slice(0, 3)).toEqual([1_000, 2_100, 3_300]);
   });
 
+  // Docker rounds hours in its status text: 95 or 110 minutes of uptime read "Up 2 hours". Read as exactly 2 hours,
+  // a restart 10 minutes into a 1 h 45 min absence would lie before keeper's last look: the look would be trusted and
+  // the death never counted (at the next crash, RestartCount would jump by 2 and the old death be dated then).
+  it.each([
+    [105, 'its die event', false, 'event'],
+    [120, 'its die event', false, 'event'],
+    [105, "the run's own times, once the engine's events rolled over", true, 'run-times'],
+  ])(
+    'a death 10 minutes into a %s-minute absence is counted once, dated within the absence by %s',
+    async (absenceMin, _by, rolled, datedBy) => {
+      const h = memoryHost();
+      const { sid, cid } = await runningService(h);
+      h.advance(60);
+      await tick(h);
+      const lookedAtMs = h.nowSec() * 1000;
+      h.advance(10 * 60);
+      h.engine.die(cid, { exitCode: 3 });
+      const diedAtMs = h.engine.container(cid).finishedAtMs as number;
+      h.advance((absenceMin - 10) * 60);
+      if (rolled) await rollEventsOver(h);
+      expect((await h.engine.listContainerUsage()).find((c) => c.id === cid)?.status).toBe('Up 2 hours');
+      expect((await tick(h)).applied.crashes).toBe(1);
+      expect(recordsOf(h, sid)).toEqual([expect.objectContaining({ diedAtMs, datedBy, exitCode: rolled ? null : 3 })]);
+      expect(diedAtMs).toBeGreaterThan(lookedAtMs);
+      h.advance(60);
+      expect((await tick(h)).applied.crashes).toBe(0);
+      expect(service(h.db, sid).crash_count).toBe(1);
+    },
+  );
+
   it('the same for a death every 11 s: the deaths stay a run apart, and no circuit opens', async () => {
     const { h, sid, applied } = await busyAbsence(11);
     expect(applied.crashes).toBe(6);
