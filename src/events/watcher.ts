@@ -41,16 +41,21 @@ export const EVENT_OWED_AFTER_MS = 5_000;
 export const EVENT_IN_HAND_MS = 15_000;
 /** A stream still silent after it was reopened is reopened again this often, until one reports. */
 const SILENT_REOPEN_EVERY_MS = 30_000;
-/** How long the watcher remembers which containers it had events of: longer than any look interval. */
-const EVENTS_REMEMBERED_MS = 10 * 60_000;
 
 /** The container events that can change what a tick finds. health_status matches every `health_status: …`. */
 export const WATCHED_ACTIONS = ['die', 'start', 'health_status', 'oom', 'destroy'];
 /** ah.type values of containers the tick reconciles besides services (warm-pool containers are the pool's). */
 const RECONCILED_TYPES = new Set<string>([RESOURCE_TYPE.database, RESOURCE_TYPE.environment]);
 
+/** Where the watcher keeps the latest event of each container, for the observations of its process (src/host/event-hints.ts). */
+export interface EventHintStore {
+  noteEvent(containerId: string, atMs: number): void;
+  lastEventAtMs(containerId: string): number | undefined;
+}
+
 export interface EventWatcherOptions {
   db: StateDb;
+  hints: EventHintStore;
   docker: Pick<Engine, 'streamEvents'>;
   hostId: string;
   log: Logger;
@@ -127,8 +132,6 @@ export class EventWatcher {
   private lastEventNs: bigint | null = null;
   /** When the current stream was opened (unix ms); undefined while there is none. */
   private followingSinceMs: number | undefined;
-  /** The latest relevant event (its engine time, unix ms) of each container, by full id. */
-  private readonly lastEventMs = new Map<string, number>();
   private readonly reconnect: NonNullable<EventWatcherOptions['reconnect']>;
 
   constructor(private readonly o: EventWatcherOptions) {
@@ -154,7 +157,7 @@ export class EventWatcher {
     if (this.followingSinceMs === undefined) return 'not-following';
     // A change from before this stream opened is the catch-up tick's, asked for at the connect.
     if (change.atMs < this.followingSinceMs) return 'not-following';
-    const seen = this.lastEventMs.get(change.containerId) ?? this.eventOfPrefix(change.containerId);
+    const seen = this.o.hints.lastEventAtMs(change.containerId);
     // Its event arrived: the tick it asked for is in hand, for a while. Past that, that tick has run and left the
     // change for later (an engine stop held for its grace): it is the look's to ask for.
     if (seen !== undefined && seen >= change.atMs - 1000) return nowMs - seen < EVENT_IN_HAND_MS ? 'explained' : 'handled';
@@ -272,7 +275,7 @@ export class EventWatcher {
     this.heardAgain();
     if (!isRelevant(e)) return;
     this.stats.relevant++;
-    this.remember(e.id, Number(e.timeNano / 1_000_000n));
+    this.o.hints.noteEvent(e.id, Number(e.timeNano / 1_000_000n));
     if (coveredNs !== null && e.timeNano <= coveredNs) return;
     if (e.timeNano < openedNs) this.stats.replayed++;
     this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes[LABEL.service] });
@@ -314,18 +317,6 @@ export class EventWatcher {
     this.silentProbe = undefined;
     this.o.log.info('docker event stream reports again', {});
     this.setState('following', '');
-  }
-
-  private remember(containerId: string, atMs: number): void {
-    this.lastEventMs.set(containerId, Math.max(atMs, this.lastEventMs.get(containerId) ?? 0));
-    if (this.lastEventMs.size < 1000) return;
-    for (const [id, at] of this.lastEventMs) if (at < atMs - EVENTS_REMEMBERED_MS) this.lastEventMs.delete(id);
-  }
-
-  /** A service row may hold a 12-character prefix of the id that events carry in full. */
-  private eventOfPrefix(containerId: string): number | undefined {
-    for (const [id, at] of this.lastEventMs) if (id.startsWith(containerId)) return at;
-    return undefined;
   }
 
   private see(ns: bigint): void {

@@ -65,7 +65,12 @@ export interface MemoryContainer {
   networks: Set<string>;
   mounts: { name: string; destination: string }[];
   output: { atMs: number; text: string }[];
+  /** What the list still shows of it after a death (listLagsDeaths), until it is inspected. */
+  listedAs?: ListedState;
 }
+
+/** The fields of a container the list reads (state, times, health, restarts). */
+type ListedState = Pick<MemoryContainer, 'state' | 'exitCode' | 'health' | 'restartCount' | 'startedAtMs' | 'finishedAtMs'>;
 
 interface MemoryNetwork {
   id: string;
@@ -148,6 +153,18 @@ export function humanDuration(seconds: number): string {
   return `${Math.floor(Math.floor(d / 3600) / 24 / 365)} years`;
 }
 
+/** The fields the list shows of a container now. */
+function listedState(c: MemoryContainer): ListedState {
+  return {
+    state: c.state,
+    exitCode: c.exitCode,
+    health: c.health,
+    restartCount: c.restartCount,
+    startedAtMs: c.startedAtMs,
+    finishedAtMs: c.finishedAtMs,
+  };
+}
+
 export class MemoryEngine implements Engine {
   readonly containers = new Map<string, MemoryContainer>();
   readonly networks = new Map<string, MemoryNetwork>();
@@ -159,6 +176,12 @@ export class MemoryEngine implements Engine {
   engineRuntimes: EngineRuntimes = { names: ['runc'], defaultRuntime: 'runc', args: {} };
   /** Restarts by the restart policy wait Docker's restart delay, as the engine's do; false: they come at once. */
   restartBackoff = false;
+  /**
+   * The list lags a death, as Docker's does: it sends `die` before its list shows the death (the list is a copy the
+   * engine updates once its exit handler is done, tens of ms later), while an inspect waits for that handler. With
+   * this on, the list shows a container as it was before its death until the container is next inspected.
+   */
+  listLagsDeaths = false;
   dockerRootDir = os.tmpdir();
   private failures: (InjectedFailure & { operation: string })[] = [];
   private listeners = new Set<(e: DockerEvent) => void>();
@@ -209,6 +232,7 @@ export class MemoryEngine implements Engine {
     const c = this.container(ref);
     const exitCode = opts.exitCode ?? (opts.oomKilled ? 137 : 1);
     const now = this.clock.nowMs();
+    if (this.listLagsDeaths) c.listedAs ??= listedState(c);
     if (opts.oomKilled) this.emit(c, 'oom');
     this.emit(c, 'die', { exitCode: String(exitCode) });
     const runMs = now - (c.startedAtMs ?? now);
@@ -270,6 +294,11 @@ export class MemoryEngine implements Engine {
     }));
   }
 
+  /** The containers as the list shows them: a death the list lags (listLagsDeaths) not yet. */
+  private listed(): MemoryContainer[] {
+    return [...this.containers.values()].map((c) => (c.listedAs ? { ...c, ...c.listedAs } : c));
+  }
+
   async runtimes(): Promise<EngineRuntimes> {
     return this.call('info', undefined, () => structuredClone(this.engineRuntimes));
   }
@@ -278,7 +307,7 @@ export class MemoryEngine implements Engine {
 
   async listContainers(labels: LabelFilter, opts: { all?: boolean } = {}): Promise<ContainerSummary[]> {
     return this.call('container.list', undefined, () =>
-      [...this.containers.values()]
+      this.listed()
         .filter((c) => matchesLabels(c.labels, labels) && ((opts.all ?? true) ? true : c.state === 'running'))
         .map((c) => ({
           id: c.id,
@@ -294,7 +323,7 @@ export class MemoryEngine implements Engine {
 
   async listContainerUsage(): Promise<ContainerUsage[]> {
     return this.call('container.list', undefined, () =>
-      [...this.containers.values()].map((c) => ({
+      this.listed().map((c) => ({
         id: c.id,
         name: c.name,
         state: c.state,
@@ -310,7 +339,11 @@ export class MemoryEngine implements Engine {
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerDetails> {
-    return this.call('container.inspect', idOrName, () => this.details(this.mustContainer('container.inspect', idOrName)));
+    return this.call('container.inspect', idOrName, () => {
+      const c = this.mustContainer('container.inspect', idOrName);
+      delete c.listedAs;
+      return this.details(c);
+    });
   }
 
   async createContainer(spec: ContainerSpec): Promise<string> {

@@ -127,6 +127,41 @@ describe('crash accounting (in-memory engine)', () => {
   });
 });
 
+describe("an event is a hint, the engine is the truth (in-memory engine whose list lags a death, as Docker's does)", () => {
+  it("a run never trusts a list entry of a container that had an event since keeper's last look: it inspects it", async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { restartPolicy: 'no' });
+    h.advance(60);
+    await tick(h);
+    h.advance(30);
+    h.engine.listLagsDeaths = true;
+    h.engine.die(cid, { exitCode: 3 });
+    expect((await h.engine.listContainerUsage()).find((c) => c.id === cid)).toMatchObject({
+      state: 'running',
+      status: 'Up About a minute',
+    });
+    // Without the event's hint the list is trusted: the death is passed over.
+    expect((await tick(h)).applied.crashes).toBe(0);
+    h.advance(1);
+    h.deps.hints!.noteEvent(cid, h.engine.container(cid).finishedAtMs as number);
+    expect((await tick(h)).applied.crashes).toBe(1);
+    expect(service(h.db, sid)).toMatchObject({ status: 'crashed', crash_count: 1, last_error: 'container exited (exit code 3)' });
+  });
+
+  it('an event older than the last look no longer costs an inspect', async () => {
+    const h = memoryHost();
+    const { cid } = await runningService(h);
+    h.deps.hints!.noteEvent(cid, h.nowSec() * 1000);
+    h.advance(60);
+    await tick(h);
+    h.advance(30);
+    const inspects = () => h.engine.calls.get('container.inspect') ?? 0;
+    const before = inspects();
+    await tick(h);
+    expect(inspects()).toBe(before);
+  });
+});
+
 describe('404 against a transient error (in-memory engine)', () => {
   it('a transient inspect error (HTTP 500, or no answer) skips the container and counts nothing; the death is counted once it answers', async () => {
     for (const status of [500, undefined]) {

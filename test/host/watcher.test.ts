@@ -29,6 +29,7 @@ async function following(h: MemoryHost): Promise<{ at: number; serviceId?: strin
   const requests: { at: number; serviceId?: string }[] = [];
   watcher = new EventWatcher({
     db: h.db,
+    hints: h.deps.hints!,
     docker: h.engine,
     hostId: h.settings.hostId,
     log: silentLogger,

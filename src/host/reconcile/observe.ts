@@ -35,7 +35,7 @@ export const INSPECT_CONCURRENCY = 8;
 const WATCHED_STATUSES = new Set(['running', 'crashed']);
 
 export async function observeHost(
-  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>,
+  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock' | 'hints'>,
   policy: CrashPolicy,
   now: number,
   view: EngineView = new EngineView(deps.docker),
@@ -66,7 +66,15 @@ export async function observeHost(
     lastRecordedAt: lastRecordedAt(db, s.id, s.containerId as string),
     keeperArrivedAt: keeperArrivedAt(db),
   });
-  const observer = serviceObserver({ listed: serviceList, looks: readLooks(db), countedBefore, inspector, policy, obs });
+  const observer = serviceObserver({
+    listed: serviceList,
+    looks: readLooks(db),
+    countedBefore,
+    inspector,
+    policy,
+    obs,
+    hinted: (containerId, sinceSec) => deps.hints?.eventSince(containerId, sinceSec * 1000) ?? false,
+  });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   touchLooks(db, observer.unchanged, now);
@@ -129,6 +137,8 @@ interface ServiceContext {
   inspector: Inspector;
   policy: CrashPolicy;
   obs: TickObservation;
+  /** The worker's event watcher heard of the container at or after `sinceSec` (unix seconds). */
+  hinted: (containerId: string, sinceSec: number) => boolean;
 }
 
 /** Observes watched services one by one, collecting those confirmed unchanged since keeper's last look. */
@@ -147,7 +157,8 @@ function serviceObserver(ctx: ServiceContext) {
     const stored = ctx.looks.get(s.id);
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
-    if (summary && previous && unchangedSince(summary, previous, obs.now)) {
+    // An event since the last look is a hint that the list may not show yet: the list lags a death's `die` event.
+    if (summary && previous && !ctx.hinted(containerId, previous.lookedAt - 1) && unchangedSince(summary, previous, obs.now)) {
       rulesOf(s, summary.labels, ctx.policy, obs);
       unchanged.push(s.id);
       return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));
