@@ -46,6 +46,8 @@ export class DockerProxy {
   private readonly lagged = new Map<string, { was: ListedRunning; untilMs: number }>();
   /** List answers that showed a dead container as it was before its death (lagListAfterDeaths). */
   staleListAnswers = 0;
+  /** reportOomLate: what the engine has not handled yet of the kernel's OOM kills. */
+  private oomLate: { inspect: boolean; events: boolean } | undefined;
 
   private constructor(
     private readonly server: http.Server,
@@ -114,6 +116,16 @@ export class DockerProxy {
     this.lagMs = maxMs;
   }
 
+  /**
+   * Docker reports an OOM kill late under load: the exit (137) comes first, and until the engine has handled the
+   * kernel's OOM notification its inspect says OOMKilled false and its `oom` event is not out yet. This makes it as
+   * late as a test needs: inspects say OOMKilled false, and with `events` the `oom` events are left out of every
+   * bounded event read (with `until`; a followed stream passes them), until `reportOomLate(undefined)`.
+   */
+  reportOomLate(late: { inspect: boolean; events: boolean } | undefined): void {
+    this.oomLate = late;
+  }
+
   get openEventStreams(): number {
     return this.eventStreams.size;
   }
@@ -128,27 +140,32 @@ export class DockerProxy {
     fs.rmSync(path.dirname(this.socketPath), { recursive: true, force: true });
   }
 
-  /** A list answer with the lagged containers as they were before their deaths. */
-  private lagList(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
+  /** An inspect or a bounded event read as the engine answers before it has handled an OOM kill (reportOomLate). */
+  private withoutOom(req: http.IncomingMessage, res: http.ServerResponse, target: string, events: boolean): void {
+    const late = this.oomLate!;
+    this.rewritten(req, res, target, (body) => {
+      if (events)
+        return late.events
+          ? body
+              .split('\n')
+              .filter((l) => !/"Action":"oom"/.test(l))
+              .join('\n')
+          : body;
+      if (!late.inspect) return body;
+      const c = JSON.parse(body) as { State?: { OOMKilled?: boolean } };
+      if (c.State) c.State.OOMKilled = false;
+      return JSON.stringify(c);
+    });
+  }
+
+  /** Forwards a request whose whole answer is read, changed by `change` when the engine answered 200, and sent on. */
+  private rewritten(req: http.IncomingMessage, res: http.ServerResponse, target: string, change: (body: string) => string): void {
     const upstream = http.request({ socketPath: target, method: req.method, path: req.url, headers: req.headers }, (up) => {
       const chunks: Buffer[] = [];
       up.on('data', (c: Buffer) => chunks.push(c));
       up.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        let out = body;
-        if (up.statusCode === 200) {
-          const list = JSON.parse(body) as ListEntry[];
-          const now = Date.now();
-          out = JSON.stringify(
-            list.map((c) => {
-              const lag = this.lagged.get(c.Id);
-              if (lag && lag.untilMs > now) return (this.staleListAnswers++, runningAsOf(lag.was, now));
-              if (c.State === 'running')
-                this.lastRunning.set(c.Id, { entry: c, startedAtMs: now - (statusAge(c.Status)?.minSec ?? 0) * 1000 });
-              return c;
-            }),
-          );
-        }
+        const out = up.statusCode === 200 ? change(body) : body;
         const headers = { ...up.headers, 'content-length': String(Buffer.byteLength(out)) };
         delete headers['transfer-encoding'];
         res.writeHead(up.statusCode ?? 502, headers);
@@ -157,6 +174,20 @@ export class DockerProxy {
     });
     upstream.on('error', (err) => res.writeHead(502).end(JSON.stringify({ message: `proxy: ${err.message}` })));
     req.pipe(upstream);
+  }
+
+  /** A list answer with the lagged containers as they were before their deaths. */
+  private lagList(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
+    this.rewritten(req, res, target, (body) => {
+      const now = Date.now();
+      const list = (JSON.parse(body) as ListEntry[]).map((c) => {
+        const lag = this.lagged.get(c.Id);
+        if (lag && lag.untilMs > now) return (this.staleListAnswers++, runningAsOf(lag.was, now));
+        if (c.State === 'running') this.lastRunning.set(c.Id, { entry: c, startedAtMs: now - (statusAge(c.Status)?.minSec ?? 0) * 1000 });
+        return c;
+      });
+      return JSON.stringify(list);
+    });
   }
 
   /**
@@ -217,6 +248,8 @@ export class DockerProxy {
     // dockerode sends `until=` (empty) when a stream has no end.
     const followed = apiPath === '/events' && !new URL(req.url ?? '/', 'http://engine').searchParams.get('until');
     if (this.lagMs !== undefined && method === 'GET' && apiPath === '/containers/json') return this.lagList(req, res, target);
+    if (this.oomLate && method === 'GET' && (/^\/containers\/[^/]+\/json$/.test(apiPath) || (apiPath === '/events' && !followed)))
+      return this.withoutOom(req, res, target, apiPath === '/events');
     const inspected = this.lagMs !== undefined && /^\/containers\/([^/]+)\/json$/.exec(apiPath)?.[1];
     const upstream = http.request({ socketPath: target, method, path: req.url, headers: req.headers }, (up) => {
       if (inspected) up.on('end', () => this.releaseLag(inspected));

@@ -48,6 +48,8 @@ export interface MemoryContainer {
   state: string;
   exitCode: number;
   health: string;
+  /** When setHealth made it unhealthy (its health log's failing probe); null otherwise. */
+  unhealthySinceMs: number | null;
   hasHealthcheck: boolean;
   restartCount: number;
   startedAtMs: number | null;
@@ -187,6 +189,8 @@ export class MemoryEngine implements Engine {
   private listeners = new Set<(e: DockerEvent) => void>();
   /** Open streams that deliver nothing more (silenceStreams). */
   private silenced = new Set<(e: DockerEvent) => void>();
+  /** Streams opened from now on replay what they are asked for, then deliver nothing live (silenceStreams alsoNew). */
+  private silenceNew = false;
 
   constructor(private readonly clock: Clock = systemClock) {
     for (const name of ['bridge', 'host', 'none']) this.addNetwork(name, {});
@@ -273,6 +277,7 @@ export class MemoryEngine implements Engine {
   /** The health check's verdict changes (`healthy`, `unhealthy`, `starting`). */
   setHealth(ref: string, health: string): void {
     const c = this.container(ref);
+    c.unhealthySinceMs = health === 'unhealthy' ? (c.health === 'unhealthy' ? c.unhealthySinceMs : this.clock.nowMs()) : null;
     c.health = health;
     this.emit(c, `health_status: ${health}`);
   }
@@ -366,6 +371,7 @@ export class MemoryEngine implements Engine {
         state: 'created',
         exitCode: 0,
         health: '',
+        unhealthySinceMs: null,
         hasHealthcheck: !!spec.healthcheck,
         restartCount: 0,
         startedAtMs: null,
@@ -664,6 +670,7 @@ export class MemoryEngine implements Engine {
       const done = new Promise<void>((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
       const listener = (e: DockerEvent) => wanted(e) && onEvent(e);
       this.listeners.add(listener);
+      if (this.silenceNew) this.silenced.add(listener);
       const end = (err?: DockerError) => (this.listeners.delete(listener), settle(err));
       const aborted = () => end(new DockerError('events', undefined, 'docker events: ECONNRESET: aborted'));
       opts.signal?.addEventListener('abort', aborted, { once: true });
@@ -734,6 +741,8 @@ export class MemoryEngine implements Engine {
       status: c.state,
       exitCode: c.exitCode,
       health: c.health,
+      // Set only by a failing probe (setHealth): a stopped container's `unhealthy` has no failing streak in its log.
+      unhealthySinceMs: c.health === 'unhealthy' ? c.unhealthySinceMs : null,
       restartCount: c.restartCount,
       pid: c.state === 'running' ? 4242 : 0,
       startedAt: sec(c.startedAtMs),
@@ -779,10 +788,17 @@ export class MemoryEngine implements Engine {
 
   /**
    * A half-open event stream (a stuck proxy, a wedged engine thread): the streams open now stay open and deliver
-   * nothing more; streams opened later work, and replay what was missed from `since`.
+   * nothing more; streams opened later work, and replay what was missed from `since`. With `alsoNew`, streams opened
+   * later replay what they ask for and then deliver nothing live either (a proxy that buffers), until restoreStreams.
    */
-  silenceStreams(): void {
+  silenceStreams(opts: { alsoNew?: boolean } = {}): void {
     for (const l of this.listeners) this.silenced.add(l);
+    this.silenceNew = opts.alsoNew ?? false;
+  }
+
+  /** Streams opened from now on deliver live events again (those silenced stay so). */
+  restoreStreams(): void {
+    this.silenceNew = false;
   }
 
   /** Creates a volume unless it exists (then it stays as it is). */

@@ -119,8 +119,12 @@ describe('crash accounting (in-memory engine)', () => {
     await tick(h);
     h.advance(60);
     h.engine.setHealth(cid, 'unhealthy');
+    const unhealthyAtMs = h.engine.container(cid).unhealthySinceMs;
+    h.advance(8);
     const startedBefore = h.engine.container(cid).startedAtMs;
     expect((await tick(h)).applied).toMatchObject({ crashes: 1, unhealthyRestarted: 1 });
+    // Dated when its check failed (the engine's health log), not when the tick found it.
+    expect(recordsOf(h, sid)).toEqual([expect.objectContaining({ seenBy: 'health-check', diedAtMs: unhealthyAtMs })]);
     expect(service(h.db, sid)).toMatchObject({ status: 'crashed', last_error: 'container unhealthy (health check failed)' });
     expect(h.engine.container(cid)).toMatchObject({ state: 'running', health: 'starting' });
     expect(h.engine.container(cid).startedAtMs).toBeGreaterThan(startedBefore!);

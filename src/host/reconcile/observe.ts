@@ -24,6 +24,7 @@ import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from '
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
+import { observeOomConfirmations } from './oom-confirmations';
 import { findOpenCircuitsRunning } from './open-circuits';
 import { LABEL, RESOURCE_TYPE } from '../../names';
 import { crashSettingParsers } from '../../settings';
@@ -77,6 +78,7 @@ export async function observeHost(
   });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
+  await observeOomConfirmations(docker, db, deps.clock.nowMs(), obs);
   touchLooks(db, observer.unchanged, now);
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
