@@ -51,6 +51,28 @@ async function following(
   return requests;
 }
 
+/** keeper's first look at the host's services, by a tick's own observe and apply. */
+async function firstLook(h: MemoryHost): Promise<void> {
+  const policy = crashPolicy(h.settings);
+  await applyObservation(h.deps, policy, await observeHost(h.deps, policy, h.nowSec()));
+}
+
+/** The reconcile loop's local look, run by the test, with the watcher as its witness; its asks are recorded. */
+function reconcileLooks(h: MemoryHost): { sensors: Sensors; asks: string[] } {
+  const asks: string[] = [];
+  const policy = crashPolicy(h.settings);
+  const sensors = new Sensors({
+    looks: [{ loop: 'reconcile', everyMs: 60_000, look: (view) => lookForReconcile(h.deps, policy, view) }],
+    view: () => new EngineView(h.engine),
+    ask: async (_loop, why) => void asks.push(why),
+    lastRunFinishedAtMs: () => undefined,
+    witness: watcher,
+    log: silentLogger,
+    clock: h.deps.clock,
+  });
+  return { sensors, asks };
+}
+
 async function serviceContainer(h: MemoryHost, start = true): Promise<{ sid: string; cid: string }> {
   h.engine.addImage(TEST_IMAGE);
   const sid = uniqueId('svc');
@@ -116,19 +138,9 @@ describe('a silent event stream (in-memory engine)', () => {
     const h = memoryHost();
     const { sid, cid } = await serviceContainer(h);
     addService(h.db, addTenant(h.db), { containerId: cid }, sid);
-    const policy = crashPolicy(h.settings);
-    await applyObservation(h.deps, policy, await observeHost(h.deps, policy, h.nowSec())); // keeper's first look
+    await firstLook(h);
     const requests = await following(h);
-    const asks: string[] = [];
-    const sensors = new Sensors({
-      looks: [{ loop: 'reconcile', everyMs: 60_000, look: (view) => lookForReconcile(h.deps, policy, view) }],
-      view: () => new EngineView(h.engine),
-      ask: async (_loop, why) => void asks.push(why),
-      lastRunFinishedAtMs: () => undefined,
-      witness: watcher,
-      log: silentLogger,
-      clock: h.deps.clock,
-    });
+    const { sensors, asks } = reconcileLooks(h);
 
     h.engine.silenceStreams(); // the stream stays open and says nothing more
     h.engine.die(cid, { restarted: false });
@@ -164,19 +176,9 @@ describe('an unhealthy container under a silent event stream (in-memory engine)'
     await h.engine.startContainer(cid);
     h.engine.setHealth(cid, 'healthy');
     addService(h.db, addTenant(h.db), { containerId: cid }, sid);
-    const policy = crashPolicy(h.settings);
-    await applyObservation(h.deps, policy, await observeHost(h.deps, policy, h.nowSec())); // keeper's first look
+    await firstLook(h);
     await following(h);
-    const asks: string[] = [];
-    const sensors = new Sensors({
-      looks: [{ loop: 'reconcile', everyMs: 60_000, look: (view) => lookForReconcile(h.deps, policy, view) }],
-      view: () => new EngineView(h.engine),
-      ask: async (_loop, why) => void asks.push(why),
-      lastRunFinishedAtMs: () => undefined,
-      witness: watcher,
-      log: silentLogger,
-      clock: h.deps.clock,
-    });
+    const { sensors, asks } = reconcileLooks(h);
 
     h.engine.silenceStreams();
     h.engine.setHealth(cid, 'unhealthy');
