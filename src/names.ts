@@ -46,3 +46,10 @@ export const environmentVolumeName = (envId: string) => `ah-env-${envId}`;
 /** ah's name for a pool container (tenant "pool", environment = the entry id); a claim renames it. */
 export const poolContainerName = (entryId: string) => `ah-env-pool-${entryId}`;
 export const poolVolumeName = (entryId: string) => `${POOL_VOLUME_PREFIX}${entryId}`;
+
+/**
+ * keeper's own: the volume the event watcher creates and removes at once to prove that a stream it reopened delivers
+ * live events (src/events/watcher.ts). Not `ah-`, so GC never takes it for ah's; labelled, so an operator can tell it.
+ */
+export const KEEPER_PROBE_LABEL = 'keeper.probe';
+export const eventProbeVolume = (hostId: string) => `keeper-events-probe-${hostId}`;

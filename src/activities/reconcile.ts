@@ -38,6 +38,7 @@ export function createReconcileActivities(deps: HostDeps) {
     observeHost: observe,
 
     async reconcileHost(workflowId: string): Promise<ReconciledHost> {
+      const observedFromMs = deps.clock.nowMs();
       const housekept = housekeep(deps, policy);
       const obs = await observe();
       const applied = await applyObservation({ ...deps, log }, policy, obs);
@@ -47,6 +48,7 @@ export function createReconcileActivities(deps: HostDeps) {
       const { expiredCircuits, hostId, ...housekeeping } = housekept;
       const summary = summariseTick(obs, applied, housekeeping, expiredCircuits.length);
       record(summary, workflowId);
+      deps.hints?.notePass({ observedFromMs, finishedAtMs: deps.clock.nowMs() });
       const services = [...new Set([...obs.crashes.map((c) => c.serviceId), ...circuits.map((c) => c.serviceId)])];
       return { hostId, circuits, summary, services, details: tickActed(summary) ? tickWords(summary) : undefined };
     },

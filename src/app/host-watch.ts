@@ -10,6 +10,7 @@ import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
 import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
 import { EngineView } from '../host/engine-view';
+import { EventHints } from '../host/event-hints';
 import { lookForGc } from '../host/looks/gc-look';
 import { lookForPool } from '../host/looks/pool-look';
 import { lookForReconcile } from '../host/looks/reconcile-look';
@@ -71,6 +72,7 @@ export function createEventWatcher(
 ): EventWatcher {
   return new EventWatcher({
     db: deps.db,
+    hints: deps.hints ?? new EventHints(),
     docker: deps.docker,
     hostId: settings.hostId,
     log: deps.log.child({ loop: 'events' }),
@@ -112,6 +114,7 @@ export function createSensors(
       return at === undefined ? undefined : at * 1000;
     },
     witness: opts.witness,
+    passedOver: (changeAtMs, lookStartedMs) => deps.hints?.passedOver(changeAtMs, lookStartedMs) ?? false,
     record: (loop, o) =>
       recordLookState(
         deps.db,

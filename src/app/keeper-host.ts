@@ -12,6 +12,7 @@ import { DockerClient } from '../docker/client';
 import type { DiskWatcher, DiskWatcherOptions } from '../host/disk-watcher';
 import type { EventWatcher, EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
+import { EventHints } from '../host/event-hints';
 import { taskQueueFor } from '../ids';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
@@ -88,7 +89,9 @@ export type { HostRequests, HostWatch } from './host-watch';
 
 export function createKeeperHost(settings: Settings, parts: HostParts = {}): KeeperHost {
   const opened = openHost(settings, 'worker', parts);
-  const { deps } = opened;
+  // What the event watcher hears, for the runs and looks of this worker: a list entry of a container with a newer
+  // event is no proof of anything (src/host/event-hints.ts).
+  const deps = { ...opened.deps, hints: opened.deps.hints ?? new EventHints() };
   const { metrics } = deps;
   // The adapter counts the engine API calls it makes; an engine given in its place (a test double) is not counted.
   if (metrics && deps.docker instanceof DockerClient) deps.docker.onCall = (operation) => metrics.dockerCalls.add(1, { operation });

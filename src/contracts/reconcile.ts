@@ -126,6 +126,8 @@ export interface TickObservation {
   openCircuitsRunning?: { serviceId: string; containerId: string }[];
   splitBrain: SplitBrain[];
   problems: Problem[];
+  /** Recorded deaths (keeper_crash_records ids) that the engine's later `oom` events show were OOM kills. */
+  oomConfirmed?: number[];
   /** Services whose crash policy labels this tick read (from the list or an inspect), and the bad ones' lines. */
   labelsChecked?: string[];
   labelProblems?: { serviceId: string; problems: string[] }[];
@@ -144,6 +146,8 @@ export interface TickApplied {
   environmentsStopped: number;
   containersStopped: number;
   dockerActionErrors: number;
+  /** Recorded deaths corrected to OOM kills; absent from results made before it. */
+  oomConfirmed?: number;
 }
 
 /** What the tick's DB-only steps did. */

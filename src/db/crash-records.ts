@@ -98,6 +98,30 @@ export function deathsOfWindow(db: StateDb, serviceId: string, windowStart: numb
   return (rows as Parameters<typeof toRow>[0][]).map((r) => ({ ...toRow(r), logTail: '' }));
 }
 
+/**
+ * Deaths recorded since `sinceSec` as exit 137 and not OOM-killed, with their time: those the engine's later `oom`
+ * event may show were OOM kills (src/host/reconcile/oom-confirmations.ts).
+ */
+export function deathsAwaitingOom(db: StateDb, sinceSec: number): { id: number; containerId: string; diedAtMs: number }[] {
+  return db
+    .prepare(
+      `SELECT id, container_id AS containerId, died_at_ms AS diedAtMs FROM keeper_crash_records
+        WHERE exit_code = 137 AND oom_killed = 0 AND died_at_ms IS NOT NULL AND recorded_at >= ? ORDER BY id`,
+    )
+    .all(sinceSec) as { id: number; containerId: string; diedAtMs: number }[];
+}
+
+/** The death was an OOM kill after all: its record says so, in its flag and its reason. Once: false when already. */
+export function confirmOomKill(db: StateDb, id: number): boolean {
+  const r = db.prepare(`${CRASH_RECORD_SELECT} WHERE id = ? AND oom_killed = 0`).get(id) as Parameters<typeof toRow>[0] | undefined;
+  if (!r) return false;
+  const row = toRow(r);
+  const reason = deathReason({ ...row, oomKilled: true, logWindow: null });
+  return (
+    db.prepare('UPDATE keeper_crash_records SET oom_killed = 1, reason = ? WHERE id = ? AND oom_killed = 0').run(reason, id).changes === 1
+  );
+}
+
 /** Each service's last recorded death: its reason and time, for `keeper status`. */
 export function lastDeaths(db: StateDb): Map<string, { reason: string; diedAtMs: number | null; recordedAt: number }> {
   const rows = db

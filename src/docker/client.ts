@@ -209,6 +209,7 @@ export class DockerClient implements Engine {
       status: (c.State.Status ?? '').toLowerCase(),
       exitCode: c.State.ExitCode,
       health: (c.State as { Health?: { Status?: string } }).Health?.Status ?? '',
+      unhealthySinceMs: unhealthySinceMs(c as unknown as HealthOf),
       restartCount: c.RestartCount ?? 0,
       pid: c.State.Pid ?? 0,
       startedAt: toUnixSeconds(c.State.StartedAt),
@@ -591,6 +592,33 @@ function parseEvent(line: string): DockerEvent | undefined {
     attributes: raw.Actor?.Attributes ?? {},
     timeNano: BigInt(Math.round(raw.timeNano ?? (raw.time ?? 0) * 1e9)),
   };
+}
+
+/** The parts of an inspect that say when a container turned unhealthy. */
+interface HealthOf {
+  State: { Health?: { Status?: string; FailingStreak?: number; Log?: { End?: string; ExitCode?: number }[] } };
+  Config?: { Healthcheck?: { Retries?: number } };
+}
+
+/** Docker's retries when a health check names none. */
+const DEFAULT_HEALTH_RETRIES = 3;
+
+/**
+ * When the health check made the container unhealthy: the end of the probe of the current failing streak whose
+ * failure reached the check's retries. The log keeps the last 5 probes; a streak longer than that began before them,
+ * and the oldest one kept is the latest it can have been. null unless unhealthy with a failing probe in the log.
+ */
+function unhealthySinceMs(c: HealthOf): number | null {
+  const h = c.State.Health;
+  const log = h?.Log ?? [];
+  const streak = h?.FailingStreak ?? 0;
+  if (h?.Status !== 'unhealthy' || streak <= 0 || log.length === 0) return null;
+  const retries = c.Config?.Healthcheck?.Retries || DEFAULT_HEALTH_RETRIES;
+  const first = Math.max(0, log.length - streak);
+  const reached = Math.min(log.length - 1, first + retries - 1);
+  const end = log[reached]?.End;
+  const ms = end ? Date.parse(end) : NaN;
+  return Number.isFinite(ms) ? ms : null;
 }
 
 /** Without a TTY the engine frames each chunk with an 8-byte header (stream, 0, 0, 0, size32be). */

@@ -26,6 +26,11 @@ export interface ContainerDetails {
   status: string;
   exitCode: number;
   health: string; // '' when the image has no HEALTHCHECK
+  /**
+   * While `unhealthy`: when the health check made it so (unix ms), the end of the probe whose failure reached its
+   * retries, as the engine's health log (its last 5 probes) tells; null when healthy, or when the log no longer says.
+   */
+  unhealthySinceMs: number | null;
   restartCount: number;
   /** The main process's pid on the host, 0 when not running (benchmarks crash it the way the kernel would). */
   pid: number;

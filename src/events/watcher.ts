@@ -15,7 +15,7 @@ import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
 import { unixSeconds, type Clock } from '../time';
 import { recordWatcherState, type KeeperMetrics } from '../metrics';
-import { LABEL, RESOURCE_TYPE } from '../names';
+import { eventProbeVolume, KEEPER_PROBE_LABEL, LABEL, RESOURCE_TYPE } from '../names';
 import { exponentialBackoff } from '../policy/backoff';
 
 export { readEventWatcherState, type EventWatcherState } from '../db/events';
@@ -40,18 +40,29 @@ export const EVENT_OWED_AFTER_MS = 5_000;
 /** How long the tick an event asked for is counted on to handle the change: longer than a tick takes, shorter than a look. */
 export const EVENT_IN_HAND_MS = 15_000;
 /** A stream still silent after it was reopened is reopened again this often, until one reports. */
-const SILENT_REOPEN_EVERY_MS = 30_000;
-/** How long the watcher remembers which containers it had events of: longer than any look interval. */
-const EVENTS_REMEMBERED_MS = 10 * 60_000;
+export const SILENT_REOPEN_EVERY_MS = 30_000;
 
 /** The container events that can change what a tick finds. health_status matches every `health_status: …`. */
 export const WATCHED_ACTIONS = ['die', 'start', 'health_status', 'oom', 'destroy'];
+/**
+ * What the stream asks for: those, and volumes' creates and removals, of which the silent stream's probe is one (a
+ * container's `create` comes too, and asks for nothing).
+ */
+const STREAM_QUERY = { types: ['container', 'volume'], actions: [...WATCHED_ACTIONS, 'create'] };
 /** ah.type values of containers the tick reconciles besides services (warm-pool containers are the pool's). */
 const RECONCILED_TYPES = new Set<string>([RESOURCE_TYPE.database, RESOURCE_TYPE.environment]);
 
+/** Where the watcher keeps the latest event of each container, for the observations of its process (src/host/event-hints.ts). */
+export interface EventHintStore {
+  noteEvent(containerId: string, atMs: number): void;
+  lastEventAtMs(containerId: string): number | undefined;
+}
+
 export interface EventWatcherOptions {
   db: StateDb;
-  docker: Pick<Engine, 'streamEvents'>;
+  hints: EventHintStore;
+  /** The stream, and a volume of the watcher's own that proves a reopened stream reports live events. */
+  docker: Pick<Engine, 'streamEvents' | 'createVolume' | 'removeVolume'>;
   hostId: string;
   log: Logger;
   /** Asks for one reconcile tick now, naming the service of the event that asked if any; false: declined (paused). */
@@ -64,6 +75,8 @@ export interface EventWatcherOptions {
    */
   lookAfterStartMs?: number;
   reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
+  /** A stream still silent after it was reopened is reopened again this often (SILENT_REOPEN_EVERY_MS). */
+  silentReopenEveryMs?: number;
   /** For the times it records; the system's when unset. */
   clock?: Clock;
   /** The worker's metrics: the state goes to `keeper_event_watcher_state` as well as to the DB. */
@@ -78,6 +91,7 @@ export interface WatcherStats {
   declined: number; // requests the schedule's owner declined (an operator paused it)
   connects: number;
   silences: number; // streams found silent by a local look, and reopened
+  probes: number; // live events the watcher made itself to prove a reopened stream reports
 }
 
 /** Whether an event concerns a container the reconcile tick looks at: labels travel in the attributes. */
@@ -103,7 +117,16 @@ export interface SeenChange {
 }
 
 export class EventWatcher {
-  readonly stats: WatcherStats = { events: 0, relevant: 0, replayed: 0, ticksRequested: 0, declined: 0, connects: 0, silences: 0 };
+  readonly stats: WatcherStats = {
+    events: 0,
+    relevant: 0,
+    replayed: 0,
+    ticksRequested: 0,
+    declined: 0,
+    connects: 0,
+    silences: 0,
+    probes: 0,
+  };
   private stopped = false;
   private loop: Promise<void> | undefined;
   private closeStream: (() => void) | undefined;
@@ -115,20 +138,17 @@ export class EventWatcher {
   private latestStartDueMs = 0;
   private latestStartService: string | undefined;
   private pending = false;
-  private inFlight: Promise<void> = Promise.resolve();
-  private requesting = 0;
+  /** The request being made, and whether another is owed once it is taken: never more than one waits behind it. */
+  private inFlight: Promise<void> | undefined;
+  private owed: { serviceId?: string } | undefined;
   private seenNs: bigint | null = null;
   private state: WatcherState | undefined;
   /** Why the stream counts as silent, until an event arrives on it again; undefined while it is not. */
   private silence: string | undefined;
   /** While silent: reopens the stream now and then, until one reports. */
   private silentProbe: NodeJS.Timeout | undefined;
-  /** The engine time of the latest event received on any stream (ns). */
-  private lastEventNs: bigint | null = null;
   /** When the current stream was opened (unix ms); undefined while there is none. */
   private followingSinceMs: number | undefined;
-  /** The latest relevant event (its engine time, unix ms) of each container, by full id. */
-  private readonly lastEventMs = new Map<string, number>();
   private readonly reconnect: NonNullable<EventWatcherOptions['reconnect']>;
 
   constructor(private readonly o: EventWatcherOptions) {
@@ -141,7 +161,7 @@ export class EventWatcher {
 
   /** No tick request is in flight or waiting for its window. */
   get idle(): boolean {
-    return !this.window && !this.startLook && !this.pending && this.requesting === 0;
+    return !this.window && !this.startLook && !this.pending && this.inFlight === undefined;
   }
 
   /** A container start's look is armed: a service coming back up will be looked at. */
@@ -154,7 +174,7 @@ export class EventWatcher {
     if (this.followingSinceMs === undefined) return 'not-following';
     // A change from before this stream opened is the catch-up tick's, asked for at the connect.
     if (change.atMs < this.followingSinceMs) return 'not-following';
-    const seen = this.lastEventMs.get(change.containerId) ?? this.eventOfPrefix(change.containerId);
+    const seen = this.o.hints.lastEventAtMs(change.containerId);
     // Its event arrived: the tick it asked for is in hand, for a while. Past that, that tick has run and left the
     // change for later (an engine stop held for its grace): it is the look's to ask for.
     if (seen !== undefined && seen >= change.atMs - 1000) return nowMs - seen < EVENT_IN_HAND_MS ? 'explained' : 'handled';
@@ -164,7 +184,8 @@ export class EventWatcher {
   /**
    * A local look found changes the open stream did not report: the stream is silent. It is reopened (resuming from
    * the cursor, so what it missed is replayed if the engine still has it), and counts as `silent`, which the
-   * KeeperEventWatcherUnavailable alert reads, until an event arrives on it again.
+   * KeeperEventWatcherUnavailable alert reads, until a live event arrives on it (a replay is not enough: a stream that
+   * replays history but drops live events is still silent).
    */
   streamMissed(changes: SeenChange[]): void {
     if (this.stopped || this.closeStream === undefined || this.silence !== undefined) return;
@@ -173,7 +194,7 @@ export class EventWatcher {
     this.stats.silences++;
     this.o.log.warn('docker event stream is silent: reopening it; local looks see every change meanwhile', { why: this.silence });
     this.setState('silent', this.silence);
-    this.silentProbe = setInterval(() => this.closeStream?.(), SILENT_REOPEN_EVERY_MS);
+    this.silentProbe = setInterval(() => this.closeStream?.(), this.o.silentReopenEveryMs ?? SILENT_REOPEN_EVERY_MS);
     this.silentProbe.unref?.();
     this.closeStream();
   }
@@ -192,7 +213,7 @@ export class EventWatcher {
     this.connecting?.abort();
     this.wake?.();
     await this.loop;
-    await this.inFlight;
+    while (this.inFlight) await this.inFlight;
     this.setState('stopped', '');
   }
 
@@ -229,22 +250,22 @@ export class EventWatcher {
 
   /**
    * One connection: resumes at the stored cursor, asks for a catch-up tick, then handles events until it ends. A
-   * stream opened to end a silence resumes from the latest event ever received, if that is earlier: a healthy
-   * stream replays it at once, which proves it reports; it asks for no tick of its own (the looks see every change).
+   * stream opened to end a silence asks for no replay, so that every event it delivers is live, which is what proves
+   * it reports (a replay proves only that the engine remembers); it makes such an event itself (probe), and asks for
+   * no tick of its own: the looks see every change meanwhile.
    */
   private async followOnce(onConnected: () => void): Promise<void> {
     const cursor = readEventWatcherState(this.o.db, this.o.hostId)?.lastEventNs ?? null;
     const openedNs = BigInt(Date.now()) * 1_000_000n;
     const probing = this.silence !== undefined;
     // With no cursor (first start) only new events matter: a tick covers the past anyway.
-    const from = cursor ?? openedNs;
-    const since = probing && this.lastEventNs !== null && this.lastEventNs < from ? this.lastEventNs : from;
+    const since = probing ? undefined : sinceParam(cursor ?? openedNs);
     // A hung engine must not hang the watcher (or the worker's shutdown): the connect has a deadline.
     const connecting = (this.connecting = new AbortController());
     const deadline = setTimeout(() => connecting.abort(), EVENT_CONNECT_TIMEOUT_MS);
     const stream = await this.o.docker
-      .streamEvents({ since: sinceParam(since), types: ['container'], actions: WATCHED_ACTIONS, signal: connecting.signal }, (e) =>
-        this.onEvent(e, openedNs, cursor),
+      .streamEvents({ ...(since ? { since } : {}), ...STREAM_QUERY, signal: connecting.signal }, (e) =>
+        this.onEvent(e, openedNs, cursor, probing),
       )
       .finally(() => clearTimeout(deadline));
     this.connecting = undefined;
@@ -253,9 +274,10 @@ export class EventWatcher {
     onConnected();
     this.stats.connects++;
     this.followingSinceMs = Number(openedNs / 1_000_000n);
-    if (!probing) this.setState('following', '');
-    this.o.log.info('following docker events', { resumedFrom: sinceParam(since) });
-    if (!probing) {
+    this.o.log.info('following docker events', { resumedFrom: since ?? 'now (live events only, to prove the stream reports)' });
+    if (probing) void this.probe();
+    else {
+      this.setState('following', '');
       // The engine replays events only from its own memory, which a dockerd restart empties: one tick covers the
       // gap, and everything before this connect with it, so the cursor may move up to here once it is accepted.
       this.see(openedNs);
@@ -264,15 +286,17 @@ export class EventWatcher {
     await stream.done;
   }
 
-  /** `coveredNs`: the cursor this stream resumed from; a replayed event up to it was covered by an accepted tick. */
-  private onEvent(e: DockerEvent, openedNs: bigint, coveredNs: bigint | null): void {
+  /**
+   * `coveredNs`: the cursor this stream resumed from; a replayed event up to it was covered by an accepted tick.
+   * `live`: the stream replays nothing, so the event proves that it reports.
+   */
+  private onEvent(e: DockerEvent, openedNs: bigint, coveredNs: bigint | null, live: boolean): void {
     this.stats.events++;
     this.see(e.timeNano);
-    if (this.lastEventNs === null || e.timeNano > this.lastEventNs) this.lastEventNs = e.timeNano;
-    this.heardAgain();
+    if (live) this.heardAgain();
     if (!isRelevant(e)) return;
     this.stats.relevant++;
-    this.remember(e.id, Number(e.timeNano / 1_000_000n));
+    this.o.hints.noteEvent(e.id, Number(e.timeNano / 1_000_000n));
     if (coveredNs !== null && e.timeNano <= coveredNs) return;
     if (e.timeNano < openedNs) this.stats.replayed++;
     this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes[LABEL.service] });
@@ -306,7 +330,25 @@ export class EventWatcher {
     );
   }
 
-  /** An event arrived: a stream that was silent reports again. */
+  /**
+   * While silent, a reopened stream must show that it delivers live events, not only the replay it resumes with: the
+   * watcher makes one, a volume of its own created and removed at once (eventProbeVolume, src/names.ts; GC never
+   * touches it, and it leaves nothing behind), whose events a stream that reports delivers within milliseconds. A
+   * quiet host would otherwise stay `silent`, and alert, with nothing wrong. Best effort: an engine that refuses
+   * leaves the stream silent until a live event of its own.
+   */
+  private async probe(): Promise<void> {
+    const name = eventProbeVolume(this.o.hostId);
+    this.stats.probes++;
+    try {
+      await this.o.docker.createVolume(name, { [KEEPER_PROBE_LABEL]: 'events' });
+      await this.o.docker.removeVolume(name);
+    } catch (err) {
+      this.o.log.debug('could not make a live event for the reopened stream; waiting for one', { error: (err as Error).message });
+    }
+  }
+
+  /** A live event arrived: a stream that was silent reports again. */
   private heardAgain(): void {
     if (this.silence === undefined) return;
     this.silence = undefined;
@@ -314,18 +356,6 @@ export class EventWatcher {
     this.silentProbe = undefined;
     this.o.log.info('docker event stream reports again', {});
     this.setState('following', '');
-  }
-
-  private remember(containerId: string, atMs: number): void {
-    this.lastEventMs.set(containerId, Math.max(atMs, this.lastEventMs.get(containerId) ?? 0));
-    if (this.lastEventMs.size < 1000) return;
-    for (const [id, at] of this.lastEventMs) if (at < atMs - EVENTS_REMEMBERED_MS) this.lastEventMs.delete(id);
-  }
-
-  /** A service row may hold a 12-character prefix of the id that events carry in full. */
-  private eventOfPrefix(containerId: string): number | undefined {
-    for (const [id, at] of this.lastEventMs) if (id.startsWith(containerId)) return at;
-    return undefined;
   }
 
   private see(ns: bigint): void {
@@ -342,14 +372,31 @@ export class EventWatcher {
       this.pending = true;
       return;
     }
-    this.requesting++;
-    this.inFlight = this.inFlight.then(() => this.request(serviceId)).finally(() => this.requesting--);
+    this.send(serviceId);
     this.window = setTimeout(() => {
       this.window = undefined;
       if (!this.pending) return;
       this.pending = false;
       this.requestSoon();
     }, this.o.debounceMs);
+  }
+
+  /**
+   * One request at a time. One made while another waits to be taken (Temporal down, say) is owed, and made once
+   * that one is: however long the wait and however many events arrive meanwhile, one request waits behind it, and
+   * the run it asks for sees every event up to then.
+   */
+  private send(serviceId?: string): void {
+    if (this.inFlight) {
+      this.owed = { serviceId: this.owed ? undefined : serviceId };
+      return;
+    }
+    this.inFlight = this.request(serviceId).finally(() => {
+      this.inFlight = undefined;
+      const owed = this.owed;
+      this.owed = undefined;
+      if (owed && !this.stopped) this.send(owed.serviceId);
+    });
   }
 
   /** The cursor moves only once a tick that will see those events is accepted. */

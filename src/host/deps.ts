@@ -9,6 +9,7 @@ import type { Logger } from '../log';
 import type { KeeperMetrics } from '../metrics';
 import type { Settings } from '../settings';
 import type { Clock } from '../time';
+import type { EventHints } from './event-hints';
 
 export interface HostDeps {
   db: StateDb;
@@ -18,4 +19,6 @@ export interface HostDeps {
   clock: Clock;
   /** keeper's Prometheus metrics; absent in one-shot commands and most tests. */
   metrics?: KeeperMetrics;
+  /** What the worker's event watcher heard (a worker's only): containers whose list entry an observation must not trust. */
+  hints?: EventHints;
 }

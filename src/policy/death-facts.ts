@@ -33,6 +33,8 @@ export interface RunState {
   startedAtMs: number | null;
   finishedAtMs: number | null;
   restartPolicy: string;
+  /** When the health check made it unhealthy (the engine's health log); null when healthy or unknown. */
+  unhealthySinceMs: number | null;
 }
 
 /** The log of a run is read back at most this far before its death: enough for its last lines. */
@@ -47,6 +49,13 @@ const LOG_DRAIN_MS = 1_000;
 const RUN_OUTPUT_LEAD_MS = 1_000;
 /** The engine's die event follows the exit it reports by the time it takes to drain the output (≤ 2 s). */
 const DIE_EVENT_LAG_MS = 5_000;
+/**
+ * The kernel's OOM kill reaches the engine as its own `oom` event, apart from the exit: under load it comes after
+ * the `die`, and after the inspect that still says OOMKilled false (exit 137). One this soon after a death (or a
+ * little before it) is that death's.
+ */
+export const OOM_EVENT_AFTER_DEATH_MS = 30_000;
+const OOM_EVENT_BEFORE_DEATH_MS = 2_000;
 
 /**
  * The facts of `deaths` deaths, oldest first. `downNow`: the last of them is the container's present state
@@ -63,7 +72,7 @@ export function factsOfDeaths(deaths: number, downNow: boolean, state: RunState,
     if (die) out.push(fromEvent(die, events));
     else out.push(i === restarts - 1 && !downNow ? fromLastRestart(state) : unknownDeath());
   }
-  if (downNow) out.push(fromLook(state));
+  if (downNow) out.push(fromLook(state, events));
   return out;
 }
 
@@ -109,14 +118,14 @@ export function dieOf(state: RunState, dies: ContainerEventFact[]): ContainerEve
   return dies.find((d) => d.atMs >= at - 100 && d.atMs <= at + DIE_EVENT_LAG_MS);
 }
 
-function fromLook(state: RunState): DeathFacts {
+function fromLook(state: RunState, events: ContainerEventFact[]): DeathFacts {
   const died = state.finishedAtMs;
   const since = state.startedAtMs !== null ? state.startedAtMs - RUN_OUTPUT_LEAD_MS : died === null ? null : died - LOG_LOOKBACK_MS;
   return {
     seenBy: 'look',
     diedAtMs: died,
     exitCode: state.exitCode,
-    oomKilled: state.oomKilled,
+    oomKilled: state.oomKilled || oomEventOf(events, state.startedAtMs, died),
     engineError: state.error,
     logWindow: died === null || since === null ? null : window(since, died + LOG_DRAIN_MS, died),
   };
@@ -142,6 +151,32 @@ function fromEvent(die: ContainerEventFact, events: ContainerEventFact[]): Death
     engineError: '',
     logWindow: window(since, die.atMs + 1, die.atMs),
   };
+}
+
+/** An `oom` event of the run that started at `startedAtMs` and died at `diedAtMs` (the engine may send it after the die). */
+function oomEventOf(events: ContainerEventFact[], startedAtMs: number | null, diedAtMs: number | null): boolean {
+  if (diedAtMs === null) return false;
+  const from = startedAtMs ?? diedAtMs - OOM_EVENT_BEFORE_DEATH_MS;
+  return events.some((e) => e.action === 'oom' && e.atMs >= from && e.atMs <= diedAtMs + OOM_EVENT_AFTER_DEATH_MS);
+}
+
+/**
+ * Which recorded deaths an `oom` event confirms as OOM kills: each event goes to the nearest death of its container
+ * that it can belong to (from a little before it to OOM_EVENT_AFTER_DEATH_MS after), one death per event.
+ */
+export function oomConfirmed(
+  deaths: { id: number; containerId: string; diedAtMs: number }[],
+  ooms: { containerId: string; atMs: number }[],
+): number[] {
+  const confirmed = new Set<number>();
+  for (const oom of ooms) {
+    const near = deaths
+      .filter((d) => !confirmed.has(d.id) && oom.containerId.startsWith(d.containerId))
+      .filter((d) => oom.atMs >= d.diedAtMs - OOM_EVENT_BEFORE_DEATH_MS && oom.atMs <= d.diedAtMs + OOM_EVENT_AFTER_DEATH_MS)
+      .sort((a, b) => Math.abs(oom.atMs - a.diedAtMs) - Math.abs(oom.atMs - b.diedAtMs));
+    if (near[0]) confirmed.add(near[0].id);
+  }
+  return [...confirmed];
 }
 
 /** Docker restarted it and its event is gone: the inspect keeps the time and the OOM kill of the last death. */

@@ -51,6 +51,7 @@ export function tickActed(t: TickSummary): boolean {
     t.failedDeploys,
     t.failedEnvCreates,
     t.expiredLeases,
+    t.oomConfirmed,
   ];
   return changes.some((n) => (n ?? 0) > 0);
 }

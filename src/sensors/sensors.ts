@@ -48,6 +48,11 @@ export interface SensorsOptions {
   /** When a run of the loop last finished (unix ms). */
   lastRunFinishedAtMs(loop: LoopName): number | undefined;
   witness?: EventWitness;
+  /**
+   * A run began after a change at `changeAtMs` and finished before a look that began at `lookStartedMs`
+   * (src/host/event-hints.ts): a look that still finds the change asks for it, whatever the witness says.
+   */
+  passedOver?(changeAtMs: number, lookStartedMs: number): boolean;
   /** Keeps how each look went, for `keeper status` (src/db/look-states.ts); a failure to keep it stops no look. */
   record?(loop: LoopName, outcome: LookOutcome): void;
   log: Logger;
@@ -142,6 +147,7 @@ export class Sensors {
   private async lookOnce(look: LoopLook, view: EngineView): Promise<LookOutcome> {
     const stats = this.stats.get(look.loop)!;
     stats.looks++;
+    const startedMs = this.o.clock.nowMs();
     let finding: Finding;
     try {
       finding = await look.look(view);
@@ -154,7 +160,7 @@ export class Sensors {
     this.o.log.debug('local look', { loop: look.loop, found: finding.items.length });
     if (finding.items.length > 0) stats.found++;
     const nowMs = this.o.clock.nowMs();
-    const inHand = this.inHand(finding, nowMs);
+    const inHand = this.inHand(finding, nowMs, startedMs);
     const { ask, next } = decideAsk(this.asks.get(look.loop), {
       items: finding.items,
       nowMs,
@@ -170,11 +176,19 @@ export class Sensors {
     return { items: finding.items, asked: true };
   }
 
-  /** Whether the event path already has every item of a finding in hand; a change the stream missed reopens it. */
-  private inHand(finding: Finding, nowMs: number): boolean {
+  /**
+   * Whether the event path already has every item of a finding in hand; a change the stream missed reopens it. A
+   * change that a run begun after it has passed over is not in hand, whatever its event says.
+   */
+  private inHand(finding: Finding, nowMs: number, lookStartedMs: number): boolean {
     const witness = this.o.witness;
     if (!witness || finding.items.length === 0) return false;
-    const verdicts = finding.changes.map((c) => ({ c, v: witness.account(c, nowMs) }));
+    const verdictOf = (c: ContainerChange) => {
+      const v = witness.account(c, nowMs);
+      const deferred = v === 'explained' || v === 'too-recent';
+      return deferred && this.o.passedOver?.(c.atMs, lookStartedMs) ? 'handled' : v;
+    };
+    const verdicts = finding.changes.map((c) => ({ c, v: verdictOf(c) }));
     const missed = verdicts.filter((x) => x.v === 'missed').map((x) => x.c);
     if (missed.length > 0) witness.streamMissed(missed);
     const covered = new Set(verdicts.filter((x) => x.v === 'explained' || x.v === 'too-recent').map((x) => x.c.item));

@@ -178,8 +178,14 @@ export function engineContract(host: () => ContractHost): void {
       expect(await statusOf(sick)).toMatch(/^Up .+ \(unhealthy\)$/);
       // `health_status` matches `health_status: unhealthy`: Docker's filter takes the action's part before the colon.
       expect(await actionsOf(sick, since, 1, { actions: ['health_status'] })).toEqual(['health_status: unhealthy']);
+      // When the check made it unhealthy: after the container started, and no later than now.
+      const sickNow = await engine.inspectContainer(sick);
+      expect(sickNow.unhealthySinceMs).toBeGreaterThanOrEqual(sickNow.startedAtMs!);
+      expect(sickNow.unhealthySinceMs).toBeLessThanOrEqual(Date.now());
+      expect((await engine.inspectContainer(later)).unhealthySinceMs).toBeNull();
       await engine.stopContainer(later, 5);
-      expect((await engine.inspectContainer(later)).health).toBe('unhealthy'); // a stopped container is not healthy
+      // A stopped container is not healthy, and no failing check made it so.
+      expect(await engine.inspectContainer(later)).toMatchObject({ health: 'unhealthy', unhealthySinceMs: null });
     });
 
     it('starts and stops idempotently, restarts, renames, and removes a running container only by force', async () => {

@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { statusAge } from '../../src/policy/container-status';
+import { humanDuration } from './memory-engine';
 
 export interface FaultRule {
   method?: string;
@@ -34,8 +36,18 @@ export class DockerProxy {
   /** The engine's side of each open event stream, so that a stall can stop passing it on. */
   private readonly upstreamOf = new Map<http.ServerResponse, http.IncomingMessage>();
   private streamsCut = false;
+  /** Followed streams that pass nothing more on (stallStreams). */
+  private readonly stalled = new Set<http.ServerResponse>();
   /** Followed event streams (no `until`) opened from now on are held open and silent too. */
   private stallNew = false;
+  /** lagListAfterDeaths: the list entries to answer with instead of the engine's, by container id, and until when. */
+  private lagMs: number | undefined;
+  private readonly lastRunning = new Map<string, ListedRunning>();
+  private readonly lagged = new Map<string, { was: ListedRunning; untilMs: number }>();
+  /** List answers that showed a dead container as it was before its death (lagListAfterDeaths). */
+  staleListAnswers = 0;
+  /** reportOomLate: what the engine has not handled yet of the kernel's OOM kills. */
+  private oomLate: { inspect: boolean; events: boolean } | undefined;
 
   private constructor(
     private readonly server: http.Server,
@@ -86,13 +98,32 @@ export class DockerProxy {
     this.stallNew = opts.alsoNew ?? false;
     let stalled = 0;
     for (const res of this.eventStreams) {
-      const up = this.upstreamOf.get(res);
-      if (!up) continue;
-      up.unpipe(res);
-      up.resume();
+      if (!this.upstreamOf.has(res)) continue;
+      this.stalled.add(res);
       stalled++;
     }
     return stalled;
+  }
+
+  /**
+   * Docker's list lags a death: the engine sends `die` before its container list shows it (the list is a copy it
+   * updates once its exit handler is done; an inspect waits for that handler). This makes the lag as long as a test
+   * needs: from the moment a `die` passes through a followed event stream on its way to the client, each list answer
+   * shows that container as the last list showed it running, until the container is inspected (an inspect waits for
+   * the truth) or `maxMs` have passed. The client gets the event only after the lag has begun.
+   */
+  lagListAfterDeaths(maxMs = 30_000): void {
+    this.lagMs = maxMs;
+  }
+
+  /**
+   * Docker reports an OOM kill late under load: the exit (137) comes first, and until the engine has handled the
+   * kernel's OOM notification its inspect says OOMKilled false and its `oom` event is not out yet. This makes it as
+   * late as a test needs: inspects say OOMKilled false, and with `events` the `oom` events are left out of every
+   * bounded event read (with `until`; a followed stream passes them), until `reportOomLate(undefined)`.
+   */
+  reportOomLate(late: { inspect: boolean; events: boolean } | undefined): void {
+    this.oomLate = late;
   }
 
   get openEventStreams(): number {
@@ -107,6 +138,90 @@ export class DockerProxy {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(path.dirname(this.socketPath), { recursive: true, force: true });
+  }
+
+  /** An inspect or a bounded event read as the engine answers before it has handled an OOM kill (reportOomLate). */
+  private withoutOom(req: http.IncomingMessage, res: http.ServerResponse, target: string, events: boolean): void {
+    const late = this.oomLate!;
+    this.rewritten(req, res, target, (body) => {
+      if (events)
+        return late.events
+          ? body
+              .split('\n')
+              .filter((l) => !/"Action":"oom"/.test(l))
+              .join('\n')
+          : body;
+      if (!late.inspect) return body;
+      const c = JSON.parse(body) as { State?: { OOMKilled?: boolean } };
+      if (c.State) c.State.OOMKilled = false;
+      return JSON.stringify(c);
+    });
+  }
+
+  /** Forwards a request whose whole answer is read, changed by `change` when the engine answered 200, and sent on. */
+  private rewritten(req: http.IncomingMessage, res: http.ServerResponse, target: string, change: (body: string) => string): void {
+    const upstream = http.request({ socketPath: target, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      const chunks: Buffer[] = [];
+      up.on('data', (c: Buffer) => chunks.push(c));
+      up.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const out = up.statusCode === 200 ? change(body) : body;
+        const headers = { ...up.headers, 'content-length': String(Buffer.byteLength(out)) };
+        delete headers['transfer-encoding'];
+        res.writeHead(up.statusCode ?? 502, headers);
+        res.end(out);
+      });
+    });
+    upstream.on('error', (err) => res.writeHead(502).end(JSON.stringify({ message: `proxy: ${err.message}` })));
+    req.pipe(upstream);
+  }
+
+  /** A list answer with the lagged containers as they were before their deaths. */
+  private lagList(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
+    this.rewritten(req, res, target, (body) => {
+      const now = Date.now();
+      const list = (JSON.parse(body) as ListEntry[]).map((c) => {
+        const lag = this.lagged.get(c.Id);
+        if (lag && lag.untilMs > now) return (this.staleListAnswers++, runningAsOf(lag.was, now));
+        if (c.State === 'running') this.lastRunning.set(c.Id, { entry: c, startedAtMs: now - (statusAge(c.Status)?.minSec ?? 0) * 1000 });
+        return c;
+      });
+      return JSON.stringify(list);
+    });
+  }
+
+  /**
+   * Passes a followed event stream on, line by line: nothing once it is stalled, and with lagListAfterDeaths a
+   * container's list lag starts before its `die` reaches the client.
+   */
+  private passEvents(up: http.IncomingMessage, res: http.ServerResponse): void {
+    let partial = '';
+    up.on('data', (chunk: Buffer) => {
+      if (this.stalled.has(res)) return;
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      if (this.lagMs !== undefined) for (const line of lines) this.lagIfDeath(line, this.lagMs);
+      res.write(chunk);
+    });
+    up.on('end', () => res.end());
+  }
+
+  /** A `die` event's line starts its container's list lag, if the list has shown that container running. */
+  private lagIfDeath(line: string, lagMs: number): void {
+    let e: { Action?: string; Actor?: { ID?: string } };
+    try {
+      e = JSON.parse(line);
+    } catch {
+      return; // not an event: passed on as it is, the client decides
+    }
+    const id = e.Actor?.ID;
+    const before = id === undefined ? undefined : this.lastRunning.get(id);
+    if (e.Action === 'die' && id && before) this.lagged.set(id, { was: before, untilMs: Date.now() + lagMs });
+  }
+
+  /** An inspect waits for the engine's exit handler: the list shows the truth from then on. */
+  private releaseLag(ref: string): void {
+    for (const id of this.lagged.keys()) if (id.startsWith(ref)) this.lagged.delete(id);
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
@@ -132,11 +247,17 @@ export class DockerProxy {
     }
     // dockerode sends `until=` (empty) when a stream has no end.
     const followed = apiPath === '/events' && !new URL(req.url ?? '/', 'http://engine').searchParams.get('until');
+    if (this.lagMs !== undefined && method === 'GET' && apiPath === '/containers/json') return this.lagList(req, res, target);
+    if (this.oomLate && method === 'GET' && (/^\/containers\/[^/]+\/json$/.test(apiPath) || (apiPath === '/events' && !followed)))
+      return this.withoutOom(req, res, target, apiPath === '/events');
+    const inspected = this.lagMs !== undefined && /^\/containers\/([^/]+)\/json$/.exec(apiPath)?.[1];
     const upstream = http.request({ socketPath: target, method, path: req.url, headers: req.headers }, (up) => {
+      if (inspected) up.on('end', () => this.releaseLag(inspected));
       res.writeHead(up.statusCode ?? 502, up.headers);
       // A stream (events) may send no body for a long time: its client waits for the headers alone.
       res.flushHeaders();
-      if (followed && this.stallNew) up.resume();
+      if (followed && this.stallNew) this.stalled.add(res);
+      if (followed) this.passEvents(up, res);
       else up.pipe(res);
       if (followed) this.upstreamOf.set(res, up);
     });
@@ -146,11 +267,30 @@ export class DockerProxy {
     });
     if (apiPath === '/events') {
       this.eventStreams.add(res);
-      res.on('close', () => (this.eventStreams.delete(res), this.upstreamOf.delete(res)));
+      res.on('close', () => (this.eventStreams.delete(res), this.upstreamOf.delete(res), this.stalled.delete(res)));
     }
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
   }
+}
+
+/** A list entry, as the engine answers `GET /containers/json`. */
+interface ListEntry {
+  Id: string;
+  State?: string;
+  Status: string;
+}
+
+/** A container the list last showed running, and when it started (to the second, from its status text). */
+interface ListedRunning {
+  entry: ListEntry;
+  startedAtMs: number;
+}
+
+/** The entry the engine's lagging list gives: the container still running, its uptime worded at `nowMs` as Docker words it. */
+function runningAsOf(was: ListedRunning, nowMs: number): ListEntry {
+  const up = `Up ${humanDuration((nowMs - was.startedAtMs) / 1000)}`;
+  return { ...was.entry, State: 'running', Status: was.entry.Status.replace(/^Up .*?(?= \(|$)/, up) };
 }
 
 async function writeApart(res: http.ServerResponse, chunks: Buffer[]): Promise<void> {

@@ -48,6 +48,8 @@ export interface MemoryContainer {
   state: string;
   exitCode: number;
   health: string;
+  /** When setHealth made it unhealthy (its health log's failing probe); null otherwise. */
+  unhealthySinceMs: number | null;
   hasHealthcheck: boolean;
   restartCount: number;
   startedAtMs: number | null;
@@ -65,7 +67,12 @@ export interface MemoryContainer {
   networks: Set<string>;
   mounts: { name: string; destination: string }[];
   output: { atMs: number; text: string }[];
+  /** What the list still shows of it after a death (listLagsDeaths), until it is inspected. */
+  listedAs?: ListedState;
 }
+
+/** The fields of a container the list reads (state, times, health, restarts). */
+type ListedState = Pick<MemoryContainer, 'state' | 'exitCode' | 'health' | 'restartCount' | 'startedAtMs' | 'finishedAtMs'>;
 
 interface MemoryNetwork {
   id: string;
@@ -125,11 +132,16 @@ function matchesLabels(labels: Record<string, string>, filter: LabelFilter | und
   return Object.entries(filter ?? {}).every(([k, v]) => (v === true ? k in labels : labels[k] === v));
 }
 
-/** Docker's HumanDuration (go-units), which the list's Status text carries and policy/container-status.ts reads. */
+/**
+ * Docker's HumanDuration (github.com/docker/go-units v0.5.0, duration.go), which the list's Status text carries and
+ * policy/container-status.ts reads, line for line: seconds and minutes truncate, hours round half up
+ * (`int(d.Hours() + 0.5)`) and days, weeks and months are whole parts of those rounded hours; years truncate again.
+ */
 export function humanDuration(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  const m = Math.floor(s / 60);
-  const h = Math.floor(m / 60);
+  const d = Math.max(0, seconds);
+  const s = Math.floor(d);
+  const m = Math.floor(d / 60);
+  const h = Math.floor(d / 3600 + 0.5);
   if (s < 1) return 'Less than a second';
   if (s === 1) return '1 second';
   if (s < 60) return `${s} seconds`;
@@ -140,7 +152,19 @@ export function humanDuration(seconds: number): string {
   if (h < 24 * 7 * 2) return `${Math.floor(h / 24)} days`;
   if (h < 24 * 30 * 2) return `${Math.floor(h / 24 / 7)} weeks`;
   if (h < 24 * 365 * 2) return `${Math.floor(h / 24 / 30)} months`;
-  return `${Math.floor(h / 24 / 365)} years`;
+  return `${Math.floor(Math.floor(d / 3600) / 24 / 365)} years`;
+}
+
+/** The fields the list shows of a container now. */
+function listedState(c: MemoryContainer): ListedState {
+  return {
+    state: c.state,
+    exitCode: c.exitCode,
+    health: c.health,
+    restartCount: c.restartCount,
+    startedAtMs: c.startedAtMs,
+    finishedAtMs: c.finishedAtMs,
+  };
 }
 
 export class MemoryEngine implements Engine {
@@ -154,11 +178,19 @@ export class MemoryEngine implements Engine {
   engineRuntimes: EngineRuntimes = { names: ['runc'], defaultRuntime: 'runc', args: {} };
   /** Restarts by the restart policy wait Docker's restart delay, as the engine's do; false: they come at once. */
   restartBackoff = false;
+  /**
+   * The list lags a death, as Docker's does: it sends `die` before its list shows the death (the list is a copy the
+   * engine updates once its exit handler is done, tens of ms later), while an inspect waits for that handler. With
+   * this on, the list shows a container as it was before its death until the container is next inspected.
+   */
+  listLagsDeaths = false;
   dockerRootDir = os.tmpdir();
   private failures: (InjectedFailure & { operation: string })[] = [];
   private listeners = new Set<(e: DockerEvent) => void>();
   /** Open streams that deliver nothing more (silenceStreams). */
   private silenced = new Set<(e: DockerEvent) => void>();
+  /** Streams opened from now on replay what they are asked for, then deliver nothing live (silenceStreams alsoNew). */
+  private silenceNew = false;
 
   constructor(private readonly clock: Clock = systemClock) {
     for (const name of ['bridge', 'host', 'none']) this.addNetwork(name, {});
@@ -204,6 +236,7 @@ export class MemoryEngine implements Engine {
     const c = this.container(ref);
     const exitCode = opts.exitCode ?? (opts.oomKilled ? 137 : 1);
     const now = this.clock.nowMs();
+    if (this.listLagsDeaths) c.listedAs ??= listedState(c);
     if (opts.oomKilled) this.emit(c, 'oom');
     this.emit(c, 'die', { exitCode: String(exitCode) });
     const runMs = now - (c.startedAtMs ?? now);
@@ -244,6 +277,7 @@ export class MemoryEngine implements Engine {
   /** The health check's verdict changes (`healthy`, `unhealthy`, `starting`). */
   setHealth(ref: string, health: string): void {
     const c = this.container(ref);
+    c.unhealthySinceMs = health === 'unhealthy' ? (c.health === 'unhealthy' ? c.unhealthySinceMs : this.clock.nowMs()) : null;
     c.health = health;
     this.emit(c, `health_status: ${health}`);
   }
@@ -265,6 +299,11 @@ export class MemoryEngine implements Engine {
     }));
   }
 
+  /** The containers as the list shows them: a death the list lags (listLagsDeaths) not yet. */
+  private listed(): MemoryContainer[] {
+    return [...this.containers.values()].map((c) => (c.listedAs ? { ...c, ...c.listedAs } : c));
+  }
+
   async runtimes(): Promise<EngineRuntimes> {
     return this.call('info', undefined, () => structuredClone(this.engineRuntimes));
   }
@@ -273,7 +312,7 @@ export class MemoryEngine implements Engine {
 
   async listContainers(labels: LabelFilter, opts: { all?: boolean } = {}): Promise<ContainerSummary[]> {
     return this.call('container.list', undefined, () =>
-      [...this.containers.values()]
+      this.listed()
         .filter((c) => matchesLabels(c.labels, labels) && ((opts.all ?? true) ? true : c.state === 'running'))
         .map((c) => ({
           id: c.id,
@@ -289,7 +328,7 @@ export class MemoryEngine implements Engine {
 
   async listContainerUsage(): Promise<ContainerUsage[]> {
     return this.call('container.list', undefined, () =>
-      [...this.containers.values()].map((c) => ({
+      this.listed().map((c) => ({
         id: c.id,
         name: c.name,
         state: c.state,
@@ -305,7 +344,11 @@ export class MemoryEngine implements Engine {
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerDetails> {
-    return this.call('container.inspect', idOrName, () => this.details(this.mustContainer('container.inspect', idOrName)));
+    return this.call('container.inspect', idOrName, () => {
+      const c = this.mustContainer('container.inspect', idOrName);
+      delete c.listedAs;
+      return this.details(c);
+    });
   }
 
   async createContainer(spec: ContainerSpec): Promise<string> {
@@ -328,6 +371,7 @@ export class MemoryEngine implements Engine {
         state: 'created',
         exitCode: 0,
         health: '',
+        unhealthySinceMs: null,
         hasHealthcheck: !!spec.healthcheck,
         restartCount: 0,
         startedAtMs: null,
@@ -626,6 +670,7 @@ export class MemoryEngine implements Engine {
       const done = new Promise<void>((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
       const listener = (e: DockerEvent) => wanted(e) && onEvent(e);
       this.listeners.add(listener);
+      if (this.silenceNew) this.silenced.add(listener);
       const end = (err?: DockerError) => (this.listeners.delete(listener), settle(err));
       const aborted = () => end(new DockerError('events', undefined, 'docker events: ECONNRESET: aborted'));
       opts.signal?.addEventListener('abort', aborted, { once: true });
@@ -696,6 +741,8 @@ export class MemoryEngine implements Engine {
       status: c.state,
       exitCode: c.exitCode,
       health: c.health,
+      // Set only by a failing probe (setHealth): a stopped container's `unhealthy` has no failing streak in its log.
+      unhealthySinceMs: c.health === 'unhealthy' ? c.unhealthySinceMs : null,
       restartCount: c.restartCount,
       pid: c.state === 'running' ? 4242 : 0,
       startedAt: sec(c.startedAtMs),
@@ -741,10 +788,17 @@ export class MemoryEngine implements Engine {
 
   /**
    * A half-open event stream (a stuck proxy, a wedged engine thread): the streams open now stay open and deliver
-   * nothing more; streams opened later work, and replay what was missed from `since`.
+   * nothing more; streams opened later work, and replay what was missed from `since`. With `alsoNew`, streams opened
+   * later replay what they ask for and then deliver nothing live either (a proxy that buffers), until restoreStreams.
    */
-  silenceStreams(): void {
+  silenceStreams(opts: { alsoNew?: boolean } = {}): void {
     for (const l of this.listeners) this.silenced.add(l);
+    this.silenceNew = opts.alsoNew ?? false;
+  }
+
+  /** Streams opened from now on deliver live events again (those silenced stay so). */
+  restoreStreams(): void {
+    this.silenceNew = false;
   }
 
   /** Creates a volume unless it exists (then it stays as it is). */

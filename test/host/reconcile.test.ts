@@ -119,11 +119,50 @@ describe('crash accounting (in-memory engine)', () => {
     await tick(h);
     h.advance(60);
     h.engine.setHealth(cid, 'unhealthy');
+    const unhealthyAtMs = h.engine.container(cid).unhealthySinceMs;
+    h.advance(8);
     const startedBefore = h.engine.container(cid).startedAtMs;
     expect((await tick(h)).applied).toMatchObject({ crashes: 1, unhealthyRestarted: 1 });
+    // Dated when its check failed (the engine's health log), not when the tick found it.
+    expect(recordsOf(h, sid)).toEqual([expect.objectContaining({ seenBy: 'health-check', diedAtMs: unhealthyAtMs })]);
     expect(service(h.db, sid)).toMatchObject({ status: 'crashed', last_error: 'container unhealthy (health check failed)' });
     expect(h.engine.container(cid)).toMatchObject({ state: 'running', health: 'starting' });
     expect(h.engine.container(cid).startedAtMs).toBeGreaterThan(startedBefore!);
+  });
+});
+
+describe("an event is a hint, the engine is the truth (in-memory engine whose list lags a death, as Docker's does)", () => {
+  it("a run never trusts a list entry of a container that had an event since keeper's last look: it inspects it", async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { restartPolicy: 'no' });
+    h.advance(60);
+    await tick(h);
+    h.advance(30);
+    h.engine.listLagsDeaths = true;
+    h.engine.die(cid, { exitCode: 3 });
+    expect((await h.engine.listContainerUsage()).find((c) => c.id === cid)).toMatchObject({
+      state: 'running',
+      status: 'Up About a minute',
+    });
+    // Without the event's hint the list is trusted: the death is passed over.
+    expect((await tick(h)).applied.crashes).toBe(0);
+    h.advance(1);
+    h.deps.hints!.noteEvent(cid, h.engine.container(cid).finishedAtMs as number);
+    expect((await tick(h)).applied.crashes).toBe(1);
+    expect(service(h.db, sid)).toMatchObject({ status: 'crashed', crash_count: 1, last_error: 'container exited (exit code 3)' });
+  });
+
+  it('an event older than the last look no longer costs an inspect', async () => {
+    const h = memoryHost();
+    const { cid } = await runningService(h);
+    h.deps.hints!.noteEvent(cid, h.nowSec() * 1000);
+    h.advance(60);
+    await tick(h);
+    h.advance(30);
+    const inspects = () => h.engine.calls.get('container.inspect') ?? 0;
+    const before = inspects();
+    await tick(h);
+    expect(inspects()).toBe(before);
   });
 });
 
@@ -420,6 +459,36 @@ describe("deaths found after an absence, at keeper's first look and later (in-me
     const placed = records.map((r) => (r.diedAtMs as number) - createdMs);
     expect(placed.slice(0, 3)).toEqual([1_000, 2_100, 3_300]);
   });
+
+  // Docker rounds hours in its status text: 95 or 110 minutes of uptime read "Up 2 hours". Read as exactly 2 hours,
+  // a restart 10 minutes into a 1 h 45 min absence would lie before keeper's last look: the look would be trusted and
+  // the death never counted (at the next crash, RestartCount would jump by 2 and the old death be dated then).
+  it.each([
+    [105, 'its die event', false, 'event'],
+    [120, 'its die event', false, 'event'],
+    [105, "the run's own times, once the engine's events rolled over", true, 'run-times'],
+  ])(
+    'a death 10 minutes into a %s-minute absence is counted once, dated within the absence by %s',
+    async (absenceMin, _by, rolled, datedBy) => {
+      const h = memoryHost();
+      const { sid, cid } = await runningService(h);
+      h.advance(60);
+      await tick(h);
+      const lookedAtMs = h.nowSec() * 1000;
+      h.advance(10 * 60);
+      h.engine.die(cid, { exitCode: 3 });
+      const diedAtMs = h.engine.container(cid).finishedAtMs as number;
+      h.advance((absenceMin - 10) * 60);
+      if (rolled) await rollEventsOver(h);
+      expect((await h.engine.listContainerUsage()).find((c) => c.id === cid)?.status).toBe('Up 2 hours');
+      expect((await tick(h)).applied.crashes).toBe(1);
+      expect(recordsOf(h, sid)).toEqual([expect.objectContaining({ diedAtMs, datedBy, exitCode: rolled ? null : 3 })]);
+      expect(diedAtMs).toBeGreaterThan(lookedAtMs);
+      h.advance(60);
+      expect((await tick(h)).applied.crashes).toBe(0);
+      expect(service(h.db, sid).crash_count).toBe(1);
+    },
+  );
 
   it('the same for a death every 11 s: the deaths stay a run apart, and no circuit opens', async () => {
     const { h, sid, applied } = await busyAbsence(11);

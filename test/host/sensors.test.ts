@@ -11,6 +11,7 @@ import { ASK_RULES } from '../../src/policy/look-asks';
 import { LoopRequester } from '../../src/sensors/requests';
 import { Sensors, type EventWitness, type LookOutcome, type LoopLook } from '../../src/sensors/sensors';
 import { EngineView } from '../../src/host/engine-view';
+import { EventHints } from '../../src/host/event-hints';
 import { waitFor } from '../helpers/fixtures';
 
 /** The looks here are functions: they read no engine. */
@@ -22,7 +23,10 @@ afterEach(async () => {
   for (const s of stopAfter.splice(0)) await s.stop();
 });
 
-function sensorsWith(finding: () => Finding, opts: { witness?: EventWitness; lastRunAtMs?: () => number | undefined } = {}) {
+function sensorsWith(
+  finding: () => Finding,
+  opts: { witness?: EventWitness; lastRunAtMs?: () => number | undefined; hints?: EventHints } = {},
+) {
   const asks: { loop: LoopName; why: string; serviceId?: string }[] = [];
   const sensors = new Sensors({
     looks: [{ loop: 'reconcile', everyMs: 60_000, look: async () => finding() }],
@@ -30,6 +34,7 @@ function sensorsWith(finding: () => Finding, opts: { witness?: EventWitness; las
     ask: async (loop, why, serviceId) => void asks.push({ loop, why, serviceId }),
     lastRunFinishedAtMs: () => opts.lastRunAtMs?.(),
     witness: opts.witness,
+    passedOver: opts.hints && ((changeAtMs, lookStartedMs) => opts.hints!.passedOver(changeAtMs, lookStartedMs)),
     log: silentLogger,
     clock,
   });
@@ -71,6 +76,21 @@ describe('the local looks', () => {
     await other.sensors.lookNow('reconcile');
     expect(other.asks).toHaveLength(1);
     expect(missed).toEqual([[{ containerId: 'c1', atMs: nowMs - 6_000, item: 'crash:s1@exited/0' }]]);
+  });
+
+  it('never leave a death to an event path that passed over it: a run begun after its event finished, and the death is still there', async () => {
+    const witness: EventWitness = { account: () => 'explained', startLookPending: false, streamMissed: () => undefined };
+    const hints = new EventHints();
+    const diedAtMs = nowMs - 2_000;
+    const { sensors, asks } = sensorsWith(() => crash(diedAtMs), { witness, hints });
+    // A run that began before the death (its observation is older than the event): the event's own run is still to come.
+    hints.notePass({ observedFromMs: diedAtMs - 50, finishedAtMs: nowMs - 1_000 });
+    await sensors.lookNow('reconcile');
+    expect(asks).toEqual([]);
+    // The event's run began 14 ms after the death and finished; the death is still there: asked for at once.
+    hints.notePass({ observedFromMs: diedAtMs + 14, finishedAtMs: nowMs - 500 });
+    await sensors.lookNow('reconcile');
+    expect(asks).toEqual([{ loop: 'reconcile', why: 'local look: crash:s1@exited/0', serviceId: 's1' }]);
   });
 
   it('run the looks due at the same moment together, over one list of the engine', async () => {

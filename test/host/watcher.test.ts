@@ -25,22 +25,52 @@ afterEach(async () => {
 });
 
 /** A following watcher whose requests are recorded with the time they were made. */
-async function following(h: MemoryHost): Promise<{ at: number; serviceId?: string }[]> {
+async function following(
+  h: MemoryHost,
+  opts: { requestTick?: (serviceId?: string) => Promise<unknown>; silentReopenEveryMs?: number } = {},
+): Promise<{ at: number; serviceId?: string }[]> {
   const requests: { at: number; serviceId?: string }[] = [];
   watcher = new EventWatcher({
     db: h.db,
+    hints: h.deps.hints!,
     docker: h.engine,
     hostId: h.settings.hostId,
     log: silentLogger,
     debounceMs: 50,
     lookAfterStartMs: LOOK_AFTER_START_MS,
-    requestTick: async (serviceId) => void requests.push({ at: Date.now(), serviceId }),
+    requestTick: async (serviceId) => {
+      requests.push({ at: Date.now(), serviceId });
+      await opts.requestTick?.(serviceId);
+    },
+    silentReopenEveryMs: opts.silentReopenEveryMs,
   });
   watcher.start();
   await waitFor('the catch-up request', () => requests.length === 1 && watcher!.idle, 5_000, 5);
   requests.length = 0;
   h.advance(5); // the engine's clock past the stream's opening: its events come after the watcher's `since`
   return requests;
+}
+
+/** keeper's first look at the host's services, by a tick's own observe and apply. */
+async function firstLook(h: MemoryHost): Promise<void> {
+  const policy = crashPolicy(h.settings);
+  await applyObservation(h.deps, policy, await observeHost(h.deps, policy, h.nowSec()));
+}
+
+/** The reconcile loop's local look, run by the test, with the watcher as its witness; its asks are recorded. */
+function reconcileLooks(h: MemoryHost): { sensors: Sensors; asks: string[] } {
+  const asks: string[] = [];
+  const policy = crashPolicy(h.settings);
+  const sensors = new Sensors({
+    looks: [{ loop: 'reconcile', everyMs: 60_000, look: (view) => lookForReconcile(h.deps, policy, view) }],
+    view: () => new EngineView(h.engine),
+    ask: async (_loop, why) => void asks.push(why),
+    lastRunFinishedAtMs: () => undefined,
+    witness: watcher,
+    log: silentLogger,
+    clock: h.deps.clock,
+  });
+  return { sensors, asks };
 }
 
 async function serviceContainer(h: MemoryHost, start = true): Promise<{ sid: string; cid: string }> {
@@ -104,23 +134,13 @@ describe('event watcher requests (in-memory engine)', () => {
 });
 
 describe('a silent event stream (in-memory engine)', () => {
-  it('is found by a local look that sees a death the stream did not report, reopened, and following again once it replays it', async () => {
+  it('is found by a local look that sees a death the stream did not report, reopened, and following again once a live event arrives', async () => {
     const h = memoryHost();
     const { sid, cid } = await serviceContainer(h);
     addService(h.db, addTenant(h.db), { containerId: cid }, sid);
-    const policy = crashPolicy(h.settings);
-    await applyObservation(h.deps, policy, await observeHost(h.deps, policy, h.nowSec())); // keeper's first look
+    await firstLook(h);
     const requests = await following(h);
-    const asks: string[] = [];
-    const sensors = new Sensors({
-      looks: [{ loop: 'reconcile', everyMs: 60_000, look: (view) => lookForReconcile(h.deps, policy, view) }],
-      view: () => new EngineView(h.engine),
-      ask: async (_loop, why) => void asks.push(why),
-      lastRunFinishedAtMs: () => undefined,
-      witness: watcher,
-      log: silentLogger,
-      clock: h.deps.clock,
-    });
+    const { sensors, asks } = reconcileLooks(h);
 
     h.engine.silenceStreams(); // the stream stays open and says nothing more
     h.engine.die(cid, { restarted: false });
@@ -131,9 +151,78 @@ describe('a silent event stream (in-memory engine)', () => {
     expect(asks).toEqual([`local look: crash:${sid}@exited/0`]);
     expect(watcher!.stats.silences).toBe(1);
 
-    // Reopened from its cursor, the stream replays the death it missed: that proves it reports again.
-    await waitFor('the replayed death', () => requests.some((r) => r.serviceId === sid) && watcher!.idle, 5_000, 5);
-    expect(readEventWatcherState(h.db, h.settings.hostId)?.state).toBe('following');
-    expect(watcher!.stats.connects).toBe(2);
+    // Reopened for live events only, the stream delivers those of the volume the watcher makes to prove it: following
+    // again. It asks for no tick of its own: the look asked for the death it found.
+    await waitFor('following', () => readEventWatcherState(h.db, h.settings.hostId)?.state === 'following', 5_000, 5);
+    expect(requests).toEqual([]);
+    expect(watcher!.stats).toMatchObject({ connects: 2, probes: 1 });
+    expect(h.engine.volumes.size).toBe(0); // the probe leaves nothing behind
+  });
+});
+
+describe('an unhealthy container under a silent event stream (in-memory engine)', () => {
+  it('is asked for by the first look past the time its event was owed: dated when its check failed, not when a look found it', async () => {
+    const h = memoryHost();
+    h.engine.addImage(TEST_IMAGE);
+    const sid = uniqueId('svc');
+    const labels = { 'ah.tenant': 't1', 'ah.service': sid, 'ah.managed': 'true' };
+    const cid = await h.engine.createContainer({
+      name: `ah-${sid}`,
+      image: TEST_IMAGE,
+      labels,
+      restartPolicy: 'unless-stopped',
+      healthcheck: { cmd: ['true'], intervalMs: 1000 },
+    });
+    await h.engine.startContainer(cid);
+    h.engine.setHealth(cid, 'healthy');
+    addService(h.db, addTenant(h.db), { containerId: cid }, sid);
+    await firstLook(h);
+    await following(h);
+    const { sensors, asks } = reconcileLooks(h);
+
+    h.engine.silenceStreams();
+    h.engine.setHealth(cid, 'unhealthy');
+    await sensors.lookNow('reconcile'); // at once: its event may still come
+    expect(asks).toEqual([]);
+    h.advance(10); // the next look, 10 s later: the stream owed its health_status event long ago
+    await sensors.lookNow('reconcile');
+    expect(asks).toHaveLength(1);
+    expect(watcher!.stats.silences).toBe(1);
+  });
+});
+
+describe('a stream that replays history but drops live events (in-memory engine)', () => {
+  it('stays silent at each reopen, until a reopened stream delivers a live event', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await serviceContainer(h);
+    addService(h.db, addTenant(h.db), { containerId: cid }, sid);
+    await following(h, { silentReopenEveryMs: 100 });
+    h.engine.silenceStreams({ alsoNew: true }); // every stream, reopened ones too, replays what it asks for and then says nothing
+    h.engine.die(cid, { restarted: false });
+    watcher!.streamMissed([{ containerId: cid, atMs: Date.now(), item: `crash:${sid}@exited/0` }]);
+    await waitFor('three reopens, each with its probe', () => watcher!.stats.probes >= 3, 5_000, 5);
+    expect(readEventWatcherState(h.db, h.settings.hostId)?.state).toBe('silent');
+
+    h.engine.restoreStreams();
+    await waitFor('following', () => readEventWatcherState(h.db, h.settings.hostId)?.state === 'following', 5_000, 5);
+  });
+});
+
+describe('requests while Temporal does not take them (in-memory engine)', () => {
+  it('keep one request in flight and at most one owed behind it, however many events arrive meanwhile', async () => {
+    const h = memoryHost();
+    const containers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => serviceContainer(h)));
+    let release!: () => void;
+    const outage: { until?: Promise<void> } = {};
+    const requests = await following(h, { requestTick: () => outage.until ?? Promise.resolve() });
+    outage.until = new Promise<void>((r) => (release = r)); // Temporal stops taking requests
+    for (const { cid } of containers) {
+      h.engine.die(cid, { restarted: false });
+      await new Promise((r) => setTimeout(r, 80)); // each in a debounce window (50 ms) of its own
+    }
+    expect(requests).toHaveLength(1); // the first, still waiting to be taken
+    release();
+    await waitFor('the requests to settle', () => watcher!.idle, 5_000, 5);
+    expect(requests).toHaveLength(2); // and one for everything that came meanwhile
   });
 });

@@ -6,6 +6,7 @@
 import { afterEach } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import type { HostDeps } from '../../src/host/deps';
+import { EventHints } from '../../src/host/event-hints';
 import type { RawSettings, Settings } from '../../src/settings';
 import { freshDb, testDeps, testSettings } from '../helpers/fixtures';
 import { MemoryEngine } from '../helpers/memory-engine';
@@ -38,7 +39,7 @@ export function memoryHost(raw: RawSettings = {}): MemoryHost {
     db,
     engine,
     settings,
-    deps: testDeps({ db, docker: engine, settings, clock }),
+    deps: { ...testDeps({ db, docker: engine, settings, clock }), hints: new EventHints() },
     nowSec: () => Math.floor(nowMs / 1000),
     advance: (seconds) => void (nowMs += seconds * 1000),
   };

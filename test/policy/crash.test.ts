@@ -11,7 +11,6 @@ import {
   reachesThreshold,
 } from '../../src/policy/crash';
 import type { ContainerLook } from '../../src/contracts/reconcile';
-import { mayHaveChangedSince, statusAgeLowerBound, isUnhealthy } from '../../src/policy/container-status';
 import { loadSettings } from '../../src/settings';
 
 const p = crashPolicy(loadSettings({ hostId: 'h' }, {}));
@@ -189,32 +188,5 @@ describe("keeper's first look at a container: its deaths", () => {
     ],
   ])('%s', (_what, look, restartCount, dieTimes, down, deaths) => {
     expect(deathsAtFirstLook(look, restartCount, dieTimes, down)).toBe(deaths);
-  });
-});
-
-describe('container status text', () => {
-  it.each([
-    ['Up 3 minutes (unhealthy)', 180],
-    ['Up Less than a second', 0],
-    ['Up About a minute', 60],
-    ['Up 1 second', 1],
-    ['Up 2 hours', 7200],
-    ['Exited (1) 5 seconds ago', 5],
-    ['Exited (137) About an hour ago', 3600],
-    ['Restarting (1) Less than a second ago', 0],
-    ['Up 4 days (healthy)', 4 * 86400],
-    ['Created', null],
-    ['Dead', null],
-  ])('%s → %s', (text, age) => {
-    expect(statusAgeLowerBound(text)).toBe(age);
-  });
-  it('sees unhealthy', () => {
-    expect(isUnhealthy('Up 3 minutes (unhealthy)')).toBe(true);
-    expect(isUnhealthy('Up 3 minutes (healthy)')).toBe(false);
-  });
-  it('tells whether a container may have restarted since the last look', () => {
-    expect(mayHaveChangedSince('Up 5 minutes', 1000 - 30, 1000)).toBe(false);
-    expect(mayHaveChangedSince('Up 10 seconds', 1000 - 30, 1000)).toBe(true);
-    expect(mayHaveChangedSince('Created', 1000 - 30, 1000)).toBe(true);
   });
 });

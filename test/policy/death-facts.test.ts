@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { factsOfDeaths, restartDiesOf, runsEndingIn, type ContainerEventFact, type RunState } from '../../src/policy/death-facts';
+import {
+  factsOfDeaths,
+  oomConfirmed,
+  restartDiesOf,
+  runsEndingIn,
+  type ContainerEventFact,
+  type RunState,
+} from '../../src/policy/death-facts';
 
 const T = 1_800_000_000_000;
 const exited: RunState = {
@@ -10,6 +17,7 @@ const exited: RunState = {
   startedAtMs: T,
   finishedAtMs: T + 5_000,
   restartPolicy: 'no',
+  unhealthySinceMs: null,
 };
 const running: RunState = { ...exited, status: 'running', exitCode: 0, startedAtMs: T + 9_000, finishedAtMs: T + 8_000 };
 
@@ -93,5 +101,27 @@ describe('restartDiesOf: the die events of the restarts the inspect shows', () =
     expect(runsEndingIn(restartDiesOf({ ...exited, status: 'running', startedAtMs: T + 3_700 }, false, events, 3), events)).toEqual([
       1_000, 1_000,
     ]);
+  });
+});
+
+describe('oomConfirmed: which recorded deaths a late oom event shows were OOM kills', () => {
+  const deaths = [
+    { id: 1, containerId: 'aaaaaaaaaaaa', diedAtMs: T },
+    { id: 2, containerId: 'aaaaaaaaaaaa', diedAtMs: T + 4_000 },
+    { id: 3, containerId: 'bbbbbbbbbbbb', diedAtMs: T },
+  ];
+  it('gives each event to the nearest death of its container it can belong to, one death per event', () => {
+    expect(oomConfirmed(deaths, [{ containerId: 'aaaaaaaaaaaa' + 'f'.repeat(52), atMs: T + 4_300 }])).toEqual([2]);
+    expect(
+      oomConfirmed(deaths, [
+        { containerId: 'aaaaaaaaaaaaffff', atMs: T + 100 },
+        { containerId: 'aaaaaaaaaaaaffff', atMs: T + 4_100 },
+      ]),
+    ).toEqual([1, 2]);
+  });
+  it('confirms nothing for an event of another container, long after the death, or well before it', () => {
+    expect(oomConfirmed(deaths, [{ containerId: 'cccccccccccc', atMs: T }])).toEqual([]);
+    expect(oomConfirmed(deaths.slice(2), [{ containerId: 'bbbbbbbbbbbb', atMs: T + 60_000 }])).toEqual([]);
+    expect(oomConfirmed(deaths.slice(2), [{ containerId: 'bbbbbbbbbbbb', atMs: T - 10_000 }])).toEqual([]);
   });
 });

@@ -124,6 +124,46 @@ describe('crash forensics on the real engine', () => {
     expect(deployments(db, sid)[0].error_message).toBe('container exited (exit code 137 (OOM killed))');
   });
 
+  // Docker reports an OOM kill late under load: the exit (137) first, OOMKilled and the `oom` event only once it has
+  // handled the kernel's notification. The proxy makes the engine's answers that late, deliberately.
+  describe('when the engine reports the OOM kill late', () => {
+    let proxy: DockerProxy;
+    afterEach(async () => {
+      await proxy?.close();
+    });
+    const viaProxy = async () => {
+      proxy = await DockerProxy.start();
+      return { db, docker: new DockerClient(proxy.dockerHost), settings };
+    };
+
+    it("records it as an OOM kill at once when the engine's oom event is out but its inspect still says OOMKilled false", async () => {
+      setup();
+      const { sid } = await oomKilledService();
+      const through = await viaProxy();
+      proxy.reportOomLate({ inspect: true, events: false });
+      expect((await runTick(env, through)).crashes).toBe(1);
+      expect(listCrashRecords(db, sid, 10)).toEqual([
+        expect.objectContaining({ exitCode: 137, oomKilled: true, reason: 'exit code 137 (OOM killed)' }),
+      ]);
+    });
+
+    it('corrects the SIGKILL it recorded once the oom event is out: the next tick finds it and says so', async () => {
+      setup();
+      const { sid } = await oomKilledService();
+      const through = await viaProxy();
+      proxy.reportOomLate({ inspect: true, events: true });
+      expect((await runTick(env, through)).crashes).toBe(1);
+      expect(listCrashRecords(db, sid, 10)).toEqual([expect.objectContaining({ oomKilled: false, reason: 'exit code 137 (SIGKILL)' })]);
+      proxy.reportOomLate(undefined);
+      const next = await runTick(env, through);
+      expect(next).toMatchObject({ crashes: 0, oomConfirmed: 1 });
+      expect(listCrashRecords(db, sid, 10)).toEqual([
+        expect.objectContaining({ exitCode: 137, oomKilled: true, signal: 'SIGKILL', reason: 'exit code 137 (OOM killed)' }),
+      ]);
+      expect((await runTick(env, through)).oomConfirmed ?? 0).toBe(0); // once
+    });
+  });
+
   it('records a process killed by a signal from outside (not OOM): SIGKILL from its exit code', async () => {
     setup();
     const sid = uniqueId('svc');

@@ -7,7 +7,7 @@
  * The time each path takes is measured by `npm run bench:looks`, not here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../helpers/fixtures';
+import { TEST_IMAGE, waitFor } from '../helpers/fixtures';
 import { crashContainer } from '../helpers/crash';
 import { addService, addTenant, service } from '../reconcile/rows';
 import { lookedAtService as lookedAtServiceOf, watchedHost, watcherState, type WatchedHost } from './world';
@@ -25,7 +25,8 @@ afterAll(async () => {
   await h?.stop();
 }, 120_000);
 
-const lookedAtService = (tenant: string) => lookedAtServiceOf(h, tenant, BOUND_MS);
+const lookedAtService = (tenant: string, spec: Parameters<typeof lookedAtServiceOf>[3] = {}) =>
+  lookedAtServiceOf(h, tenant, BOUND_MS, spec);
 
 describe('the reconcile look, with the event stream held open and silent', () => {
   it('counts a crash the stream never reported, marks the stream silent, and follows again once a reopened stream reports', async () => {
@@ -72,5 +73,38 @@ describe('the reconcile look, with the event stream held open and silent', () =>
     );
     expect(countedAtMs - stoppedAtMs).toBeGreaterThanOrEqual(GRACE_SEC * 1000);
     expect(service(h.db, s.sid).status).toBe('crashed');
+  }, 300_000);
+
+  // Dated when its check failed (the engine's health log), the death is one the stream owed an event of long before
+  // the next look: that look finds the stream silent and asks at once. Dated at each look's own time, as before, it
+  // always looked too recent to blame the stream, and waited for a run to be overdue (2 minutes).
+  it('restarts a container that turned unhealthy under a silent stream, found silent by the look after its check failed', async () => {
+    const tenant = addTenant(h.db);
+    const healthyForSec = 25;
+    const s = await lookedAtService(tenant, {
+      image: TEST_IMAGE,
+      cmd: ['sh', '-c', 'date +%s > /tmp/started; exec sleep 86400'],
+      healthcheck: {
+        cmd: ['sh', '-c', `test $(( $(date +%s) - $(cat /tmp/started) )) -lt ${healthyForSec}`],
+        intervalMs: 1000,
+        retries: 1,
+      },
+    });
+    await waitFor('the event watcher to follow', () => watcherState(h.db, h.hostId) === 'following', BOUND_MS, 250);
+    const startedAtMs = (await h.fixture.docker.inspectContainer(s.cid)).startedAtMs!;
+    h.proxy.stallStreams({ alsoNew: true });
+    try {
+      await waitFor('the unhealthy container counted', () => service(h.db, s.sid).crash_count === 1, BOUND_MS, 250);
+      expect(service(h.db, s.sid)).toMatchObject({ last_error: 'container unhealthy (health check failed)' });
+      expect(watcherState(h.db, h.hostId)).toBe('silent');
+      await waitFor(
+        'keeper to restart it',
+        async () => (await h.fixture.docker.inspectContainer(s.cid)).startedAtMs! > startedAtMs,
+        BOUND_MS,
+        250,
+      );
+    } finally {
+      h.proxy.restoreStreams();
+    }
   }, 300_000);
 });

@@ -88,9 +88,14 @@ export function watcherState(db: StateDb, hostId: string): string | undefined {
  * A running service of `tenant` that keeper has looked at (its baseline), once the tick the event watcher asks for
  * 11 s after a container starts has run: from then on, only what the test does asks for anything.
  */
-export async function lookedAtService(h: WatchedHost, tenant: string, boundMs: number): Promise<{ sid: string; cid: string }> {
+export async function lookedAtService(
+  h: WatchedHost,
+  tenant: string,
+  boundMs: number,
+  spec: Parameters<typeof runServiceContainer>[3] = {},
+): Promise<{ sid: string; cid: string }> {
   const sid = `svc-${Math.random().toString(36).slice(2, 8)}`;
-  const cid = await runServiceContainer(h.fixture, tenant, sid);
+  const cid = await runServiceContainer(h.fixture, tenant, sid, spec);
   addService(h.db, tenant, { containerId: cid }, sid);
   const looked = () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid);
   await waitFor('keeper to look at the new service', looked, boundMs, 250);

@@ -74,6 +74,7 @@ function observed({ db }: LookDeps, obs: TickObservation): Finding {
     ...obs.gone.map((g) => `gone:${g.serviceId}`),
     ...(obs.vanished ?? []).map((v) => `vanished:${v.serviceId}`),
     ...(obs.openCircuitsRunning ?? []).map((c) => `circuit-running:${c.serviceId}`),
+    ...(obs.oomConfirmed ?? []).map((id) => `oom-confirmed:${id}`),
     ...obs.databases.map((d) => `database:${d.id}@${d.to}`),
     ...obs.environmentsDown.map((e) => `environment-down:${e.id}`),
     ...obs.environmentStops.map((e) => `environment-stop:${e.id}`),

@@ -4,6 +4,7 @@
  * unhealthy one, stop an expired lease's container) that fail transiently are counted and retried next tick.
  */
 import { DockerError } from '../../docker/errors';
+import { confirmOomKill } from '../../db/crash-records';
 import { reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
 import { markServiceRunning, markServiceStopped, readCircuit, stopVanishedService, recordCrash } from '../../db/services';
@@ -97,6 +98,11 @@ async function applyCrashes(
 
 function applyRowChanges({ db, log }: ApplyDeps, obs: TickObservation, applied: TickApplied, now: number): void {
   for (const l of obs.looks) swapLook(db, l.serviceId, l.expected, l.next, now);
+  for (const id of obs.oomConfirmed ?? []) {
+    if (!confirmOomKill(db, id)) continue;
+    applied.oomConfirmed = (applied.oomConfirmed ?? 0) + 1;
+    log.info("a death recorded as SIGKILL was an OOM kill: the engine's oom event came after it; record corrected", { record: id });
+  }
   for (const b of obs.backUp) if (markServiceRunning(db, b.serviceId, b.containerId, now)) applied.recovered++;
   for (const g of obs.gone)
     if (markServiceStopped(db, g.serviceId, g.containerId, now, 'container not found by reconciler')) applied.missing++;

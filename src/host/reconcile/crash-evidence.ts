@@ -63,6 +63,7 @@ export function runStateOf(d: ContainerDetails): RunState {
     startedAtMs: d.startedAtMs,
     finishedAtMs: d.finishedAtMs,
     restartPolicy: d.restartPolicy,
+    unhealthySinceMs: d.unhealthySinceMs,
   };
 }
 
@@ -137,12 +138,16 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   });
 }
 
-/** The unhealthy run is alive: its output up to now is what led to the failed checks. */
+/**
+ * The unhealthy run is alive: its output up to now is what led to the failed checks. It is dated when its health
+ * check made it unhealthy (the engine's health log), not when a look found it: a look under a silent event stream
+ * must see that the stream owed its `health_status` event long ago, not that it just happened.
+ */
 function healthCheckDeath(run: RunState, nowMs: number): CountedDeath {
   const since = Math.max(run.startedAtMs ?? nowMs - LOG_LOOKBACK_MS, nowMs - LOG_LOOKBACK_MS);
   return {
     seenBy: 'health-check',
-    diedAtMs: nowMs,
+    diedAtMs: Math.min(run.unhealthySinceMs ?? nowMs, nowMs),
     exitCode: null,
     oomKilled: null,
     engineError: '',
@@ -151,7 +156,7 @@ function healthCheckDeath(run: RunState, nowMs: number): CountedDeath {
 }
 
 /** ah services' die, start, kill and oom events in [sinceMs, untilMs], by container; none when unreadable. */
-async function readDeathEvents(
+export async function readDeathEvents(
   docker: Pick<Engine, 'readEvents'>,
   sinceMs: number,
   untilMs: number,

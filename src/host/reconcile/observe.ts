@@ -24,6 +24,7 @@ import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from '
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
+import { observeOomConfirmations } from './oom-confirmations';
 import { findOpenCircuitsRunning } from './open-circuits';
 import { LABEL, RESOURCE_TYPE } from '../../names';
 import { crashSettingParsers } from '../../settings';
@@ -35,7 +36,7 @@ export const INSPECT_CONCURRENCY = 8;
 const WATCHED_STATUSES = new Set(['running', 'crashed']);
 
 export async function observeHost(
-  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>,
+  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock' | 'hints'>,
   policy: CrashPolicy,
   now: number,
   view: EngineView = new EngineView(deps.docker),
@@ -66,9 +67,18 @@ export async function observeHost(
     lastRecordedAt: lastRecordedAt(db, s.id, s.containerId as string),
     keeperArrivedAt: keeperArrivedAt(db),
   });
-  const observer = serviceObserver({ listed: serviceList, looks: readLooks(db), countedBefore, inspector, policy, obs });
+  const observer = serviceObserver({
+    listed: serviceList,
+    looks: readLooks(db),
+    countedBefore,
+    inspector,
+    policy,
+    obs,
+    hinted: (containerId, sinceSec) => deps.hints?.eventSince(containerId, sinceSec * 1000) ?? false,
+  });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
+  await observeOomConfirmations(docker, db, deps.clock.nowMs(), obs);
   touchLooks(db, observer.unchanged, now);
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
@@ -129,6 +139,8 @@ interface ServiceContext {
   inspector: Inspector;
   policy: CrashPolicy;
   obs: TickObservation;
+  /** The worker's event watcher heard of the container at or after `sinceSec` (unix seconds). */
+  hinted: (containerId: string, sinceSec: number) => boolean;
 }
 
 /** Observes watched services one by one, collecting those confirmed unchanged since keeper's last look. */
@@ -147,7 +159,8 @@ function serviceObserver(ctx: ServiceContext) {
     const stored = ctx.looks.get(s.id);
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
-    if (summary && previous && unchangedSince(summary, previous, obs.now)) {
+    // An event since the last look is a hint that the list may not show yet: the list lags a death's `die` event.
+    if (summary && previous && !ctx.hinted(containerId, previous.lookedAt - 1) && unchangedSince(summary, previous, obs.now)) {
       rulesOf(s, summary.labels, ctx.policy, obs);
       unchanged.push(s.id);
       return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));

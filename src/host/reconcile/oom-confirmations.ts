@@ -1,0 +1,35 @@
+/**
+ * Deaths recorded as exit 137 whose OOM kill the engine reported only later. Docker tells the kernel's OOM kill in an
+ * `oom` event of its own, apart from the exit: under load it comes after the `die`, and after the inspect that still
+ * says OOMKilled false, from which the tick recorded the death as a SIGKILL. For the deaths recorded lately, the
+ * engine's `oom` events (the watcher asks for a tick when one arrives) say which were OOM kills; the apply step
+ * corrects their records. The cgroup's own oom_kill counter cannot help then: a dead run's cgroup is gone, and a
+ * restarted container's is new.
+ */
+import { deathsAwaitingOom } from '../../db/crash-records';
+import type { StateDb } from '../../db/open';
+import type { Engine } from '../../docker/engine';
+import type { TickObservation } from '../../contracts/reconcile';
+import { OOM_EVENT_AFTER_DEATH_MS, oomConfirmed } from '../../policy/death-facts';
+import { readDeathEvents } from './crash-evidence';
+
+/** How long after it was recorded a death's OOM kill is still looked for: the oom event comes within seconds. */
+export const OOM_RECHECK_SEC = 5 * 60;
+
+export async function observeOomConfirmations(
+  docker: Pick<Engine, 'readEvents'>,
+  db: StateDb,
+  nowMs: number,
+  obs: TickObservation,
+): Promise<void> {
+  const deaths = deathsAwaitingOom(db, Math.floor(nowMs / 1000) - OOM_RECHECK_SEC).filter(
+    (d) => d.diedAtMs + OOM_EVENT_AFTER_DEATH_MS >= nowMs - OOM_RECHECK_SEC * 1000,
+  );
+  if (deaths.length === 0) return;
+  const events = await readDeathEvents(docker, Math.min(...deaths.map((d) => d.diedAtMs)) - 2_000, nowMs, obs);
+  const ooms = [...events].flatMap(([containerId, facts]) =>
+    facts.filter((f) => f.action === 'oom').map((f) => ({ containerId, atMs: f.atMs })),
+  );
+  const confirmed = oomConfirmed(deaths, ooms);
+  if (confirmed.length > 0) obs.oomConfirmed = confirmed;
+}
