@@ -79,7 +79,7 @@ describe('circuitBreaker (time-skipping)', () => {
     const worker = await keeperWorker(env, deps());
     const t0 = await env.currentTimeMs();
     const result = await worker.runUntil(async () => (await startCircuit(sid)).result());
-    expect(result).toMatchObject({ phase: 'closed', closedBy: 'timer', generation: 1, status: 'running' });
+    expect(result).toMatchObject({ phase: 'closed', closedBy: 'timer', opening: 1, escalation: 1, status: 'running' });
     expect((await env.currentTimeMs()) - t0).toBeGreaterThanOrEqual(1790_000);
     expect(service(db, sid)).toMatchObject({
       status: 'running',
@@ -112,9 +112,9 @@ describe('circuitBreaker (time-skipping)', () => {
       const handle = await startCircuit(sid);
       const state = await waitFor('the circuit to be held', async () => {
         const s = await handle.query(circuitStateQuery);
-        return s.generation === 2 ? s : undefined;
+        return s.opening !== undefined ? s : undefined;
       });
-      expect(state).toMatchObject({ serviceId: sid, generation: 2, phase: 'open', retryAt: service(db, sid).circuit_retry_at });
+      expect(state).toMatchObject({ serviceId: sid, opening: 2, escalation: 2, phase: 'open', retryAt: service(db, sid).circuit_retry_at });
       await handle.signal(circuitResetSignal, 'test');
       return handle.result();
     });
@@ -162,7 +162,7 @@ describe('circuitBreaker (time-skipping)', () => {
       expect(row.circuit_retry_at! - nowSec()).toBeGreaterThan(4 * 3600 - 30);
       return env.client.workflow.getHandle<typeof circuitBreaker>(ids.circuit(settings.hostId, sid)).result();
     });
-    expect(result).toMatchObject({ closedBy: 'timer', generation: 3, status: 'running' });
+    expect(result).toMatchObject({ closedBy: 'timer', opening: 1, escalation: 3, status: 'running' });
     expect((await env.currentTimeMs()) - t0).toBeGreaterThan(4 * 3600_000 - 60_000);
     expect(service(db, sid)).toMatchObject({ circuit_open: 0, status: 'running', circuit_open_count: 3 });
   }); // the 4 h themselves are skipped
