@@ -83,7 +83,7 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
       });
       insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, deaths, tails);
       if (!opening) return { counted, crashCount: counters.crashCount };
-      const escalation = opening.openCount;
+      const { escalation } = opening;
       const number = recordOpening(db, { serviceId: c.serviceId, escalation, retryAt: opening.retryAt }, now);
       return {
         counted,
@@ -165,7 +165,7 @@ function updateCrashCounters(
     c.reason,
     now,
     opening ? 1 : 0,
-    opening?.openCount ?? row.circuit_open_count,
+    opening?.escalation ?? row.circuit_open_count,
     opening?.retryAt ?? null,
     c.serviceId,
     c.containerId,

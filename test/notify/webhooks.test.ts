@@ -61,7 +61,7 @@ async function receiver(): Promise<WebhookReceiver> {
   return r;
 }
 
-/** A service whose circuit is open (generation 1, retrying in an hour) after the two recorded deaths of its window. */
+/** A service whose circuit is open (ah opened it, retrying in an hour) after the two recorded deaths of its window. */
 function openCircuitWithDeaths(db: StateDb): string {
   const windowStart = nowSec() - 60;
   const id = addService(db, addTenant(db), {
@@ -103,7 +103,8 @@ describe('alerts to webhooks', () => {
       args: [{ serviceId: svc }],
     });
     await waitFor('the opened alert at both receivers', () => generic.received.length === 1 && slack.received.length === 1, 30_000);
-    const openedKey = `keeper/${host.settings.hostId}/${svc}/g1/circuit-opened`;
+    // Taken over by its workflow: keeper's first opening of this service, opening 1.
+    const openedKey = `keeper/${host.settings.hostId}/${svc}/opening-1/circuit-opened`;
     expect(generic.received[0].headers).toMatchObject({
       'idempotency-key': openedKey,
       'x-keeper-event': 'circuit-opened',
@@ -115,7 +116,8 @@ describe('alerts to webhooks', () => {
       key: openedKey,
       kind: 'circuit-opened',
       serviceId: svc,
-      generation: 1,
+      opening: 1,
+      escalation: 1,
       deaths: [{ reason: 'exit code 3, restarted by Docker' }, { reason: 'exit code 137 (OOM killed), restarted by Docker' }],
     });
     expect(Object.keys(bodyOf(slack, 0))).toEqual(['text']);
@@ -129,7 +131,7 @@ describe('alerts to webhooks', () => {
     await handle.signal(circuitResetSignal, 'test');
     expect(await handle.result()).toMatchObject({ closedBy: 'reset', status: 'stopped' });
     await waitFor('the closed alert at both receivers', () => generic.received.length === 2 && slack.received.length === 2, 30_000);
-    expect(generic.received[1].headers['idempotency-key']).toBe(`keeper/${host.settings.hostId}/${svc}/g1/circuit-closed`);
+    expect(generic.received[1].headers['idempotency-key']).toBe(`keeper/${host.settings.hostId}/${svc}/opening-1/circuit-closed`);
     expect(bodyOf(slack, 1).text).toContain('circuit closed by an operator reset; service stopped');
     expect(service(host.db, svc).circuit_open).toBe(0);
     const status = await waitFor(
@@ -149,12 +151,13 @@ describe('alerts to webhooks', () => {
     await r.down();
     const at = Date.now();
     const events: NotificationEvent[] = [
-      { kind: 'circuit-opened', hostId: host.settings.hostId, serviceId: 'svc-down', generation: 1, atMs: at, deaths: [] },
+      { kind: 'circuit-opened', hostId: host.settings.hostId, serviceId: 'svc-down', opening: 1, escalation: 1, atMs: at, deaths: [] },
       {
         kind: 'circuit-closed',
         hostId: host.settings.hostId,
         serviceId: 'svc-down',
-        generation: 1,
+        opening: 1,
+        escalation: 1,
         atMs: at,
         closedBy: 'timer',
         status: 'running',
@@ -163,7 +166,8 @@ describe('alerts to webhooks', () => {
         kind: 'recovery-failed',
         hostId: host.settings.hostId,
         serviceId: 'svc-down',
-        generation: 2,
+        opening: 2,
+        escalation: 2,
         atMs: at,
         error: 'kept container is gone',
       },
@@ -197,7 +201,9 @@ describe('alerts to webhooks', () => {
       [1, 0],
     ]);
     for (const x of results) expect(x.ends[0].attempts).toBeGreaterThan(4); // it was retried through the outage
-    expect(r.uniqueKeys().sort()).toEqual(events.map((e) => `keeper/${host.settings.hostId}/svc-down/g${e.generation}/${e.kind}`).sort());
+    expect(r.uniqueKeys().sort()).toEqual(
+      events.map((e) => `keeper/${host.settings.hostId}/svc-down/opening-${e.opening}/${e.kind}`).sort(),
+    );
     console.log(
       `webhook down ${Math.round((upAt - at) / 1000)} s: delivered ${results.map((x) => `after ${x.ends[0].attempts} attempts`).join(', ')}; ` +
         `${r.received.length} requests for ${r.uniqueKeys().length} events, ${Math.round((Math.max(...r.received.map((x) => x.atMs)) - at) / 1000)} s after the first attempt`,
@@ -212,7 +218,8 @@ describe('alerts to webhooks', () => {
       kind: 'circuit-opened',
       hostId: host.settings.hostId,
       serviceId: 'svc-404',
-      generation: 1,
+      opening: 1,
+      escalation: 1,
       atMs: Date.now(),
       deaths: [],
     };
