@@ -7,13 +7,17 @@ import type { CircuitRef } from '../contracts/reconcile';
 import { OPEN_CIRCUIT_REF, takeOverOpening, toCircuitRefs, trustedOpenCircuit, type CircuitRefRow } from './circuit-openings';
 import type { StateDb } from './open';
 
-/** The circuit's workflow holds this opening: its timer runs. */
-export function recordCircuitHold(db: StateDb, serviceId: string, opening: number, now: number): void {
+/**
+ * The circuit's workflow holds this opening: its timer runs. `generation` is the opening's escalation, for the builds
+ * from before openings were numbered, which read holds by it (compatibility).
+ */
+function recordCircuitHold(db: StateDb, serviceId: string, opening: number, now: number): void {
   db.prepare(
-    `INSERT INTO keeper_circuit_holds (service_id, opening, held_at) VALUES (?, ?, ?)
-       ON CONFLICT(service_id) DO UPDATE SET opening = excluded.opening, held_at = excluded.held_at
-       WHERE excluded.opening <> keeper_circuit_holds.opening`,
-  ).run(serviceId, opening, now);
+    `INSERT INTO keeper_circuit_holds (service_id, opening, generation, held_at)
+       SELECT ?, o.opening, o.generation, ? FROM keeper_circuit_openings o WHERE o.service_id = ? AND o.opening = ?
+       ON CONFLICT(service_id) DO UPDATE SET opening = excluded.opening, generation = excluded.generation, held_at = excluded.held_at
+       WHERE keeper_circuit_holds.opening IS NOT excluded.opening`,
+  ).run(serviceId, now, serviceId, opening);
 }
 
 /**
@@ -30,9 +34,29 @@ export function holdCurrentOpening(db: StateDb, serviceId: string, now: number):
     .immediate();
 }
 
+/**
+ * holdCurrentOpening, only if the open circuit still has this escalation and retry time (the opening a run from
+ * before openings were numbered began holding). Undefined otherwise.
+ */
+export function holdCurrentOpeningIf(
+  db: StateDb,
+  r: { serviceId: string; escalation: number; retryAt: number },
+  now: number,
+): number | undefined {
+  return db
+    .transaction((): number | undefined => {
+      const same = db
+        .prepare('SELECT 1 FROM services WHERE id = ? AND circuit_open = 1 AND circuit_open_count = ? AND circuit_retry_at = ?')
+        .get(r.serviceId, r.escalation, r.retryAt);
+      return same ? holdCurrentOpening(db, r.serviceId, now) : undefined;
+    })
+    .immediate();
+}
+
 /** The opening the service's circuit workflow last took hold of, or undefined. */
 export function heldOpening(db: StateDb, serviceId: string): number | undefined {
-  return db.prepare('SELECT opening FROM keeper_circuit_holds WHERE service_id = ?').pluck().get(serviceId) as number | undefined;
+  const v = db.prepare('SELECT opening FROM keeper_circuit_holds WHERE service_id = ?').pluck().get(serviceId) as number | null | undefined;
+  return v ?? undefined; // NULL: an older build's hold, of no numbered opening
 }
 
 /**

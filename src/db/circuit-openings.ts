@@ -5,7 +5,8 @@
  *
  * The services row says whether the circuit is open; this row says which opening that is. The open row is the
  * recorded opening while its escalation and retry time are the ones recorded (keeper never changes them while the
- * circuit is open). An open row that differs (ah opened it, or closed the recorded one and opened another, or it
+ * circuit is open). The escalation's column is `generation`, its name in the builds before openings were numbered,
+ * which still write it (compatibility: a newer CLI may migrate the DB under an older worker). An open row that differs (ah opened it, or closed the recorded one and opened another, or it
  * was open before openings were numbered) is an opening keeper has not numbered yet: the tick's hand-over, or the
  * circuit workflow's hold, numbers it (`takeOverOpening`).
  *
@@ -29,7 +30,7 @@ export const trustedOpenCircuit = (s = 'services') => `${s}.circuit_open = 1
 
 /** The opening row `o` is the open circuit of the services row `s` (see the header). */
 export const IS_CURRENT_OPENING = (s: string, o: string) =>
-  `${o}.service_id = ${s}.id AND ${s}.circuit_open = 1 AND ${o}.escalation = ${s}.circuit_open_count
+  `${o}.service_id = ${s}.id AND ${s}.circuit_open = 1 AND ${o}.opening > 0 AND ${o}.generation = ${s}.circuit_open_count
    AND ${o}.retry_at IS ${s}.circuit_retry_at`;
 
 /** An open circuit as a CircuitRef, with its opening's number when keeper has numbered it (aliases `s`, `o`). */
@@ -44,11 +45,11 @@ export function toCircuitRefs(rows: CircuitRefRow[]): CircuitRef[] {
   return rows.map(({ opening, ...r }) => (opening === null ? r : { ...r, opening }));
 }
 
-/** The number the service's next opening gets: one more than its last, or than the floor when it has none. */
+/** The number the service's next opening gets: one more than its last, or than the floor when it has none numbered. */
 function nextOpening(db: StateDb, serviceId: string): number {
   const last = db
     .prepare(
-      `SELECT COALESCE((SELECT opening FROM keeper_circuit_openings WHERE service_id = ?),
+      `SELECT COALESCE(NULLIF((SELECT opening FROM keeper_circuit_openings WHERE service_id = ?), 0),
                        (SELECT opening FROM keeper_circuit_opening_floor), 0)`,
     )
     .pluck()
@@ -60,9 +61,9 @@ function nextOpening(db: StateDb, serviceId: string): number {
 export function recordOpening(db: StateDb, o: { serviceId: string; escalation: number; retryAt: number }, now: number): number {
   const opening = nextOpening(db, o.serviceId);
   db.prepare(
-    `INSERT INTO keeper_circuit_openings (service_id, opening, escalation, retry_at, opened_at, taken_over_at)
+    `INSERT INTO keeper_circuit_openings (service_id, opening, generation, retry_at, opened_at, taken_over_at)
        VALUES (?, ?, ?, ?, ?, NULL)
-       ON CONFLICT (service_id) DO UPDATE SET opening = excluded.opening, escalation = excluded.escalation,
+       ON CONFLICT (service_id) DO UPDATE SET opening = excluded.opening, generation = excluded.generation,
           retry_at = excluded.retry_at, opened_at = excluded.opened_at, taken_over_at = NULL`,
   ).run(o.serviceId, opening, o.escalation, o.retryAt, now);
   return opening;
@@ -103,9 +104,9 @@ export function takeOverOpening(db: StateDb, serviceId: string, now: number): nu
       if (!open) return undefined;
       const opening = nextOpening(db, serviceId);
       db.prepare(
-        `INSERT INTO keeper_circuit_openings (service_id, opening, escalation, retry_at, opened_at, taken_over_at)
+        `INSERT INTO keeper_circuit_openings (service_id, opening, generation, retry_at, opened_at, taken_over_at)
            VALUES (?, ?, ?, ?, NULL, ?)
-           ON CONFLICT (service_id) DO UPDATE SET opening = excluded.opening, escalation = excluded.escalation,
+           ON CONFLICT (service_id) DO UPDATE SET opening = excluded.opening, generation = excluded.generation,
               retry_at = excluded.retry_at, taken_over_at = excluded.taken_over_at`,
       ).run(serviceId, opening, open.escalation, open.retryAt, now);
       return opening;

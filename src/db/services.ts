@@ -246,7 +246,7 @@ function toCircuit({ numbered, ...r }: CircuitSelected): CircuitRow {
   return {
     ...r,
     open: r.open === 1,
-    opening: ours ? r.opening : null,
+    opening: ours && r.opening !== null && r.opening > 0 ? r.opening : null, // 0: an older build's row, not numbered
     openedAt: ours && r.takenOverAt === null ? r.openedAt : null,
     takenOverAt: ours ? r.takenOverAt : null,
   };
@@ -286,24 +286,33 @@ export interface Recovery {
   serviceId: string;
   /**
    * The opening to close. Absent only from a run that began before openings were numbered: it closes the open
-   * circuit if that has its `escalation` and is the opening its hold names (it holds nothing newer).
+   * circuit if that has its `escalation` and `retryAt` (the one it began holding), or, when it sends no retry time
+   * either (an attempt scheduled before the upgrade), the opening its hold names.
    */
   opening?: number;
   escalation: number;
+  retryAt?: number;
   trigger: Extract<DeploymentTrigger, 'auto_recovery' | 'manual_reset'>;
   status: 'running' | 'stopped';
   error?: string;
 }
 
 /** The condition on the services row (`services`) under which a recovery may close it: its opening is still open. */
-function closable(r: Recovery): { where: string; args: unknown[] } {
+function closable(r: Omit<Recovery, 'trigger' | 'status'>): { where: string; args: unknown[] } {
   const current = `EXISTS (SELECT 1 FROM keeper_circuit_openings o WHERE ${IS_CURRENT_OPENING('services', 'o')}`;
   if (r.opening !== undefined) return { where: `${current} AND o.opening = ?)`, args: [r.opening] };
+  if (r.retryAt !== undefined) return { where: 'circuit_open_count = ? AND circuit_retry_at = ?', args: [r.escalation, r.retryAt] };
   return {
     where: `circuit_open_count = ? AND ${current}
               AND o.opening = (SELECT h.opening FROM keeper_circuit_holds h WHERE h.service_id = o.service_id))`,
     args: [r.escalation],
   };
+}
+
+/** Whether the service's circuit is open on the opening `r` names (see Recovery): read only. */
+export function isOpenOn(db: StateDb, r: Omit<Recovery, 'trigger' | 'status'>): boolean {
+  const { where, args } = closable(r);
+  return db.prepare(`SELECT 1 FROM services WHERE id = ? AND circuit_open = 1 AND ${where}`).get(r.serviceId, ...args) !== undefined;
 }
 
 /**

@@ -4,11 +4,11 @@
  * of an older opening never closes a newer one.
  */
 import { DockerError, ignoreNotFound } from '../docker/errors';
-import { heldOpening, holdCurrentOpening } from '../db/circuit-holds';
+import { heldOpening, holdCurrentOpening, holdCurrentOpeningIf } from '../db/circuit-holds';
 import { takeOverOpening } from '../db/circuit-openings';
 import { deathsOfWindow } from '../db/crash-records';
 import { setLook } from '../db/looks';
-import { closeCircuit, listCircuits, readCircuit, type CircuitRow, type Recovery } from '../db/services';
+import { closeCircuit, isOpenOn, listCircuits, readCircuit, type CircuitRow, type Recovery } from '../db/services';
 import type { DeathSummary, HeldCircuit, RecoveryResult } from '../contracts/circuit';
 import type { CircuitRef } from '../contracts/reconcile';
 import { isValidContainerId } from '../policy/rows';
@@ -65,11 +65,11 @@ function deathSummaries(db: HostDeps['db'], serviceId: string, windowStart: numb
  */
 export async function recoverCircuit(
   { db, docker, settings, log, clock }: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'log' | 'clock'>,
-  r: Pick<Recovery, 'serviceId' | 'opening' | 'escalation' | 'trigger'>,
+  r: Pick<Recovery, 'serviceId' | 'opening' | 'escalation' | 'retryAt' | 'trigger'>,
 ): Promise<RecoveryResult> {
   const c = readCircuit(db, r.serviceId);
   if (!c?.open) return { recovered: false };
-  if (!isTheOpening(db, c, r)) return { recovered: false, reopened: true };
+  if (!isOpenOn(db, r)) return { recovered: false, reopened: true };
   const containerId = c.containerId;
   const restart = settings.recovery === 'restart' && isValidContainerId(containerId);
   const started = restart ? await startKept(docker, containerId) : { status: 'stopped' as const };
@@ -79,7 +79,8 @@ export async function recoverCircuit(
     // A start through the API resets RestartCount: later deaths are counted from 0.
     setLook(db, r.serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
   }
-  if (!recovered) return { recovered, ...(isTheOpening(db, readCircuit(db, r.serviceId), r) ? {} : { reopened: true }) };
+  // Not closed by this attempt: closed meanwhile (another attempt), or open again on a newer opening.
+  if (!recovered) return readCircuit(db, r.serviceId)?.open ? { recovered, reopened: true } : { recovered };
   const result: RecoveryResult = { recovered, status: started.status, ...(started.error ? { error: started.error } : {}) };
   const which = { serviceId: r.serviceId, opening: r.opening ?? c.opening, escalation: c.escalation };
   log.info('circuit closed', { ...which, trigger: r.trigger, status: result.status, ...(result.error ? { error: result.error } : {}) });
@@ -87,13 +88,15 @@ export async function recoverCircuit(
 }
 
 /**
- * Whether the open circuit `c` is the opening the recovery asks for: by its number, or, for a run from before
- * openings were numbered, by its escalation and the hold. Closed: true (nothing newer is open).
+ * A run from before openings were numbered, asked to look again (`recheck`): it holds the open circuit's opening if
+ * that is the one it began holding (its escalation and retry time), numbering it first if keeper has not. Its number,
+ * or undefined when the circuit is closed or open on another opening (the run then continues as new).
  */
-function isTheOpening(db: HostDeps['db'], c: CircuitRow | undefined, r: Pick<Recovery, 'serviceId' | 'opening' | 'escalation'>): boolean {
-  if (!c?.open) return true;
-  if (r.opening !== undefined) return c.opening === r.opening;
-  return c.escalation === r.escalation && c.opening !== null && heldOpening(db, r.serviceId) === c.opening;
+export function holdSameOpening(
+  { db, clock }: Pick<HostDeps, 'db' | 'clock'>,
+  r: Pick<Recovery, 'serviceId' | 'escalation'> & { retryAt: number },
+): number | undefined {
+  return holdCurrentOpeningIf(db, r, unixSeconds(clock));
 }
 
 /** Starts the kept container; a container that is gone leaves the service stopped with the reason. */

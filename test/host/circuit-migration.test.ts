@@ -55,6 +55,7 @@ function migrated(file: string, raw: Database.Database): StateDb {
   return openStateDb(file);
 }
 
+/** keeper_circuit_openings' row of a service (`generation` is its escalation, under the older builds' name). */
 const row = (db: StateDb, id: string) => db.prepare('SELECT * FROM keeper_circuit_openings WHERE service_id = ?').get(id);
 
 describe('numbering circuit openings (keeper_2901)', () => {
@@ -83,7 +84,7 @@ describe('numbering circuit openings (keeper_2901)', () => {
       expect(row(db, 'kept')).toEqual({
         service_id: 'kept',
         opening: 2,
-        escalation: 2,
+        generation: 2,
         retry_at: RETRY,
         opened_at: NOW - 60,
         taken_over_at: null,
@@ -92,15 +93,15 @@ describe('numbering circuit openings (keeper_2901)', () => {
       expect(row(db, 'ahs')).toEqual({
         service_id: 'ahs',
         opening: 1,
-        escalation: 4,
+        generation: 4,
         retry_at: RETRY,
         opened_at: null,
         taken_over_at: NOW - 30,
       });
       expect(heldOpening(db, 'again')).toBe(2);
-      expect(row(db, 'again')).toMatchObject({ opening: 2, escalation: 2, retry_at: RETRY, opened_at: NOW - 60, taken_over_at: NOW - 30 });
+      expect(row(db, 'again')).toMatchObject({ opening: 2, generation: 2, retry_at: RETRY, opened_at: NOW - 60, taken_over_at: NOW - 30 });
       expect(heldOpening(db, 'closed')).toBeUndefined();
-      expect(row(db, 'closed')).toMatchObject({ opening: 3, escalation: 3, retry_at: null });
+      expect(row(db, 'closed')).toMatchObject({ opening: 3, generation: 3, retry_at: null });
       expect(heldOpening(db, 'stale')).toBeUndefined();
       // No open circuit held before is unheld now; the ones no workflow held are handed over by the next tick.
       expect(unheldCircuits(db)).toEqual([
@@ -129,12 +130,38 @@ describe('numbering circuit openings (keeper_2901)', () => {
       expect(handOverCircuits(deps, unheldCircuits(db))).toEqual([
         { serviceId: 'bare', opening: 1, escalation: 2, retryAt: RETRY, held: false },
       ]);
-      // The old run's timer fires on the new build: it recovers by its generation (no opening), and closes its own.
-      expect(await recoverCircuit(deps, { serviceId: 'inflight', escalation: 1, trigger: 'auto_recovery' })).toMatchObject({
-        recovered: true,
-        status: 'stopped',
-      });
+      // The old run's timer fires on the new build: it recovers by its generation and retry time (it knows no
+      // opening), and closes its own; not a circuit at another retry time.
+      const legacy = { serviceId: 'inflight', escalation: 1, trigger: 'auto_recovery' as const };
+      expect(await recoverCircuit(deps, { ...legacy, retryAt: RETRY + 60 })).toEqual({ recovered: false, reopened: true });
+      expect(await recoverCircuit(deps, { ...legacy, retryAt: RETRY })).toMatchObject({ recovered: true, status: 'stopped' });
       expect(readCircuit(db, 'inflight')).toMatchObject({ open: false, opening: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('leaves the tables as the builds before it write and read them: a newer CLI may migrate the DB under an older worker', () => {
+    const { file, raw } = dbAsLeftBefore('keeper_1701_worker_config');
+    serviceRow(raw, 'old', true, 1);
+    const db = migrated(file, raw);
+    try {
+      // The previous release's opening (recordCrash) and decay reads, and the last build's hold, as they wrote them.
+      db.prepare(
+        `INSERT INTO keeper_circuit_openings (service_id, generation, opened_at) VALUES (?, ?, ?)
+          ON CONFLICT(service_id) DO UPDATE SET generation = excluded.generation, opened_at = excluded.opened_at`,
+      ).run('old', 1, NOW);
+      expect(db.prepare('SELECT opened_at FROM keeper_circuit_openings WHERE service_id = ?').pluck().get('old')).toBe(NOW);
+      db.prepare(
+        `INSERT INTO keeper_circuit_holds (service_id, generation, held_at) VALUES (?, ?, ?)
+          ON CONFLICT(service_id) DO UPDATE SET generation = excluded.generation, held_at = excluded.held_at`,
+      ).run('old', 1, NOW);
+      // What they wrote numbers nothing: the circuit is an opening keeper has not numbered, and the tick takes it over.
+      expect(heldOpening(db, 'old')).toBeUndefined();
+      expect(unheldCircuits(db)).toEqual([{ serviceId: 'old', escalation: 1, retryAt: RETRY }]);
+      const clock = { nowMs: () => NOW * 1000 };
+      const deps = testDeps({ db, docker: new MemoryEngine(clock), settings: testSettings(), clock });
+      expect(handOverCircuits(deps, unheldCircuits(db)).map((c) => c.opening)).toEqual([1]);
     } finally {
       db.close();
     }

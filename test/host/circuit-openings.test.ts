@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { heldOpening, unheldCircuits } from '../../src/db/circuit-holds';
 import { currentOpening } from '../../src/db/circuit-openings';
 import { listCircuits, readCircuit } from '../../src/db/services';
-import { handOverCircuits, holdCircuit, recoverCircuit } from '../../src/host/circuit';
+import { handOverCircuits, holdCircuit, holdSameOpening, recoverCircuit } from '../../src/host/circuit';
 import { applyObservation } from '../../src/host/reconcile/apply';
 import { housekeep } from '../../src/host/reconcile/housekeep';
 import { observeHost } from '../../src/host/reconcile/observe';
@@ -156,19 +156,27 @@ describe('circuit openings', () => {
     ]);
   });
 
-  it('recover a run from before openings by its escalation, and only the opening its hold names', async () => {
+  it('recover a run from before openings (it knows no number) by its escalation and retry time, never a newer opening', async () => {
     const h = memoryHost(SETTINGS);
     const a = await crashLooping(h);
-    await openIt(h, a);
+    const first = await openIt(h, a);
     await holdCircuit(h.deps, a.sid);
-    const legacy = { serviceId: a.sid, escalation: 1, trigger: 'auto_recovery' as const }; // no opening: it began before them
-    // Opening 1 closed by ah; a newer one (escalation 1 again) that no workflow holds: not the legacy run's.
+    const legacy = { serviceId: a.sid, escalation: 1, retryAt: first.retryAt, trigger: 'auto_recovery' as const };
+    // Opening 1 closed by ah; a newer one at escalation 1 again, another retry time: not the legacy run's.
     ah.close(h, a.sid);
+    h.advance(5);
     ah.open(h, a.sid, 1);
     expect(await recoverCircuit(h.deps, legacy)).toEqual({ recovered: false, reopened: true });
-    // Once the legacy run's opening is the one held (as the upgrade's migration leaves it), it closes it.
-    await holdCircuit(h.deps, a.sid);
-    expect(await recoverCircuit(h.deps, { ...legacy, escalation: 2 })).toEqual({ recovered: false, reopened: true });
-    expect(await recoverCircuit(h.deps, legacy)).toMatchObject({ recovered: true, status: 'running' });
+    // Asked to recheck, it holds no opening that is not its own: it continues as new (see the workflow's tests).
+    expect(holdSameOpening(h.deps, legacy)).toBeUndefined();
+    expect(heldOpening(h.db, a.sid)).toBe(1);
+    // An attempt scheduled before the upgrade sends no retry time: the opening its hold names, and that is opening 1.
+    const { retryAt: _sent, ...scheduledBefore } = legacy;
+    expect(await recoverCircuit(h.deps, scheduledBefore)).toEqual({ recovered: false, reopened: true });
+    // Its own, still open: asked to recheck, it holds it (numbered now), and its recovery closes it.
+    const own = { ...legacy, retryAt: h.nowSec() + 3600 };
+    expect(holdSameOpening(h.deps, own)).toBe(2);
+    expect(heldOpening(h.db, a.sid)).toBe(2);
+    expect(await recoverCircuit(h.deps, scheduledBefore)).toMatchObject({ recovered: true, status: 'running' });
   });
 });

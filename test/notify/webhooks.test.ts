@@ -122,7 +122,7 @@ describe('alerts to webhooks', () => {
     });
     expect(Object.keys(bodyOf(slack, 0))).toEqual(['text']);
     expect(bodyOf(slack, 0).text).toContain(
-      `service ${svc}: circuit opened after 2 crashes (last: exit code 137 (OOM killed), restarted by Docker)`,
+      `service ${svc}: circuit opened (opening 1, escalation 1) after 2 crashes (last: exit code 137 (OOM killed), restarted by Docker)`,
     );
     expect((await handle.describe()).memo).toMatchObject({
       deaths: [{ reason: 'exit code 3, restarted by Docker' }, { reason: 'exit code 137 (OOM killed), restarted by Docker' }],
@@ -132,7 +132,7 @@ describe('alerts to webhooks', () => {
     expect(await handle.result()).toMatchObject({ closedBy: 'reset', status: 'stopped' });
     await waitFor('the closed alert at both receivers', () => generic.received.length === 2 && slack.received.length === 2, 30_000);
     expect(generic.received[1].headers['idempotency-key']).toBe(`keeper/${host.settings.hostId}/${svc}/opening-1/circuit-closed`);
-    expect(bodyOf(slack, 1).text).toContain('circuit closed by an operator reset; service stopped');
+    expect(bodyOf(slack, 1).text).toContain('circuit (opening 1) closed by an operator reset; service stopped');
     expect(service(host.db, svc).circuit_open).toBe(0);
     const status = await waitFor(
       'keeper status to count 4 deliveries',

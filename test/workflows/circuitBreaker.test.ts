@@ -191,6 +191,42 @@ describe('circuitBreaker', () => {
     expect(waitedMs).toBeLessThan(60 * MINUTE_MS); // the continuation reset opening 2 at once
   });
 
+  it('a run from before openings, asked to recheck, holds its opening if it is still its own and waits on; else continues as new', async () => {
+    const legacy: HeldCircuit = { open: true, generation: 2, retryAt: RETRY_AT_SEC, remainingMs: 60 * MINUTE_MS };
+    const stubs = { ...circuitStubs(legacy), holdSameOpening: vi.fn<Activities['holdSameOpening']>(async () => 5) };
+    const mine = await withStubWorker(env, stubs, async (taskQueue) => {
+      const handle = await env.client.workflow.start(circuitBreaker, {
+        taskQueue,
+        workflowId: 'circuit-legacy-recheck-' + taskQueue,
+        args: [{ serviceId: 'svc-o' }],
+      });
+      await waitFor('held by escalation', async () => (await handle.query(circuitStateQuery)).escalation === 2);
+      await handle.signal(circuitRecheckSignal, 5);
+      await waitFor('its opening learned', async () => (await handle.query(circuitStateQuery)).opening === 5);
+      await handle.signal(circuitRecheckSignal, 5); // now a number like any run's: its own, nothing to do
+      return { result: await handle.result(), waitedMs: await elapsedMs(handle) };
+    });
+    expect(stubs.holdSameOpening.mock.calls).toEqual([['svc-o', 2, RETRY_AT_SEC]]);
+    expect(mine.result).toMatchObject({ opening: 5, escalation: 2, closedBy: 'timer' });
+    expect(mine.waitedMs).toBeGreaterThanOrEqual(60 * MINUTE_MS); // it waited on to its own retry time
+    expect(stubs.recoverCircuit.mock.calls).toEqual([['svc-o', 2, 'auto_recovery', 5]]);
+
+    const gone = { ...circuitStubs(legacy), holdSameOpening: vi.fn<Activities['holdSameOpening']>(async () => undefined) };
+    gone.holdCircuit.mockResolvedValueOnce(legacy).mockResolvedValueOnce(open(6, 0, 1));
+    const newer = await withStubWorker(env, gone, async (taskQueue) => {
+      const handle = await env.client.workflow.start(circuitBreaker, {
+        taskQueue,
+        workflowId: 'circuit-legacy-superseded-' + taskQueue,
+        args: [{ serviceId: 'svc-p' }],
+      });
+      await waitFor('held by escalation', async () => (await handle.query(circuitStateQuery)).escalation === 2);
+      await handle.signal(circuitRecheckSignal, 6);
+      return handle.result();
+    });
+    expect(newer).toMatchObject({ opening: 6, escalation: 1, closedBy: 'timer' });
+    expect(gone.recoverCircuit.mock.calls).toEqual([['svc-p', 1, 'auto_recovery', 6]]);
+  });
+
   // The tests below start alerts (notifyOperators children, abandoned): after one, this Java test server no longer
   // skips time for a later timer (seen here: a 30 min timer then waited in real time), so every test that waits on
   // a timer comes before them.
@@ -268,7 +304,7 @@ describe('circuitBreaker', () => {
     const { result } = await executeWithStubs(env, stubs, circuitBreaker, { serviceId: 'svc-n' });
     expect(result).toMatchObject({ escalation: 2, closedBy: 'timer' });
     expect(result).not.toHaveProperty('opening');
-    expect(stubs.recoverCircuit.mock.calls).toEqual([['svc-n', 2, 'auto_recovery', undefined]]);
+    expect(stubs.recoverCircuit.mock.calls).toEqual([['svc-n', 2, 'auto_recovery', undefined, RETRY_AT_SEC]]);
     expect(stubs.deliverNotification.mock.calls.map((c) => c[1])).toMatchObject([
       { kind: 'circuit-opened', generation: 2 },
       { kind: 'circuit-closed', generation: 2 },
