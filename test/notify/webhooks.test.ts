@@ -5,61 +5,28 @@
  * after deduplication; a receiver that answers 404 is asked once, and `keeper status` (the built CLI) names the
  * refusal.
  */
-import type { Worker } from '@temporalio/worker';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { insertCrashRecords } from '../../src/db/crash-records';
 import type { StateDb } from '../../src/db/open';
-import { DockerClient } from '../../src/docker/client';
 import { ids, taskQueueFor } from '../../src/ids';
 import type { NotificationEvent } from '../../src/contracts/notification';
-import type { Settings } from '../../src/settings';
 import { circuitBreaker, notifyOperators } from '../../src/workflows';
 import { circuitResetSignal } from '../../src/workflows/messages';
+import { alertingHostsForFile } from '../helpers/alerting-hosts';
 import { keeper } from '../helpers/cli';
-import { freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
-import { devServerForFile, keeperWorker } from '../helpers/temporal';
+import { uniqueId, waitFor } from '../helpers/fixtures';
+import { devServerForFile } from '../helpers/temporal';
 import { WebhookReceiver } from '../helpers/webhook-receiver';
 import { addService, addTenant, nowSec, service } from '../reconcile/rows';
 
 const env = devServerForFile();
 const SECRET = 'a-test-secret-of-32-characters!!';
-const receivers: WebhookReceiver[] = [];
-afterAll(async () => Promise.all(receivers.map((r) => r.down())));
-
-interface Host {
-  settings: Settings;
-  db: StateDb;
-  file: string;
-  worker: Worker;
-}
-
-let running: { stop(): Promise<void> } | undefined;
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-});
+const hosts = alertingHostsForFile(env);
+const receiver = () => hosts.receiver();
 
 /** A keeper host alerting `webhooks`, its worker polling until the test ends. */
-async function hostAlerting(webhooks: string[], extra: Record<string, string> = {}): Promise<Host> {
-  const { db, file } = freshDb();
-  const settings = testSettings({ db: file, notifyWebhook: webhooks.join(','), notifySecret: SECRET, ...extra });
-  const worker = await keeperWorker(env, { settings, db, docker: new DockerClient() });
-  const done = worker.run();
-  running = {
-    stop: async () => {
-      worker.shutdown();
-      await done;
-      db.close();
-    },
-  };
-  return { settings, db, file, worker };
-}
-
-async function receiver(): Promise<WebhookReceiver> {
-  const r = await WebhookReceiver.start();
-  receivers.push(r);
-  return r;
-}
+const hostAlerting = (webhooks: string[], extra: Record<string, string> = {}) =>
+  hosts.host({ notifyWebhook: webhooks.join(','), notifySecret: SECRET, ...extra });
 
 /** A service whose circuit is open (ah opened it, retrying in an hour) after the two recorded deaths of its window. */
 function openCircuitWithDeaths(db: StateDb): string {

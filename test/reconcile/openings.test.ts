@@ -6,57 +6,32 @@
  * while the workflow of an older one still waits (ah reset the old one by hand, a run with an hour to go) gets its
  * timer too: the tick signals that run, which continues as new to hold it.
  */
-import type { Worker } from '@temporalio/worker';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { StateDb } from '../../src/db/open';
+import { describe, expect, it } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
 import { ids, taskQueueFor } from '../../src/ids';
 import type { CircuitState } from '../../src/contracts/circuit';
-import type { Settings } from '../../src/settings';
 import { circuitBreaker, reconcileTick } from '../../src/workflows';
 import { circuitStateQuery } from '../../src/workflows/messages';
 import { startService } from '../../src/host/services';
-import { EngineFixture, freshDb, testDeps, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
-import { devServerForFile, keeperWorker } from '../helpers/temporal';
-import { WebhookReceiver } from '../helpers/webhook-receiver';
+import { alertingHostsForFile, type AlertingHost } from '../helpers/alerting-hosts';
+import { EngineFixture, testDeps, uniqueId, waitFor } from '../helpers/fixtures';
+import { devServerForFile } from '../helpers/temporal';
+import type { WebhookReceiver } from '../helpers/webhook-receiver';
 import { addService, addTenant, deployments, nowSec, runServiceContainer, service } from './rows';
 
 const engine = new EngineFixture();
 const env = devServerForFile(engine);
-const receivers: WebhookReceiver[] = [];
-afterAll(async () => Promise.all(receivers.map((r) => r.down())));
+// A later test's host would see this one's containers as split-brain: they go after each test.
+const hosts = alertingHostsForFile(env, () => engine.cleanup());
 
-interface Host {
-  settings: Settings;
-  db: StateDb;
-  worker: Worker;
-  receiver: WebhookReceiver;
-}
-
-let running: { stop(): Promise<void> } | undefined;
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-  await engine.cleanup(); // a later test's host would see this one's containers as split-brain
-});
+type Host = AlertingHost & { receiver: WebhookReceiver };
 
 /** A keeper host alerting a receiver of its own, its worker polling until the test ends (no schedules: the test ticks). */
 async function host(raw: Record<string, string>): Promise<Host> {
-  const receiver = await WebhookReceiver.start();
-  receivers.push(receiver);
-  const { db, file } = freshDb();
+  const receiver = await hosts.receiver();
   // Two deaths open a circuit; recovery starts the kept container (unless a test says stop), which goes on crashing.
-  const settings = testSettings({ db: file, notifyWebhook: receiver.url(), crashThreshold: '2', recovery: 'restart', ...raw });
-  const worker = await keeperWorker(env, { settings, db, docker: new DockerClient() });
-  const done = worker.run();
-  running = {
-    stop: async () => {
-      worker.shutdown();
-      await done;
-      db.close();
-    },
-  };
-  return { settings, db, worker, receiver };
+  const h = await hosts.host({ notifyWebhook: receiver.url(), crashThreshold: '2', recovery: 'restart', ...raw });
+  return { ...h, receiver };
 }
 
 /** A service whose container exits 1 a moment after each start, restarted by Docker (unless-stopped). */
