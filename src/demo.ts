@@ -130,7 +130,9 @@ async function narrate(db: StateDb, hostId: string, serviceId: string, hostFlags
     if (now.open && !wasOpen) {
       wasOpen = true;
       const retry = isoSeconds(now.retryAt).slice(11, 19);
-      say(`flaky: circuit OPEN (opening #${now.generation}); the container is stopped but kept, so its logs survive`);
+      say(
+        `flaky: circuit OPEN (opening ${now.opening ?? '?'}, escalation ${now.escalation}); the container is stopped but kept, so its logs survive`,
+      );
       say(`flaky: a durable timer will retry at ${retry} UTC; workflow ${ids.circuit(hostId, serviceId)}`);
       say(`look at it in the UI: ${uiLink} (open the run, see the timer in its history)`);
       say(`or close it now: npx keeper circuit reset ${serviceId} ${hostFlags}`);

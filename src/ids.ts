@@ -46,8 +46,14 @@ export const ids = {
   eventTick: (hostId: string) => `keeper-${hostId}-reconcile-events`,
   circuit: (hostId: string, serviceId: string) => `keeper-${hostId}-circuit-${serviceId}`,
   health: (hostId: string) => `keeper-${hostId}-health`,
-  /** The alert of one circuit generation's event: one workflow (and one delivery per webhook) each. */
-  notify: (hostId: string, serviceId: string, generation: number, kind: string) =>
+  /** The alert of one circuit opening's event: one workflow (and one delivery per webhook) each. */
+  notify: (hostId: string, serviceId: string, opening: number, kind: string) =>
+    `keeper-${hostId}-notify-${serviceId}-opening-${opening}-${kind}`,
+  /**
+   * The same for a circuit run that began before openings were numbered: by its generation (the escalation level,
+   * by its old name). Kept so that those runs replay the ids they started their alerts with (compatibility).
+   */
+  notifyByGeneration: (hostId: string, serviceId: string, generation: number, kind: string) =>
     `keeper-${hostId}-notify-${serviceId}-g${generation}-${kind}`,
   /** A one-shot run; every `reconcile --once` is a tick of its own. */
   once: (hostId: string, run: OneShot, nowMs: number) =>

@@ -279,7 +279,7 @@ export const SETTINGS: SettingSpec[] = [
     'circuit-backoff',
     '30m,1h,4h',
     crashSettingParsers.circuitBackoffMs,
-    'circuit retry delay by opening: 1st, 2nd, 3rd and later',
+    'circuit retry delay by escalation: 1st, 2nd, 3rd and later opening since it last decayed',
   ),
   spec(
     'recovery',
@@ -293,7 +293,7 @@ export const SETTINGS: SettingSpec[] = [
     'escalation-decay',
     '24h',
     positiveDuration,
-    'circuit_open_count returns to 0 after this long without an opening',
+    'escalation (circuit_open_count) returns to 0 after this long without an opening',
   ),
   spec(
     'engineStopGraceMs',

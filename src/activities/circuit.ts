@@ -1,6 +1,6 @@
-/** The circuit breaker workflow's activities: hold the open circuit, then recover it once. */
+/** The circuit breaker workflow's activities: hold the open circuit's opening, then recover it once. */
 import type { Recovery } from '../db/services';
-import { holdCircuit, recoverCircuit } from '../host/circuit';
+import { holdCircuit, holdSameOpening, recoverCircuit } from '../host/circuit';
 import type { HeldCircuit, RecoveryResult } from '../contracts/circuit';
 import type { HostDeps } from '../host/deps';
 
@@ -11,9 +11,25 @@ export function createCircuitActivities(deps: HostDeps) {
       return holdCircuit(deps, serviceId);
     },
 
-    /** Closes generation `generation` of the circuit; any number of calls recover it at most once. */
-    async recoverCircuit(serviceId: string, generation: number, trigger: Recovery['trigger']): Promise<RecoveryResult> {
-      return recoverCircuit({ ...deps, log }, serviceId, generation, trigger);
+    /**
+     * Closes the circuit's opening `opening`; any number of calls recover it at most once. Runs that began before
+     * openings were numbered send no opening: they close the open circuit that has their escalation and `retryAt` (an
+     * attempt scheduled before the upgrade sends neither: the opening its hold names).
+     */
+    async recoverCircuit(
+      serviceId: string,
+      escalation: number,
+      trigger: Recovery['trigger'],
+      opening?: number,
+      retryAt?: number,
+    ): Promise<RecoveryResult> {
+      const which = { ...(opening !== undefined ? { opening } : {}), ...(retryAt !== undefined ? { retryAt } : {}) };
+      return recoverCircuit({ ...deps, log }, { serviceId, escalation, trigger, ...which });
+    },
+
+    /** A run from before openings, asked to recheck: holds its opening if the circuit is still open on it (see host). */
+    async holdSameOpening(serviceId: string, escalation: number, retryAt: number): Promise<number | undefined> {
+      return holdSameOpening(deps, { serviceId, escalation, retryAt });
     },
   };
 }

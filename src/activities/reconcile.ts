@@ -4,6 +4,7 @@
  */
 import { unheldCircuits } from '../db/circuit-holds';
 import type { HostDeps } from '../host/deps';
+import { handOverCircuits } from '../host/circuit';
 import { applyObservation } from '../host/reconcile/apply';
 import { housekeep } from '../host/reconcile/housekeep';
 import { observeHost } from '../host/reconcile/observe';
@@ -43,8 +44,10 @@ export function createReconcileActivities(deps: HostDeps) {
       const obs = await observe();
       const applied = await applyObservation({ ...deps, log }, policy, obs);
       // And every open circuit whose workflow has not taken hold of it: a worker killed between the opening and
-      // the start of its workflow, a server down at that moment, however long ago; or a circuit ah opened.
-      const circuits = uniqueByService([...applied.opened, ...housekept.expiredCircuits, ...unheldCircuits(deps.db)]);
+      // the start of its workflow, a server down at that moment, however long ago; a circuit ah opened; or one that
+      // opened again while the workflow of an older opening still runs. Each is numbered (taken over if need be).
+      const wanted = uniqueByService([...applied.opened, ...housekept.expiredCircuits, ...unheldCircuits(deps.db)]);
+      const circuits = handOverCircuits(deps, wanted);
       const { expiredCircuits, hostId, ...housekeeping } = housekept;
       const summary = summariseTick(obs, applied, housekeeping, expiredCircuits.length);
       record(summary, workflowId);

@@ -62,7 +62,7 @@ const services: Section = (s) => {
     v.name,
     v.status,
     v.crashesInWindow,
-    v.circuitOpen ? 'OPEN' : 'closed',
+    v.circuitOpen ? `OPEN${v.circuitOpening === null ? '' : ` (opening ${v.circuitOpening})`}` : 'closed',
     v.circuitOpen ? when(v.circuitRetryAt, s.now) : '-',
     v.circuitOpenCount,
     v.lastCrash ? lastCrashWords(v.lastCrash, s.now) : '-',
@@ -70,7 +70,7 @@ const services: Section = (s) => {
   return [
     '',
     'services',
-    indent(table(['service', 'tenant', 'name', 'status', 'crashes', 'circuit', 'retry at', 'opened', 'last crash'], rows)),
+    indent(table(['service', 'tenant', 'name', 'status', 'crashes', 'circuit', 'retry at', 'escalation', 'last crash'], rows)),
   ];
 };
 

@@ -13,7 +13,15 @@ export interface DeathSummary {
 
 export interface HeldCircuit {
   open: boolean;
-  generation: number;
+  /** The opening held (keeper_circuit_openings): the one this run recovers. Absent when the circuit is not open. */
+  opening?: number;
+  /** circuit_open_count: the escalation level that picked the backoff. */
+  escalation?: number;
+  /**
+   * The escalation under its old name: the only one in results recorded before openings were numbered, which the
+   * runs that began then still read when they replay (compatibility; new results do not carry it).
+   */
+  generation?: number;
   retryAt: number; // unix seconds
   /** Milliseconds until retryAt on this host's clock, so the workflow's timer does not depend on the server's. */
   remainingMs: number;
@@ -32,20 +40,32 @@ export interface RecoveryResult {
   status?: 'running' | 'stopped';
   /** Why recovery could not bring the service back (its kept container is gone). */
   error?: string;
+  /** Not recovered because the circuit is open again, on a newer opening: its workflow continues as new to hold it. */
+  reopened?: boolean;
 }
 
 export interface CircuitInput {
   serviceId: string;
+  /** An operator's reset carried over by a run that continued as new to hold a newer opening: close that one now. */
+  reset?: boolean;
 }
 
 export interface CircuitState {
   serviceId: string;
-  /** circuit_open_count when the circuit opened: recovery applies only to this generation. */
-  generation: number;
+  /**
+   * The opening this run holds: recovery closes only this one. Absent from runs that began before openings were
+   * numbered (they recover by escalation, and only the opening their hold names).
+   */
+  opening?: number;
+  /** circuit_open_count of that opening: the escalation level that picked its backoff. */
+  escalation: number;
   /** Unix seconds at which the circuit closes by itself. */
   retryAt: number;
   phase: 'open' | 'recovering' | 'closed';
-  /** timer or reset: this run closed it; superseded: it was already closed or reopened (a newer generation). */
+  /**
+   * timer or reset: this run closed it; superseded: it was already closed, or open on a newer opening (which this
+   * run's continuation, a run of the same workflow id, then holds).
+   */
   closedBy?: 'timer' | 'reset' | 'superseded';
   /** The service status recovery left: running (recovery=restart) or stopped. */
   status?: 'running' | 'stopped';

@@ -48,7 +48,8 @@ export type KeepReason =
   | 'symlink' // a build-dir entry that is a symlink: never followed
   | 'not-a-directory'
   | 'hidden' // a build-dir entry whose name starts with '.'
-  | 'outside-base'; // a build dir that resolves outside the base
+  | 'outside-base' // a build dir that resolves outside the base
+  | 'present'; // a record of something that still exists (a service row, a container on the engine)
 
 /** One planned (or done) removal: what, how old, and why. */
 export interface GcItem {

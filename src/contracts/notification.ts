@@ -10,8 +10,15 @@ export interface NotificationEvent {
   kind: NotificationKind;
   hostId: string;
   serviceId: string;
-  /** The circuit's generation (circuit_open_count when it opened): one opening, one set of events. */
-  generation: number;
+  /** The circuit's opening (keeper_circuit_openings): one opening, one set of events, one key each. */
+  opening?: number;
+  /** circuit_open_count of that opening: the escalation level that picked its backoff. */
+  escalation?: number;
+  /**
+   * Events of runs that began before openings were numbered carry this instead (the escalation, by its old name):
+   * their keys and notify workflow ids stay as they were (compatibility).
+   */
+  generation?: number;
   /** Unix ms at which the event happened (the workflow's time, so a replay gives the same body). */
   atMs: number;
   /** circuit-opened: when the circuit closes by itself (unix seconds), and the deaths that opened it. */

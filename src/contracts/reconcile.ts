@@ -78,13 +78,28 @@ export interface CrashRecord {
   rules?: ServiceCrashRules;
 }
 
-/** One opening of a service's circuit: the tick hands it to the circuit's workflow. */
+/**
+ * One opening of a service's circuit: the tick hands it to the circuit's workflow. Refs in histories recorded before
+ * openings were numbered carry `generation` (the escalation, by its old name) and no opening: the workflow code
+ * reads neither from them.
+ */
 export interface CircuitRef {
   serviceId: string;
-  generation: number;
+  /**
+   * The opening's number (keeper_circuit_openings): 1, 2, 3 ... per service, never repeated. Absent from the look's
+   * refs of an opening keeper has not numbered yet (the tick's hand-over numbers it), and from older histories.
+   */
+  opening?: number;
+  /** circuit_open_count: the escalation level, which picked the backoff (and decays). */
+  escalation: number;
   retryAt: number;
   /** Why this tick opened it (src/policy/circuit-words.ts); absent for a circuit it only hands to its workflow. */
   why?: string;
+  /**
+   * Whether a circuit workflow holds this opening already (keeper_circuit_holds), as the tick's hand-over found it:
+   * a start that finds a run of the circuit's id asks it to look again only when not (it holds an older opening).
+   */
+  held?: boolean;
 }
 
 export interface Problem {

@@ -72,3 +72,40 @@ export function reportProblemOnce(db: StateDb, subject: string, problem: string,
       .run(subject, problem, now).changes === 1
   );
 }
+
+/** A reported problem as the table keeps it: what it was about (`service:<id>`, `container:<id12>` ...) and since when. */
+export interface ReportedProblem {
+  subject: string;
+  problem: string;
+  firstSeen: number; // unix seconds
+}
+
+/** Every reported problem (the orphanRecords GC class judges whether its subject is gone). */
+export function reportedProblems(db: StateDb): ReportedProblem[] {
+  return db
+    .prepare('SELECT subject, problem, first_seen AS firstSeen FROM keeper_reported_problems ORDER BY subject, problem')
+    .all() as ReportedProblem[];
+}
+
+/** The rows a problem's subject can name, by the subject's kind: `service:<id>` is a services row, and so on. */
+export const SUBJECT_TABLES = { service: 'services', database: 'databases', environment: 'environments' } as const;
+export type RowSubject = keyof typeof SUBJECT_TABLES;
+
+/** The ids of each table a problem's subject can name. */
+export function subjectRowIds(db: StateDb): Record<RowSubject, Set<string>> {
+  const ids = (table: string) => new Set((db.prepare(`SELECT id FROM ${table}`).pluck().all() as unknown[]).map(String));
+  return { service: ids(SUBJECT_TABLES.service), database: ids(SUBJECT_TABLES.database), environment: ids(SUBJECT_TABLES.environment) };
+}
+
+/**
+ * Deletes a reported problem as the sweep saw it (the same first_seen: not one reported again since), and, when its
+ * subject names a row (`gone`), only while that row is still gone. False when nothing was deleted.
+ */
+export function deleteReportedProblem(db: StateDb, p: ReportedProblem, gone?: { kind: RowSubject; id: string }): boolean {
+  const stillGone = gone ? `AND NOT EXISTS (SELECT 1 FROM ${SUBJECT_TABLES[gone.kind]} WHERE id = ?)` : '';
+  return (
+    db
+      .prepare(`DELETE FROM keeper_reported_problems WHERE subject = ? AND problem = ? AND first_seen = ? ${stillGone}`)
+      .run(p.subject, p.problem, p.firstSeen, ...(gone ? [gone.id] : [])).changes === 1
+  );
+}

@@ -47,9 +47,14 @@ export function hasKeeperTable(db: StateDb, name: string): boolean {
   return keeperTableNames(db).includes(name);
 }
 
+/** Names the migrations' SQL gives tables by `pattern`. */
+const tablesNamed = (pattern: RegExp) => KEEPER_MIGRATIONS.flatMap((m) => [...m.sql.matchAll(pattern)].map((x) => x[1]));
+/** A table a migration rebuilds under a name of its own and renames when filled: that name never stays. */
+const RENAMED_AWAY = new Set(tablesNamed(/ALTER TABLE (keeper_\w+) RENAME TO/g));
+
 /** The tables keeper's own migrations create, and the table that records them: names from code, never from the DB. */
 export const KEEPER_TABLES: readonly string[] = [
-  ...KEEPER_MIGRATIONS.flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (keeper_\w+)/g)].map((x) => x[1])),
+  ...new Set(tablesNamed(/CREATE TABLE (keeper_\w+)/g).filter((t) => !RENAMED_AWAY.has(t))),
   'keeper_migrations',
 ];
 
@@ -69,11 +74,11 @@ export function dropKeeperTables(db: StateDb): string[] {
 }
 
 /** Circuits open in the state DB (ah's columns only, so it answers on a DB without keeper's tables too). */
-export function openCircuitRows(db: StateDb): { serviceId: string; generation: number; retryAt: number | null }[] {
+export function openCircuitRows(db: StateDb): { serviceId: string; escalation: number; retryAt: number | null }[] {
   return db
     .prepare(
-      `SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
+      `SELECT id AS serviceId, circuit_open_count AS escalation, circuit_retry_at AS retryAt FROM services
                      WHERE circuit_open = 1 ORDER BY id`,
     )
-    .all() as { serviceId: string; generation: number; retryAt: number | null }[];
+    .all() as { serviceId: string; escalation: number; retryAt: number | null }[];
 }

@@ -263,3 +263,59 @@ CREATE TABLE keeper_look_states (
   PRIMARY KEY (host_id, loop)
 );`,
 });
+
+// ---- circuit openings that never repeat: the 29xx range ----
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_2901_circuit_opening_numbers',
+  sql: `
+-- Each opening of a service's circuit gets a number of its own, 1, 2, 3 ..., that never goes back, apart from ah's
+-- circuit_open_count: that is the escalation level, which picks the backoff and decays back to 0. An opening's alerts
+-- (their idempotency keys), its notify workflows, its hold and its recovery are by its number, so a circuit that
+-- opens again after its escalation decayed is a new opening in every respect.
+-- Builds from before this migration keep working on these tables (a newer CLI may migrate the DB under an older
+-- worker): they write keeper_circuit_openings (service_id, generation, opened_at) and keeper_circuit_holds
+-- (service_id, generation, held_at), so both keep those columns; \`generation\` is the escalation, by its old name.
+-- keeper_circuit_openings is rebuilt only so that opened_at may be NULL (an opening keeper took over).
+CREATE TABLE keeper_circuit_openings_2901 (
+  service_id TEXT PRIMARY KEY,
+  generation INTEGER NOT NULL,      -- the escalation (circuit_open_count) of the latest opening; an older build's name
+  opened_at INTEGER,                -- unix seconds keeper last opened it itself (escalation decays from it); NULL if never
+  opening INTEGER NOT NULL DEFAULT 0, -- the latest opening's number; the next one is one more. 0: an older build's
+                                    -- row, whose opening is numbered when the tick or its workflow takes it over
+  retry_at INTEGER,                 -- circuit_retry_at of that opening: an open row with another escalation or retry
+                                    -- time is a newer opening (ah closed this one and opened another)
+  taken_over_at INTEGER             -- unix seconds keeper took over the latest opening (ah opened it, or it was open
+                                    -- before openings were numbered); NULL when keeper opened it
+);
+-- Keeper's own openings keep their count as their number: keys of the new shape cannot meet the old ones anyway.
+INSERT INTO keeper_circuit_openings_2901 (service_id, generation, opened_at, opening, retry_at, taken_over_at)
+  SELECT o.service_id, o.generation, o.opened_at, MAX(o.generation, 1),
+         (SELECT s.circuit_retry_at FROM services s
+           WHERE s.id = o.service_id AND s.circuit_open = 1 AND s.circuit_open_count = o.generation),
+         NULL
+    FROM keeper_circuit_openings o;
+-- An open circuit a workflow holds that keeper did not open (ah did): taken over when its workflow held it, as the
+-- next opening after keeper's last of that service (its first: 1).
+INSERT INTO keeper_circuit_openings_2901 (service_id, generation, opened_at, opening, retry_at, taken_over_at)
+  SELECT s.id, s.circuit_open_count, NULL, 1, s.circuit_retry_at, h.held_at
+    FROM services s JOIN keeper_circuit_holds h ON h.service_id = s.id AND h.generation = s.circuit_open_count
+   WHERE s.circuit_open = 1
+  ON CONFLICT (service_id) DO UPDATE SET opening = opening + 1, generation = excluded.generation,
+     retry_at = excluded.retry_at, taken_over_at = excluded.taken_over_at
+   WHERE retry_at IS NOT excluded.retry_at OR generation <> excluded.generation;
+DROP TABLE keeper_circuit_openings;
+ALTER TABLE keeper_circuit_openings_2901 RENAME TO keeper_circuit_openings;
+-- A hold now names the opening it holds. NULL: a hold written by an older build, or of a generation no longer open;
+-- it holds no numbered opening.
+ALTER TABLE keeper_circuit_holds ADD COLUMN opening INTEGER;
+UPDATE keeper_circuit_holds SET opening = (
+  SELECT o.opening FROM services s JOIN keeper_circuit_openings o ON o.service_id = s.id
+   WHERE s.id = keeper_circuit_holds.service_id AND s.circuit_open = 1 AND s.circuit_open_count = keeper_circuit_holds.generation
+     AND o.generation = s.circuit_open_count AND o.retry_at IS s.circuit_retry_at);
+-- GC prunes the rows of services that are gone; the highest opening number it pruned is kept here, and a service
+-- with no row numbers its openings above it, so an id ah reuses never repeats an opening's key.
+CREATE TABLE keeper_circuit_opening_floor (
+  only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
+  opening INTEGER NOT NULL          -- the highest opening number of a service whose rows GC pruned
+);`,
+});

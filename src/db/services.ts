@@ -15,6 +15,15 @@ import { insertCrashRecords, type LogTail } from './crash-records';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
 import { swapLook } from './looks';
 import { openingWhy } from '../policy/circuit-words';
+import {
+  IS_CURRENT_OPENING,
+  lastOpenedAt,
+  OPEN_CIRCUIT_REF,
+  recordOpening,
+  toCircuitRefs,
+  trustedOpenCircuit,
+  type CircuitRefRow,
+} from './circuit-openings';
 import type { StateDb } from './open';
 
 /**
@@ -73,20 +82,18 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
         at: now,
       });
       insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, deaths, tails);
-      if (opening) {
-        db.prepare(
-          `INSERT INTO keeper_circuit_openings (service_id, generation, opened_at) VALUES (?, ?, ?)
-                  ON CONFLICT(service_id) DO UPDATE SET generation = excluded.generation, opened_at = excluded.opened_at`,
-        ).run(c.serviceId, opening.openCount, now);
-      }
+      if (!opening) return { counted, crashCount: counters.crashCount };
+      const { escalation } = opening;
+      const number = recordOpening(db, { serviceId: c.serviceId, escalation, retryAt: opening.retryAt }, now);
       return {
         counted,
         crashCount: counters.crashCount,
-        opened: opening && {
+        opened: {
           serviceId: c.serviceId,
-          generation: opening.openCount,
+          opening: number,
+          escalation,
           retryAt: opening.retryAt,
-          why: openingWhy(counters.crashCount, policy, opening.openCount),
+          why: openingWhy(counters.crashCount, policy),
         },
       };
     })
@@ -158,7 +165,7 @@ function updateCrashCounters(
     c.reason,
     now,
     opening ? 1 : 0,
-    opening?.openCount ?? row.circuit_open_count,
+    opening?.escalation ?? row.circuit_open_count,
     opening?.retryAt ?? null,
     c.serviceId,
     c.containerId,
@@ -201,36 +208,52 @@ function unknownDeath(): CountedDeath {
   return { seenBy: 'restart-count', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
 }
 
-function lastOpenedAt(db: StateDb, serviceId: string): number | null {
-  const v = db.prepare('SELECT opened_at FROM keeper_circuit_openings WHERE service_id = ?').pluck().get(serviceId) as number | undefined;
-  return v ?? null;
-}
-
 export interface CircuitRow {
   serviceId: string;
   tenantId: string;
   status: string;
   containerId: string | null;
   open: boolean;
-  generation: number;
+  /**
+   * The opening's number (keeper_circuit_openings): the open circuit's, or a closed one's last. Null when keeper
+   * has not numbered the open circuit yet (ah opened it: the next tick takes it over), or never saw it open.
+   */
+  opening: number | null;
+  /** circuit_open_count: the escalation level, which picks the next backoff and decays. */
+  escalation: number;
   retryAt: number | null;
   crashCount: number;
   /** crash_window_start: the window whose deaths opened the circuit (keeper_crash_records.window_start). */
   windowStart: number | null;
-  openedAt: number | null; // when keeper opened it; null if ah did
+  /** When keeper opened that opening itself; null if it took it over, or has not numbered it (ah opened it). */
+  openedAt: number | null;
+  /** When keeper took that opening over (ah opened it, or it was open before openings were numbered). */
+  takenOverAt: number | null;
 }
 
+/** A services row and its latest opening, if it is the row's (open on it, or closed since). */
 const CIRCUIT_SELECT = `SELECT s.id AS serviceId, s.tenant_id AS tenantId, s.status, s.container_id AS containerId,
-    s.circuit_open AS open, s.circuit_open_count AS generation, s.circuit_retry_at AS retryAt, s.crash_count AS crashCount,
-    s.crash_window_start AS windowStart, o.opened_at AS openedAt
+    s.circuit_open AS open, s.circuit_open_count AS escalation, s.circuit_retry_at AS retryAt, s.crash_count AS crashCount,
+    s.crash_window_start AS windowStart, o.opening, o.opened_at AS openedAt, o.taken_over_at AS takenOverAt,
+    (s.circuit_open = 0 OR (${IS_CURRENT_OPENING('s', 'o')})) AS numbered
   FROM services s LEFT JOIN keeper_circuit_openings o ON o.service_id = s.id`;
 
-function toCircuit(r: Omit<CircuitRow, 'open'> & { open: number }): CircuitRow {
-  return { ...r, open: r.open === 1 };
+type CircuitSelected = Omit<CircuitRow, 'open'> & { open: number; numbered: number | null };
+
+function toCircuit({ numbered, ...r }: CircuitSelected): CircuitRow {
+  // An open row that is not the recorded opening is one keeper has not numbered: nothing recorded is of it.
+  const ours = numbered === 1;
+  return {
+    ...r,
+    open: r.open === 1,
+    opening: ours && r.opening !== null && r.opening > 0 ? r.opening : null, // 0: an older build's row, not numbered
+    openedAt: ours && r.takenOverAt === null ? r.openedAt : null,
+    takenOverAt: ours ? r.takenOverAt : null,
+  };
 }
 
 export function readCircuit(db: StateDb, serviceId: string): CircuitRow | undefined {
-  const r = db.prepare(`${CIRCUIT_SELECT} WHERE s.id = ?`).get(serviceId) as (CircuitRow & { open: number }) | undefined;
+  const r = db.prepare(`${CIRCUIT_SELECT} WHERE s.id = ?`).get(serviceId) as CircuitSelected | undefined;
   return r && toCircuit(r);
 }
 
@@ -244,59 +267,71 @@ export function listCircuits(db: StateDb): CircuitRow[] {
   return (
     db
       .prepare(`${CIRCUIT_SELECT} WHERE s.circuit_open = 1 OR s.circuit_open_count > 0 ORDER BY s.circuit_open DESC, s.id`)
-      .all() as (CircuitRow & { open: number })[]
+      .all() as CircuitSelected[]
   ).map(toCircuit);
 }
 
 /**
- * Open circuits whose retry time has passed, e.g. opened by ah before keeper took over. Only rows the tick
- * can trust (a known status, integer counts): recovery rewrites the row, and a row of nonsense is reported by
- * the observe step, never acted on.
+ * Open circuits whose retry time has passed (at `now`), e.g. opened by ah before keeper took over, on rows the tick
+ * can trust, with their opening's number when keeper has numbered it.
  */
-/**
- * An open circuit on a row the tick can trust: a known status and integer counts and retry time. Recovery rewrites
- * the row, so a row of nonsense is only reported (by the observe step), never handed to a circuit workflow.
- */
-export const TRUSTED_OPEN_CIRCUIT = `circuit_open = 1
-                AND status IN ('created', 'deploying', 'running', 'stopped', 'crashed', 'failed', 'restarting')
-                AND typeof(crash_count) = 'integer' AND crash_count >= 0
-                AND typeof(circuit_open_count) = 'integer' AND circuit_open_count >= 0
-                AND typeof(circuit_retry_at) = 'integer'`;
-
 export function expiredCircuits(db: StateDb, now: number): CircuitRef[] {
-  return db
-    .prepare(
-      `SELECT id AS serviceId, circuit_open_count AS generation, circuit_retry_at AS retryAt FROM services
-              WHERE ${TRUSTED_OPEN_CIRCUIT} AND circuit_retry_at <= ?
-              ORDER BY id`,
-    )
-    .all(now) as CircuitRef[];
+  const rows = db
+    .prepare(`${OPEN_CIRCUIT_REF} WHERE ${trustedOpenCircuit('s')} AND s.circuit_retry_at <= ? ORDER BY s.id`)
+    .all(now) as CircuitRefRow[];
+  return toCircuitRefs(rows);
 }
 
 export interface Recovery {
   serviceId: string;
-  generation: number;
+  /**
+   * The opening to close. Absent only from a run that began before openings were numbered: it closes the open
+   * circuit if that has its `escalation` and `retryAt` (the one it began holding), or, when it sends no retry time
+   * either (an attempt scheduled before the upgrade), the opening its hold names.
+   */
+  opening?: number;
+  escalation: number;
+  retryAt?: number;
   trigger: Extract<DeploymentTrigger, 'auto_recovery' | 'manual_reset'>;
   status: 'running' | 'stopped';
   error?: string;
 }
 
+/** The condition on the services row (`services`) under which a recovery may close it: its opening is still open. */
+function closable(r: Omit<Recovery, 'trigger' | 'status'>): { where: string; args: unknown[] } {
+  const current = `EXISTS (SELECT 1 FROM keeper_circuit_openings o WHERE ${IS_CURRENT_OPENING('services', 'o')}`;
+  if (r.opening !== undefined) return { where: `${current} AND o.opening = ?)`, args: [r.opening] };
+  if (r.retryAt !== undefined) return { where: 'circuit_open_count = ? AND circuit_retry_at = ?', args: [r.escalation, r.retryAt] };
+  return {
+    where: `circuit_open_count = ? AND ${current}
+              AND o.opening = (SELECT h.opening FROM keeper_circuit_holds h WHERE h.service_id = o.service_id))`,
+    args: [r.escalation],
+  };
+}
+
+/** Whether the service's circuit is open on the opening `r` names (see Recovery): read only. */
+export function isOpenOn(db: StateDb, r: Omit<Recovery, 'trigger' | 'status'>): boolean {
+  const { where, args } = closable(r);
+  return db.prepare(`SELECT 1 FROM services WHERE id = ? AND circuit_open = 1 AND ${where}`).get(r.serviceId, ...args) !== undefined;
+}
+
 /**
- * Closes the circuit of this generation and resets the crash window. A compare-and-set on
- * (circuit_open = 1, circuit_open_count = generation): of any number of attempts exactly one wins.
+ * Closes the circuit's opening `r.opening` and resets the crash window. A compare-and-set on that opening being the
+ * open one: of any number of attempts exactly one wins, and a run of an older opening never closes a newer one.
  */
 export function closeCircuit(db: StateDb, r: Recovery, now: number): boolean {
   return db
     .transaction(() => {
       const row = db.prepare('SELECT tenant_id, image FROM services WHERE id = ?').get(r.serviceId) as
         { tenant_id: string; image: string | null } | undefined;
+      const { where, args } = closable(r);
       const changed = db
         .prepare(
           `UPDATE services SET circuit_open = 0, crash_count = 0, crash_window_start = NULL, circuit_retry_at = NULL,
                   status = ?, last_error = ?, updated_at = ?
-                WHERE id = ? AND circuit_open = 1 AND circuit_open_count = ?`,
+                WHERE id = ? AND circuit_open = 1 AND ${where}`,
         )
-        .run(r.status, r.error ?? '', now, r.serviceId, r.generation).changes;
+        .run(r.status, r.error ?? '', now, r.serviceId, ...args).changes;
       if (changed !== 1 || !row) return false;
       recordDeployment(db, {
         serviceId: r.serviceId,

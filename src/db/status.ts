@@ -1,4 +1,5 @@
 /** Read-only queries behind `keeper status`: what an operator wants to see at a glance. */
+import { IS_CURRENT_OPENING } from './circuit-openings';
 import type { StateDb } from './open';
 
 export interface ServiceStatusRow {
@@ -9,6 +10,9 @@ export interface ServiceStatusRow {
   crashesInWindow: number;
   circuitOpen: boolean;
   circuitRetryAt: number | null;
+  /** The open circuit's opening (keeper_circuit_openings), or null: closed, or opened by ah and not numbered yet. */
+  circuitOpening: number | null;
+  /** circuit_open_count: the circuit's escalation level, which picks its next backoff and decays. */
   circuitOpenCount: number;
   lastError: string;
 }
@@ -17,9 +21,10 @@ export interface ServiceStatusRow {
 export function serviceStatuses(db: StateDb, now: number, windowSeconds: number): ServiceStatusRow[] {
   const rows = db
     .prepare(
-      `SELECT id, tenant_id, name, status, crash_count, crash_window_start, circuit_open, circuit_retry_at,
-              circuit_open_count, last_error
-         FROM services ORDER BY tenant_id, name, id`,
+      `SELECT s.id, s.tenant_id, s.name, s.status, s.crash_count, s.crash_window_start, s.circuit_open, s.circuit_retry_at,
+              s.circuit_open_count, s.last_error, o.opening
+         FROM services s LEFT JOIN keeper_circuit_openings o ON ${IS_CURRENT_OPENING('s', 'o')}
+        ORDER BY s.tenant_id, s.name, s.id`,
     )
     .all() as {
     id: string;
@@ -32,6 +37,7 @@ export function serviceStatuses(db: StateDb, now: number, windowSeconds: number)
     circuit_retry_at: number | null;
     circuit_open_count: number;
     last_error: string;
+    opening: number | null;
   }[];
   return rows.map((r) => ({
     id: r.id,
@@ -41,6 +47,7 @@ export function serviceStatuses(db: StateDb, now: number, windowSeconds: number)
     crashesInWindow: r.crash_window_start !== null && now - r.crash_window_start < windowSeconds ? r.crash_count : 0,
     circuitOpen: r.circuit_open === 1,
     circuitRetryAt: r.circuit_retry_at,
+    circuitOpening: r.opening,
     circuitOpenCount: r.circuit_open_count,
     lastError: r.last_error,
   }));

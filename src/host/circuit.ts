@@ -1,13 +1,16 @@
 /**
- * An open circuit's two effects: holding it (its container stopped but kept, for its logs) and recovering it
- * once, by a compare-and-set on its generation, so any number of attempts close one opening at most once.
+ * An open circuit's two effects: holding its opening (its container stopped but kept, for its logs) and recovering
+ * it once, by a compare-and-set on that opening, so any number of attempts close one opening at most once, and a run
+ * of an older opening never closes a newer one.
  */
 import { DockerError, ignoreNotFound } from '../docker/errors';
-import { recordCircuitHold } from '../db/circuit-holds';
+import { heldOpening, holdCurrentOpening, holdCurrentOpeningIf } from '../db/circuit-holds';
+import { takeOverOpening } from '../db/circuit-openings';
 import { deathsOfWindow } from '../db/crash-records';
 import { setLook } from '../db/looks';
-import { closeCircuit, listCircuits, readCircuit, type CircuitRow, type Recovery } from '../db/services';
-import type { HeldCircuit, RecoveryResult } from '../contracts/circuit';
+import { closeCircuit, isOpenOn, listCircuits, readCircuit, type CircuitRow, type Recovery } from '../db/services';
+import type { DeathSummary, HeldCircuit, RecoveryResult } from '../contracts/circuit';
+import type { CircuitRef } from '../contracts/reconcile';
 import { isValidContainerId } from '../policy/rows';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
@@ -19,53 +22,81 @@ export async function holdCircuit(
   { db, docker, clock, settings }: Pick<HostDeps, 'db' | 'docker' | 'clock' | 'settings'>,
   serviceId: string,
 ): Promise<HeldCircuit> {
+  const seen = readCircuit(db, serviceId);
+  if (!seen?.open) return notOpen(seen);
+  if (isValidContainerId(seen.containerId)) await ignoreNotFound(docker.stopContainer(seen.containerId));
+  // From here this opening has its timer: the worker's look no longer asks a tick to hand it over. One keeper has
+  // not numbered (ah opened it; a reset came before any tick) is taken over here.
+  const now = unixSeconds(clock);
+  const opening = holdCurrentOpening(db, serviceId, now);
   const c = readCircuit(db, serviceId);
-  if (!c?.open) return { open: false, generation: c?.generation ?? 0, retryAt: 0, remainingMs: 0 };
-  if (isValidContainerId(c.containerId)) await ignoreNotFound(docker.stopContainer(c.containerId));
-  // From here this opening has its timer: the worker's look no longer asks a tick to hand it over.
-  recordCircuitHold(db, serviceId, c.generation, unixSeconds(clock));
-  const retryAt = c.retryAt ?? unixSeconds(clock);
-  const deaths =
-    c.windowStart === null
-      ? []
-      : deathsOfWindow(db, serviceId, c.windowStart, DEATHS_PER_CIRCUIT).map(({ diedAtMs, reason, containerId }) => ({
-          diedAtMs,
-          reason,
-          containerId: containerId.slice(0, 12),
-        }));
+  if (opening === undefined || !c?.open) return notOpen(c); // closed meanwhile
+  const retryAt = c.retryAt ?? now;
   return {
     open: true,
-    generation: c.generation,
+    opening,
+    escalation: c.escalation,
     retryAt,
     remainingMs: Math.max(0, retryAt * 1000 - clock.nowMs()),
     hostId: settings.hostId,
     alerts: settings.notifyWebhooks.length > 0,
-    deaths,
+    deaths: c.windowStart === null ? [] : deathSummaries(db, serviceId, c.windowStart),
   };
 }
 
-/** Closes generation `generation` of the circuit; with --recovery restart, starts the kept container first. */
+/** A circuit that is not open: the run that wanted to hold it has nothing to hold. */
+function notOpen(c: CircuitRow | undefined): HeldCircuit {
+  return { open: false, ...(c?.opening ? { opening: c.opening } : {}), escalation: c?.escalation ?? 0, retryAt: 0, remainingMs: 0 };
+}
+
+/** The recorded deaths of the window that opened the circuit, as an alert and a memo carry them. */
+function deathSummaries(db: HostDeps['db'], serviceId: string, windowStart: number): DeathSummary[] {
+  return deathsOfWindow(db, serviceId, windowStart, DEATHS_PER_CIRCUIT).map(({ diedAtMs, reason, containerId }) => ({
+    diedAtMs,
+    reason,
+    containerId: containerId.slice(0, 12),
+  }));
+}
+
+/**
+ * Closes the circuit's opening `r.opening` (a run from before openings were numbered: see Recovery); with
+ * --recovery restart, starts the kept container first. A circuit open on another opening is not recovered: the
+ * result says it reopened, and the run continues as new to hold that one.
+ */
 export async function recoverCircuit(
   { db, docker, settings, log, clock }: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'log' | 'clock'>,
-  serviceId: string,
-  generation: number,
-  trigger: Recovery['trigger'],
+  r: Pick<Recovery, 'serviceId' | 'opening' | 'escalation' | 'retryAt' | 'trigger'>,
 ): Promise<RecoveryResult> {
-  const c = readCircuit(db, serviceId);
-  if (!c?.open || c.generation !== generation) return { recovered: false };
+  const c = readCircuit(db, r.serviceId);
+  if (!c?.open) return { recovered: false };
+  if (!isOpenOn(db, r)) return { recovered: false, reopened: true };
   const containerId = c.containerId;
   const restart = settings.recovery === 'restart' && isValidContainerId(containerId);
   const started = restart ? await startKept(docker, containerId) : { status: 'stopped' as const };
   const now = unixSeconds(clock);
-  const recovered = closeCircuit(db, { serviceId, generation, trigger, ...started }, now);
+  const recovered = closeCircuit(db, { ...r, ...started }, now);
   if (recovered && started.status === 'running' && containerId) {
     // A start through the API resets RestartCount: later deaths are counted from 0.
-    setLook(db, serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
+    setLook(db, r.serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
   }
-  if (!recovered) return { recovered };
+  // Not closed by this attempt: closed meanwhile (another attempt), or open again on a newer opening.
+  if (!recovered) return readCircuit(db, r.serviceId)?.open ? { recovered, reopened: true } : { recovered };
   const result: RecoveryResult = { recovered, status: started.status, ...(started.error ? { error: started.error } : {}) };
-  log.info('circuit closed', { serviceId, generation, trigger, status: result.status, ...(result.error ? { error: result.error } : {}) });
+  const which = { serviceId: r.serviceId, opening: r.opening ?? c.opening, escalation: c.escalation };
+  log.info('circuit closed', { ...which, trigger: r.trigger, status: result.status, ...(result.error ? { error: result.error } : {}) });
   return result;
+}
+
+/**
+ * A run from before openings were numbered, asked to look again (`recheck`): it holds the open circuit's opening if
+ * that is the one it began holding (its escalation and retry time), numbering it first if keeper has not. Its number,
+ * or undefined when the circuit is closed or open on another opening (the run then continues as new).
+ */
+export function holdSameOpening(
+  { db, clock }: Pick<HostDeps, 'db' | 'clock'>,
+  r: Pick<Recovery, 'serviceId' | 'escalation'> & { retryAt: number },
+): number | undefined {
+  return holdCurrentOpeningIf(db, r, unixSeconds(clock));
 }
 
 /** Starts the kept container; a container that is gone leaves the service stopped with the reason. */
@@ -77,6 +108,19 @@ async function startKept(docker: HostDeps['docker'], containerId: string): Promi
     if (!(err instanceof DockerError && err.isNotFound)) throw err; // transient: the activity retries
     return { status: 'stopped', error: 'kept container is gone; redeploy required' };
   }
+}
+
+/**
+ * The tick's hand-over of the circuits it starts workflows for (opened, expired, or held by none): each with its
+ * opening's number (taken over when keeper has not numbered it: ah opened it, or it was open before openings were
+ * numbered), and whether a workflow holds that opening already. A circuit closed since is left out.
+ */
+export function handOverCircuits({ db, clock }: Pick<HostDeps, 'db' | 'clock'>, refs: CircuitRef[]): CircuitRef[] {
+  const now = unixSeconds(clock);
+  return refs.flatMap((c) => {
+    const opening = takeOverOpening(db, c.serviceId, now);
+    return opening === undefined ? [] : [{ ...c, opening, held: heldOpening(db, c.serviceId) === opening }];
+  });
 }
 
 /** Open circuits, and closed ones still escalated: `keeper circuit list`. */

@@ -1,5 +1,5 @@
 /**
- * Crash rules, pure: the window, the threshold, the circuit backoff by opening count, escalation decay, and
+ * Crash rules, pure: the window, the threshold, the circuit backoff by escalation, escalation decay, and
  * how many deaths lie between two looks at a container. Workflows, activities and tests share them.
  * All times are unix seconds.
  */
@@ -16,9 +16,9 @@ export function crashPolicy(s: Pick<Settings, 'crashWindowMs' | 'crashThreshold'
   };
 }
 
-/** The retry delay for the opening that makes `openCount` (1 = first opening). ah: 30m, 1h, then 4h. */
-export function backoffFor(openCount: number, backoffSec: number[]): number {
-  const i = Math.min(Math.max(openCount, 1), backoffSec.length) - 1;
+/** The retry delay at escalation `escalation` (1 = the first opening since it last decayed). ah: 30m, 1h, then 4h. */
+export function backoffFor(escalation: number, backoffSec: number[]): number {
+  const i = Math.min(Math.max(escalation, 1), backoffSec.length) - 1;
   return backoffSec[i];
 }
 
@@ -69,23 +69,24 @@ export function countDatedCrashes(c: CrashCounters, deathTimesSec: number[], p: 
 }
 
 /**
- * The open count an opening escalates from. After decaySec without an opening keeper recorded, escalation
- * starts over. A count inherited from ah, with no known opening time, stands.
+ * The escalation an opening escalates from (ah's circuit_open_count). After decaySec without an opening keeper
+ * recorded, escalation starts over. An escalation inherited from ah, with no known opening time, stands.
  */
-export function decayedOpenCount(openCount: number, lastOpenedAt: number | null, now: number, decaySec: number): number {
-  if (lastOpenedAt === null) return openCount;
-  return now - lastOpenedAt >= decaySec ? 0 : openCount;
+export function decayedEscalation(escalation: number, lastOpenedAt: number | null, now: number, decaySec: number): number {
+  if (lastOpenedAt === null) return escalation;
+  return now - lastOpenedAt >= decaySec ? 0 : escalation;
 }
 
 export interface CircuitOpening {
-  openCount: number;
+  /** The escalation this opening makes: it picked the backoff. (The opening's own number is the DB's: db/circuit-openings.ts.) */
+  escalation: number;
   retryAt: number;
 }
 
-/** What opening the circuit writes: the next generation and its retry time. */
-export function openingAt(openCount: number, lastOpenedAt: number | null, now: number, p: CrashPolicy): CircuitOpening {
-  const next = decayedOpenCount(openCount, lastOpenedAt, now, p.decaySec) + 1;
-  return { openCount: next, retryAt: now + backoffFor(next, p.backoffSec) };
+/** What opening the circuit writes: the next escalation and its retry time. */
+export function openingAt(escalation: number, lastOpenedAt: number | null, now: number, p: CrashPolicy): CircuitOpening {
+  const next = decayedEscalation(escalation, lastOpenedAt, now, p.decaySec) + 1;
+  return { escalation: next, retryAt: now + backoffFor(next, p.backoffSec) };
 }
 
 // ---- deaths between two looks ----

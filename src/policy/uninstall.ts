@@ -26,7 +26,8 @@ export interface HostWorkflowTypes {
 
 export interface OpenCircuit {
   serviceId: string;
-  generation: number;
+  /** circuit_open_count: its escalation level. */
+  escalation: number;
   retryAt: number | null; // unix seconds
 }
 

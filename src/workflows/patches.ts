@@ -26,6 +26,13 @@ export const GC_BUILD_IMAGES_PATCH = 'gc-build-images';
  */
 export const GC_CLASS_REGISTRY_PATCH = 'gc-class-registry';
 
+/**
+ * Circuits go by their opening's number, not their escalation: a circuit run alerts by opening (its notify workflow
+ * ids and keys) and recovers that opening; a tick that finds a run of an older opening holding the circuit's id
+ * signals it to look again. Runs before it alert by generation and signal nothing.
+ */
+export const CIRCUIT_OPENINGS_PATCH = 'circuit-openings';
+
 /** Each patch and the workflow types that call it. */
 export const PATCHES: readonly { id: string; workflows: readonly string[] }[] = [
   { id: DETACH_CLAIMED_PATCH, workflows: ['poolRefill'] },
@@ -34,4 +41,5 @@ export const PATCHES: readonly { id: string; workflows: readonly string[] }[] = 
   { id: CIRCUIT_ALERTS_PATCH, workflows: ['circuitBreaker'] },
   { id: LOCAL_LOOPS_PATCH, workflows: ['reconcileTick', 'poolRefill', 'gcSweep'] },
   { id: GC_CLASS_REGISTRY_PATCH, workflows: ['gcSweep'] },
+  { id: CIRCUIT_OPENINGS_PATCH, workflows: ['circuitBreaker', 'reconcileTick', 'reconcileOnEvents'] },
 ];

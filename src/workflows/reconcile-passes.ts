@@ -5,7 +5,10 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
+  getExternalWorkflowHandle,
+  log,
   ParentClosePolicy,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -19,7 +22,8 @@ import { circuitSummary } from '../policy/circuit-words';
 import { ids } from '../ids';
 import { serviceAttributes, ServiceId } from '../search-attributes';
 import { circuitBreaker } from './circuitBreaker';
-import { moreEventsSignal } from './messages';
+import { circuitRecheckSignal, moreEventsSignal } from './messages';
+import { CIRCUIT_OPENINGS_PATCH } from './patches';
 
 const { reconcileHost } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '2m',
@@ -60,7 +64,11 @@ async function reconcilePass(): Promise<TickSummary> {
   return summary;
 }
 
-/** Starts the circuit's workflow, which outlives the run that opened it. One already running for it keeps its timer. */
+/**
+ * Starts the circuit's workflow, which outlives the run that opened it. One already running for it keeps its timer;
+ * if it holds an older opening (ah closed that one, and this one opened since), it is asked to look again, and
+ * continues as new to hold this one.
+ */
 export async function startCircuitBreaker(host: string, c: CircuitRef): Promise<void> {
   try {
     await startChild(circuitBreaker, {
@@ -73,5 +81,18 @@ export async function startCircuitBreaker(host: string, c: CircuitRef): Promise<
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    // Ticks from before this patch left the running one alone: they replay as they ran.
+    if (c.opening !== undefined && c.held === false && patched(CIRCUIT_OPENINGS_PATCH)) await askToRecheck(host, c.serviceId, c.opening);
+  }
+}
+
+/** Signals the circuit's running workflow that `opening` is open and held by none. */
+async function askToRecheck(host: string, serviceId: string, opening: number): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(ids.circuit(host, serviceId)).signal(circuitRecheckSignal, opening);
+  } catch (err) {
+    // It ended between the start and the signal: the opening is still held by none, and the look asks for a tick
+    // that starts its workflow.
+    log.warn('circuit recheck not delivered: its workflow ended', { serviceId, opening, error: String(err) });
   }
 }

@@ -160,7 +160,7 @@ describe('two keeper hosts on one mTLS cluster', () => {
       '--input',
       '"operator, by the temporal CLI"',
     ]);
-    expect(await handle.result()).toMatchObject({ closedBy: 'reset', generation: 1 });
+    expect(await handle.result()).toMatchObject({ closedBy: 'reset', opening: 1, escalation: 1 });
     expect(service(a.db, sid).circuit_open).toBe(0);
     expect(deployments(a.db, sid).map((d) => d.trigger)).toEqual(['manual_reset']);
   });
@@ -173,7 +173,7 @@ describe('two keeper hosts on one mTLS cluster', () => {
     await cluster.killServer();
     await cluster.startServer();
     const restartedAt = nowSec();
-    expect(await handle.result()).toMatchObject({ closedBy: 'timer', generation: 1, status: 'stopped' });
+    expect(await handle.result()).toMatchObject({ closedBy: 'timer', opening: 1, escalation: 1, status: 'stopped' });
     expect(nowSec()).toBeGreaterThanOrEqual(retryAt);
     expect(deployments(a.db, sid).map((d) => d.trigger)).toEqual(['auto_recovery']);
     for (const h of hosts) await scheduledTickAfter(h, restartedAt + 1); // the schedules run again
@@ -190,6 +190,6 @@ async function startCircuit(h: Host, serviceId: string) {
     args: [{ serviceId }],
     typedSearchAttributes: serviceAttributes(h.settings.hostId, serviceId),
   });
-  await waitFor('the circuit held', async () => (await handle.query(circuitStateQuery)).generation === 1, 30_000);
+  await waitFor('the circuit held', async () => (await handle.query(circuitStateQuery)).opening === 1, 30_000);
   return handle;
 }

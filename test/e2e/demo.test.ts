@@ -19,7 +19,7 @@ it('narrates crashes and the open circuit, then cleans up', async () => {
   demo.stderr.on('data', (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => demo.on('exit', resolve));
   expect(out, out).toMatch(/crash\(es\) counted in the window/);
-  expect(out).toMatch(/flaky: circuit OPEN \(opening #1\)/);
+  expect(out).toMatch(/flaky: circuit OPEN \(opening 1, escalation 1\)/);
   expect(out).toMatch(/a durable timer will retry at \d\d:\d\d:\d\d UTC; workflow keeper-demo-\d+-circuit-[0-9a-f]{32}/);
   expect(out).toMatch(/npx keeper circuit reset [0-9a-f]{32} --db \S+ --host-id demo-\d+/);
   expect(out).toMatch(/done\n$/);

@@ -1,6 +1,6 @@
 /**
  * An operator resets a circuit with the real Temporal CLI, `temporal workflow signal … --name reset`, exactly
- * as the README shows; keeper's circuit workflow recovers the service through its generation CAS.
+ * as the README shows; keeper's circuit workflow recovers the service through its opening's compare-and-set.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -69,7 +69,7 @@ it('closes an open circuit on `temporal workflow signal --name reset`', async ()
       '--namespace',
       'default',
     ]);
-    expect(stdout).toContain(`open (generation 1) until`);
+    expect(stdout).toContain(`open (opening 1, escalation 1) until`);
     expect(stdout).toContain(`reset: keeper circuit reset ${sid}`);
     await promisify(execFile)(resolveTemporalCli(), [
       'workflow',
@@ -87,7 +87,7 @@ it('closes an open circuit on `temporal workflow signal --name reset`', async ()
     ]);
     return (await handle.result()) as CircuitState;
   });
-  expect(state).toMatchObject({ phase: 'closed', closedBy: 'reset', generation: 1 });
+  expect(state).toMatchObject({ phase: 'closed', closedBy: 'reset', opening: 1, escalation: 1 });
   expect(service(db, sid)).toMatchObject({ circuit_open: 0, crash_count: 0, status: 'running' });
   expect((await engine.docker.inspectContainer(cid)).status).toBe('running');
 });

@@ -134,8 +134,8 @@ describe('the Temporal UI', () => {
       const circuit = client.workflow.getHandle(circuitId);
       await waitFor('the circuit to hold its timer', async () => (await circuit.query<CircuitState>('state')).retryAt > 0);
       const until = new Date(retryAt * 1000).toISOString().replace('.000Z', 'Z');
-      const summary = `${sid}: open circuit taken over (opened earlier, by ah or by keeper); retries at ${until}`;
-      const details = `open (generation 1) until ${until}; reset: keeper circuit reset ${sid}`;
+      const summary = `${sid}: open circuit taken over (opening 1, escalation 1): opened earlier, by ah or by keeper; retries at ${until}`;
+      const details = `open (opening 1, escalation 1) until ${until}; reset: keeper circuit reset ${sid}`;
       // The page fills in as its queries answer: reload until its User Metadata tab shows both (bounded).
       await waitFor(
         "the circuit's summary and current details",

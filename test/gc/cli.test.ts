@@ -32,6 +32,10 @@ describe('keeper gc', () => {
     const past = new Date(Date.now() - 2 * 3_600_000);
     fs.utimesSync(`${dir}/builds/old-${u}`, past, past);
     const record = crashRecord(db, `svc-${u}`, Math.floor(Date.now() / 1000) - 31 * 86_400); // past the 30d default
+    // A problem reported of a service that ah has since deleted.
+    db.prepare(`INSERT INTO keeper_reported_problems (subject, problem, first_seen) VALUES (?, 'unknown status "weird"', 1700000000)`).run(
+      `service:gone-${u}`,
+    );
 
     const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
     await worker.runUntil(async () => {
@@ -47,6 +51,7 @@ describe('keeper gc', () => {
           `volumes:ah-kanban-${u}`,
           `buildDirs:old-${u}`,
           `crashRecords:svc-${u}#${record}`,
+          `orphanRecords:problem service:gone-${u}: unknown status "weird"`,
         ]),
       );
       expect(fs.existsSync(`${dir}/builds/old-${u}`)).toBe(true);
@@ -55,6 +60,9 @@ describe('keeper gc', () => {
       expect(human.out).toMatch(/^gc dry run: \d+ to remove, nothing removed/);
       expect(human.out).toMatch(new RegExp(`volumes +remove +ah-kanban-${u} +\\S+ +orphan volume`));
       expect(human.out).toMatch(new RegExp(`crashRecords +remove +svc-${u}#${record} +31d +older than 2592000s`));
+      expect(human.out).toMatch(
+        new RegExp(`orphanRecords +remove +problem service:gone-${u}: unknown status "weird" +\\S+ +service gone-${u} is gone`),
+      );
       expect(crashRecordIds(db)).toContain(record);
 
       const real = await keeper(['gc', '--once', '--json', ...flags]);

@@ -56,7 +56,7 @@ describe('the GC class registry', () => {
   });
 
   it('leaves the classes that only trim keeper rows out of the look: an expired image-pull record asks for no sweep', async () => {
-    expect(GC_CLASSES.filter((c) => !c.lookAsks).map((c) => c.name)).toEqual(['crashRecords', 'imagePulls']);
+    expect(GC_CLASSES.filter((c) => !c.lookAsks).map((c) => c.name)).toEqual(['crashRecords', 'imagePulls', 'orphanRecords']);
     const h = memoryHost({ gcMinAge: '0s' });
     pullRecord(h, 'keeper-test/unpooled:1', 'pulled', h.nowSec() - 3600);
     expect((await lookForGc(h.deps)).items).toEqual([]);

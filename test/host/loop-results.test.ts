@@ -55,7 +55,7 @@ describe("a loop run's recorded result", () => {
     expect(lastLoopResult(h.db, 'gc')).not.toBeNull();
     const { meter, calls } = recordingMeter();
     const target = { id: 't1', shown: 'https://hooks.example' };
-    const event = { kind: 'circuit-opened', hostId: 'h', serviceId: 's1', generation: 1 } as Parameters<typeof recordNotifications>[1];
+    const event = { kind: 'circuit-opened', hostId: 'h', serviceId: 's1', opening: 1 } as Parameters<typeof recordNotifications>[1];
     recordNotifications({ ...h.deps, metrics: createKeeperMetrics(meter) }, event, [
       { target, delivered: true, attempts: 1 },
       { target, delivered: false, attempts: 3, error: 'refused' },

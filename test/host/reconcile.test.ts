@@ -11,10 +11,10 @@ import { crashPolicy } from '../../src/policy/crash';
 import { listCrashRecords } from '../../src/db/crash-records';
 import { VANISHED_REASON } from '../../src/policy/rows';
 import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
-import { addService, addTenant, deployments, service } from '../reconcile/rows';
+import { addService, deployments, service } from '../reconcile/rows';
 import { recordHostStart } from '../../src/db/keeper-hosts';
 import { EVENTS_KEPT } from '../helpers/memory-engine';
-import { memoryHost, type MemoryHost } from './world';
+import { memoryHost, runningService, type MemoryHost } from './world';
 
 async function tick(h: MemoryHost) {
   const policy = crashPolicy(h.settings);
@@ -22,33 +22,6 @@ async function tick(h: MemoryHost) {
   const obs = await observeHost(h.deps, policy, h.nowSec());
   const applied = await applyObservation(h.deps, policy, obs);
   return { kept, obs, applied, policy };
-}
-
-/** A tenant and a running service container as ah lays them out, with its service row. */
-async function runningService(
-  h: MemoryHost,
-  opts: {
-    restartPolicy?: 'no' | 'unless-stopped';
-    healthcheck?: boolean;
-    fields?: Parameters<typeof addService>[2];
-    labels?: Record<string, string>;
-    tenant?: string;
-  } = {},
-) {
-  h.engine.addImage(TEST_IMAGE);
-  const tenant = opts.tenant ?? addTenant(h.db);
-  const sid = uniqueId('svc');
-  const cid = await h.engine.createContainer({
-    name: `ah-${tenant}-${sid}`,
-    image: TEST_IMAGE,
-    labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...opts.labels },
-    restartPolicy: opts.restartPolicy ?? 'unless-stopped',
-    network: 'none',
-    healthcheck: opts.healthcheck ? { cmd: ['true'], intervalMs: 1000 } : undefined,
-  });
-  await h.engine.startContainer(cid);
-  addService(h.db, tenant, { containerId: cid, ...opts.fields }, sid);
-  return { tenant, sid, cid };
 }
 
 /** Every row of ah's tables that a tick could touch, and keeper's looks. */
@@ -104,7 +77,7 @@ describe('crash accounting (in-memory engine)', () => {
     const { applied } = await tick(h);
     expect(applied.crashes).toBe(5);
     expect(applied.opened).toEqual([
-      { serviceId: sid, generation: 1, retryAt: expect.any(Number), why: '5 crashes within 600s (threshold 5), opening 1' },
+      { serviceId: sid, opening: 1, escalation: 1, retryAt: expect.any(Number), why: '5 crashes within 600s (threshold 5)' },
     ]);
     expect(service(h.db, sid)).toMatchObject({ status: 'crashed', circuit_open: 1, container_id: cid });
     expect(h.engine.container(cid).state).toBe('exited');
@@ -305,7 +278,7 @@ describe("a service's crash policy labels (in-memory engine)", () => {
     const { obs, applied } = await tick(h);
     // The circuit's run says why in the service's own terms.
     expect(applied.opened).toEqual([
-      { serviceId: own.sid, generation: 1, retryAt: expect.any(Number), why: '2 crashes within 600s (threshold 2), opening 1' },
+      { serviceId: own.sid, opening: 1, escalation: 1, retryAt: expect.any(Number), why: '2 crashes within 600s (threshold 2)' },
     ]);
     expect(service(h.db, own.sid)).toMatchObject({ crash_count: 2, circuit_open: 1 });
     expect(service(h.db, bad.sid)).toMatchObject({ crash_count: 2, circuit_open: 0 });

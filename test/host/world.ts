@@ -8,8 +8,9 @@ import type { StateDb } from '../../src/db/open';
 import type { HostDeps } from '../../src/host/deps';
 import { EventHints } from '../../src/host/event-hints';
 import type { RawSettings, Settings } from '../../src/settings';
-import { freshDb, testDeps, testSettings } from '../helpers/fixtures';
+import { freshDb, testDeps, testSettings, TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 import { MemoryEngine } from '../helpers/memory-engine';
+import { addService, addTenant } from '../reconcile/rows';
 
 export interface MemoryHost {
   db: StateDb;
@@ -43,4 +44,31 @@ export function memoryHost(raw: RawSettings = {}): MemoryHost {
     nowSec: () => Math.floor(nowMs / 1000),
     advance: (seconds) => void (nowMs += seconds * 1000),
   };
+}
+
+/** A tenant and a running service container as ah lays them out, with its service row. */
+export async function runningService(
+  h: MemoryHost,
+  opts: {
+    restartPolicy?: 'no' | 'unless-stopped';
+    healthcheck?: boolean;
+    fields?: Parameters<typeof addService>[2];
+    labels?: Record<string, string>;
+    tenant?: string;
+  } = {},
+) {
+  h.engine.addImage(TEST_IMAGE);
+  const tenant = opts.tenant ?? addTenant(h.db);
+  const sid = uniqueId('svc');
+  const cid = await h.engine.createContainer({
+    name: `ah-${tenant}-${sid}`,
+    image: TEST_IMAGE,
+    labels: { 'ah.tenant': tenant, 'ah.service': sid, 'ah.managed': 'true', ...opts.labels },
+    restartPolicy: opts.restartPolicy ?? 'unless-stopped',
+    network: 'none',
+    healthcheck: opts.healthcheck ? { cmd: ['true'], intervalMs: 1000 } : undefined,
+  });
+  await h.engine.startContainer(cid);
+  addService(h.db, tenant, { containerId: cid, ...opts.fields }, sid);
+  return { tenant, sid, cid };
 }

@@ -5,63 +5,30 @@
  * after deduplication; a receiver that answers 404 is asked once, and `keeper status` (the built CLI) names the
  * refusal.
  */
-import type { Worker } from '@temporalio/worker';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { insertCrashRecords } from '../../src/db/crash-records';
 import type { StateDb } from '../../src/db/open';
-import { DockerClient } from '../../src/docker/client';
 import { ids, taskQueueFor } from '../../src/ids';
 import type { NotificationEvent } from '../../src/contracts/notification';
-import type { Settings } from '../../src/settings';
 import { circuitBreaker, notifyOperators } from '../../src/workflows';
 import { circuitResetSignal } from '../../src/workflows/messages';
+import { alertingHostsForFile } from '../helpers/alerting-hosts';
 import { keeper } from '../helpers/cli';
-import { freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
-import { devServerForFile, keeperWorker } from '../helpers/temporal';
+import { uniqueId, waitFor } from '../helpers/fixtures';
+import { devServerForFile } from '../helpers/temporal';
 import { WebhookReceiver } from '../helpers/webhook-receiver';
 import { addService, addTenant, nowSec, service } from '../reconcile/rows';
 
 const env = devServerForFile();
 const SECRET = 'a-test-secret-of-32-characters!!';
-const receivers: WebhookReceiver[] = [];
-afterAll(async () => Promise.all(receivers.map((r) => r.down())));
-
-interface Host {
-  settings: Settings;
-  db: StateDb;
-  file: string;
-  worker: Worker;
-}
-
-let running: { stop(): Promise<void> } | undefined;
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-});
+const hosts = alertingHostsForFile(env);
+const receiver = () => hosts.receiver();
 
 /** A keeper host alerting `webhooks`, its worker polling until the test ends. */
-async function hostAlerting(webhooks: string[], extra: Record<string, string> = {}): Promise<Host> {
-  const { db, file } = freshDb();
-  const settings = testSettings({ db: file, notifyWebhook: webhooks.join(','), notifySecret: SECRET, ...extra });
-  const worker = await keeperWorker(env, { settings, db, docker: new DockerClient() });
-  const done = worker.run();
-  running = {
-    stop: async () => {
-      worker.shutdown();
-      await done;
-      db.close();
-    },
-  };
-  return { settings, db, file, worker };
-}
+const hostAlerting = (webhooks: string[], extra: Record<string, string> = {}) =>
+  hosts.host({ notifyWebhook: webhooks.join(','), notifySecret: SECRET, ...extra });
 
-async function receiver(): Promise<WebhookReceiver> {
-  const r = await WebhookReceiver.start();
-  receivers.push(r);
-  return r;
-}
-
-/** A service whose circuit is open (generation 1, retrying in an hour) after the two recorded deaths of its window. */
+/** A service whose circuit is open (ah opened it, retrying in an hour) after the two recorded deaths of its window. */
 function openCircuitWithDeaths(db: StateDb): string {
   const windowStart = nowSec() - 60;
   const id = addService(db, addTenant(db), {
@@ -103,7 +70,8 @@ describe('alerts to webhooks', () => {
       args: [{ serviceId: svc }],
     });
     await waitFor('the opened alert at both receivers', () => generic.received.length === 1 && slack.received.length === 1, 30_000);
-    const openedKey = `keeper/${host.settings.hostId}/${svc}/g1/circuit-opened`;
+    // Taken over by its workflow: keeper's first opening of this service, opening 1.
+    const openedKey = `keeper/${host.settings.hostId}/${svc}/opening-1/circuit-opened`;
     expect(generic.received[0].headers).toMatchObject({
       'idempotency-key': openedKey,
       'x-keeper-event': 'circuit-opened',
@@ -115,12 +83,13 @@ describe('alerts to webhooks', () => {
       key: openedKey,
       kind: 'circuit-opened',
       serviceId: svc,
-      generation: 1,
+      opening: 1,
+      escalation: 1,
       deaths: [{ reason: 'exit code 3, restarted by Docker' }, { reason: 'exit code 137 (OOM killed), restarted by Docker' }],
     });
     expect(Object.keys(bodyOf(slack, 0))).toEqual(['text']);
     expect(bodyOf(slack, 0).text).toContain(
-      `service ${svc}: circuit opened after 2 crashes (last: exit code 137 (OOM killed), restarted by Docker)`,
+      `service ${svc}: circuit opened (opening 1, escalation 1) after 2 crashes (last: exit code 137 (OOM killed), restarted by Docker)`,
     );
     expect((await handle.describe()).memo).toMatchObject({
       deaths: [{ reason: 'exit code 3, restarted by Docker' }, { reason: 'exit code 137 (OOM killed), restarted by Docker' }],
@@ -129,8 +98,8 @@ describe('alerts to webhooks', () => {
     await handle.signal(circuitResetSignal, 'test');
     expect(await handle.result()).toMatchObject({ closedBy: 'reset', status: 'stopped' });
     await waitFor('the closed alert at both receivers', () => generic.received.length === 2 && slack.received.length === 2, 30_000);
-    expect(generic.received[1].headers['idempotency-key']).toBe(`keeper/${host.settings.hostId}/${svc}/g1/circuit-closed`);
-    expect(bodyOf(slack, 1).text).toContain('circuit closed by an operator reset; service stopped');
+    expect(generic.received[1].headers['idempotency-key']).toBe(`keeper/${host.settings.hostId}/${svc}/opening-1/circuit-closed`);
+    expect(bodyOf(slack, 1).text).toContain('circuit (opening 1) closed by an operator reset; service stopped');
     expect(service(host.db, svc).circuit_open).toBe(0);
     const status = await waitFor(
       'keeper status to count 4 deliveries',
@@ -149,12 +118,13 @@ describe('alerts to webhooks', () => {
     await r.down();
     const at = Date.now();
     const events: NotificationEvent[] = [
-      { kind: 'circuit-opened', hostId: host.settings.hostId, serviceId: 'svc-down', generation: 1, atMs: at, deaths: [] },
+      { kind: 'circuit-opened', hostId: host.settings.hostId, serviceId: 'svc-down', opening: 1, escalation: 1, atMs: at, deaths: [] },
       {
         kind: 'circuit-closed',
         hostId: host.settings.hostId,
         serviceId: 'svc-down',
-        generation: 1,
+        opening: 1,
+        escalation: 1,
         atMs: at,
         closedBy: 'timer',
         status: 'running',
@@ -163,7 +133,8 @@ describe('alerts to webhooks', () => {
         kind: 'recovery-failed',
         hostId: host.settings.hostId,
         serviceId: 'svc-down',
-        generation: 2,
+        opening: 2,
+        escalation: 2,
         atMs: at,
         error: 'kept container is gone',
       },
@@ -197,7 +168,9 @@ describe('alerts to webhooks', () => {
       [1, 0],
     ]);
     for (const x of results) expect(x.ends[0].attempts).toBeGreaterThan(4); // it was retried through the outage
-    expect(r.uniqueKeys().sort()).toEqual(events.map((e) => `keeper/${host.settings.hostId}/svc-down/g${e.generation}/${e.kind}`).sort());
+    expect(r.uniqueKeys().sort()).toEqual(
+      events.map((e) => `keeper/${host.settings.hostId}/svc-down/opening-${e.opening}/${e.kind}`).sort(),
+    );
     console.log(
       `webhook down ${Math.round((upAt - at) / 1000)} s: delivered ${results.map((x) => `after ${x.ends[0].attempts} attempts`).join(', ')}; ` +
         `${r.received.length} requests for ${r.uniqueKeys().length} events, ${Math.round((Math.max(...r.received.map((x) => x.atMs)) - at) / 1000)} s after the first attempt`,
@@ -212,7 +185,8 @@ describe('alerts to webhooks', () => {
       kind: 'circuit-opened',
       hostId: host.settings.hostId,
       serviceId: 'svc-404',
-      generation: 1,
+      opening: 1,
+      escalation: 1,
       atMs: Date.now(),
       deaths: [],
     };

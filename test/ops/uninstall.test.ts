@@ -81,7 +81,7 @@ async function hostWithInFlight(): Promise<{ settings: Settings; db: StateDb; si
   await env.client.workflow.start(notifyOperators, {
     ...common,
     workflowId: ids.notify(host, sid, 1, 'circuit-opened'),
-    args: [{ kind: 'circuit-opened', hostId: host, serviceId: sid, generation: 1, atMs: Date.now(), retryAt }],
+    args: [{ kind: 'circuit-opened', hostId: host, serviceId: sid, opening: 1, escalation: 1, atMs: Date.now(), retryAt }],
   });
   await waitFor('visibility to list both workflows', async () => (await hostFootprint(env.client, host)).running.length >= 2);
   return { settings, db, sid, retryAt };

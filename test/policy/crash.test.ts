@@ -5,7 +5,7 @@ import {
   crashPolicy,
   deathsAtFirstLook,
   deathsBetween,
-  decayedOpenCount,
+  decayedEscalation,
   firstLookOf,
   openingAt,
   reachesThreshold,
@@ -56,17 +56,17 @@ describe('reachesThreshold', () => {
 
 describe('escalation decay', () => {
   it('returns the open count to 0 after 24 h without an opening keeper recorded', () => {
-    expect(decayedOpenCount(3, 1000, 1000 + 86400, 86400)).toBe(0);
-    expect(decayedOpenCount(3, 1000, 1000 + 86399, 86400)).toBe(3);
+    expect(decayedEscalation(3, 1000, 1000 + 86400, 86400)).toBe(0);
+    expect(decayedEscalation(3, 1000, 1000 + 86399, 86400)).toBe(3);
   });
   it('keeps a count inherited from ah (no known opening time)', () => {
-    expect(decayedOpenCount(3, null, 10 ** 9, 86400)).toBe(3);
+    expect(decayedEscalation(3, null, 10 ** 9, 86400)).toBe(3);
   });
   it('openingAt escalates 30m, 1h, 4h and starts over after decay', () => {
-    expect(openingAt(0, null, 0, p)).toEqual({ openCount: 1, retryAt: 1800 });
-    expect(openingAt(1, 0, 100, p)).toEqual({ openCount: 2, retryAt: 3700 });
-    expect(openingAt(2, 0, 100, p)).toEqual({ openCount: 3, retryAt: 14500 });
-    expect(openingAt(2, 0, 86400, p)).toEqual({ openCount: 1, retryAt: 88200 });
+    expect(openingAt(0, null, 0, p)).toEqual({ escalation: 1, retryAt: 1800 });
+    expect(openingAt(1, 0, 100, p)).toEqual({ escalation: 2, retryAt: 3700 });
+    expect(openingAt(2, 0, 100, p)).toEqual({ escalation: 3, retryAt: 14500 });
+    expect(openingAt(2, 0, 86400, p)).toEqual({ escalation: 1, retryAt: 88200 });
   });
 });
 

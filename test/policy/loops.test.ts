@@ -41,9 +41,9 @@ describe('the loop list', () => {
       { workflowId: 'keeper-h-notify-s1-g1-circuit-opened', type: 'notifyOperators' },
       { workflowId: 'someone-elses', type: 'theirWorkflow' },
     ];
-    const flight = inFlight(running, [{ serviceId: 's1', generation: 1, retryAt: null }], (s) => `keeper-h-circuit-${s}`, types);
+    const flight = inFlight(running, [{ serviceId: 's1', escalation: 1, retryAt: null }], (s) => `keeper-h-circuit-${s}`, types);
     expect(flight).toEqual({
-      circuits: [{ serviceId: 's1', generation: 1, retryAt: null, workflowId: 'keeper-h-circuit-s1' }],
+      circuits: [{ serviceId: 's1', escalation: 1, retryAt: null, workflowId: 'keeper-h-circuit-s1' }],
       strayCircuitWorkflows: ['keeper-h-circuit-s2'],
       alerts: ['keeper-h-notify-s1-g1-circuit-opened'],
       loopRuns: ['keeper-h-reconcile-events', 'keeper-h-gc-2026', 'keeper-h-health'],

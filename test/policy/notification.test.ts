@@ -8,7 +8,8 @@ const opened: NotificationEvent = {
   kind: 'circuit-opened',
   hostId: 'h1',
   serviceId: 'svc-1',
-  generation: 2,
+  opening: 7,
+  escalation: 2,
   atMs: AT_MS,
   retryAt: AT_MS / 1000 + 1800,
   deaths: [
@@ -18,32 +19,47 @@ const opened: NotificationEvent = {
 };
 
 describe('notification events', () => {
-  it('keys one event per host, service, generation and kind', () => {
-    expect(notificationKey(opened)).toBe('keeper/h1/svc-1/g2/circuit-opened');
-    expect(notificationKey({ ...opened, generation: 3 })).not.toBe(notificationKey(opened));
+  it('keys one event per host, service, opening and kind', () => {
+    expect(notificationKey(opened)).toBe('keeper/h1/svc-1/opening-7/circuit-opened');
+    expect(notificationKey({ ...opened, opening: 8 })).not.toBe(notificationKey(opened));
     expect(notificationKey({ ...opened, kind: 'circuit-closed' })).not.toBe(notificationKey(opened));
     const later: NotificationEvent = { ...opened, atMs: AT_MS + 5 };
     expect(notificationKey(later)).toBe(notificationKey(opened)); // a retry is the same event
   });
 
+  it('keys an opening apart from its escalation: the same escalation after a decay is another opening, another key', () => {
+    const again: NotificationEvent = { ...opened, opening: 9, escalation: 2 };
+    expect(notificationKey(again)).toBe('keeper/h1/svc-1/opening-9/circuit-opened');
+    expect(notificationKey(again)).not.toBe(notificationKey(opened));
+  });
+
+  it("keys an event of a run from before openings by its generation, as it began: a shape today's keys never take", () => {
+    const legacy: NotificationEvent = { kind: 'circuit-opened', hostId: 'h1', serviceId: 'svc-1', generation: 7, atMs: AT_MS };
+    expect(notificationKey(legacy)).toBe('keeper/h1/svc-1/g7/circuit-opened');
+    expect(notificationKey(legacy)).not.toBe(notificationKey(opened)); // opening 7 is not generation 7
+    expect(notificationText({ ...legacy, kind: 'circuit-closed', closedBy: 'timer', status: 'running' })).toBe(
+      'keeper h1: service svc-1: circuit closed by its timer; service running',
+    );
+  });
+
   it('says why a circuit opened, when it retries and how to reset it', () => {
     expect(notificationText(opened)).toBe(
-      'keeper h1: service svc-1: circuit opened after 2 crashes (last: exit code 137 (OOM killed)); it retries at 2026-12-02T10:30:00Z. Reset: keeper circuit reset svc-1',
+      'keeper h1: service svc-1: circuit opened (opening 7, escalation 2) after 2 crashes (last: exit code 137 (OOM killed)); it retries at 2026-12-02T10:30:00Z. Reset: keeper circuit reset svc-1',
     );
     expect(notificationText({ ...opened, deaths: [], retryAt: undefined })).toBe(
-      'keeper h1: service svc-1: circuit opened after repeated crashes. Reset: keeper circuit reset svc-1',
+      'keeper h1: service svc-1: circuit opened (opening 7, escalation 2) after repeated crashes. Reset: keeper circuit reset svc-1',
     );
   });
 
   it('says how a circuit closed, and why recovery failed', () => {
     expect(notificationText({ ...opened, kind: 'circuit-closed', closedBy: 'reset', status: 'running' })).toBe(
-      'keeper h1: service svc-1: circuit closed by an operator reset; service running',
+      'keeper h1: service svc-1: circuit (opening 7) closed by an operator reset; service running',
     );
     expect(notificationText({ ...opened, kind: 'circuit-closed', closedBy: 'timer', status: 'stopped' })).toBe(
-      'keeper h1: service svc-1: circuit closed by its timer; service stopped',
+      'keeper h1: service svc-1: circuit (opening 7) closed by its timer; service stopped',
     );
     expect(notificationText({ ...opened, kind: 'recovery-failed', error: 'kept container is gone; redeploy required' })).toBe(
-      'keeper h1: service svc-1: circuit closed but recovery failed: kept container is gone; redeploy required',
+      'keeper h1: service svc-1: circuit (opening 7) closed but recovery failed: kept container is gone; redeploy required',
     );
   });
 
@@ -51,11 +67,12 @@ describe('notification events', () => {
     expect(slackBody(opened)).toEqual({ text: notificationText(opened) });
     const body = genericBody(opened);
     expect(body).toMatchObject({
-      key: 'keeper/h1/svc-1/g2/circuit-opened',
+      key: 'keeper/h1/svc-1/opening-7/circuit-opened',
       kind: 'circuit-opened',
       hostId: 'h1',
       serviceId: 'svc-1',
-      generation: 2,
+      opening: 7,
+      escalation: 2,
       at: '2026-12-02T10:00:00Z',
       deaths: opened.deaths,
       text: notificationText(opened),

@@ -1,6 +1,6 @@
 /**
- * The circuit breaker on the Java time-skipping server: its durable timer (30 min, then 4 h at the third
- * opening) passes in moments, the reset signal, and recovery attempts that race. Containers and the SQLite
+ * The circuit breaker on the Java time-skipping server: its durable timer (30 min, then 4 h at escalation 3)
+ * passes in moments, the reset signal, and recovery attempts on one opening that race. Containers and the SQLite
  * file are real.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,7 +43,7 @@ function setup(recovery: 'restart' | 'stop' = 'restart') {
   tenant = addTenant(db);
 }
 
-/** A service whose circuit is open (generation `gen`, retry in `inSec`) and whose kept container is stopped. */
+/** A service whose circuit ah opened (escalation `gen`, retry in `inSec`) and whose kept container is stopped. */
 async function openCircuit(gen: number, inSec: number): Promise<{ sid: string; cid: string }> {
   const sid = uniqueId('svc');
   const cid = await runServiceContainer(engine, tenant, sid, { restartPolicy: 'no' }, false);
@@ -79,7 +79,7 @@ describe('circuitBreaker (time-skipping)', () => {
     const worker = await keeperWorker(env, deps());
     const t0 = await env.currentTimeMs();
     const result = await worker.runUntil(async () => (await startCircuit(sid)).result());
-    expect(result).toMatchObject({ phase: 'closed', closedBy: 'timer', generation: 1, status: 'running' });
+    expect(result).toMatchObject({ phase: 'closed', closedBy: 'timer', opening: 1, escalation: 1, status: 'running' });
     expect((await env.currentTimeMs()) - t0).toBeGreaterThanOrEqual(1790_000);
     expect(service(db, sid)).toMatchObject({
       status: 'running',
@@ -112,9 +112,10 @@ describe('circuitBreaker (time-skipping)', () => {
       const handle = await startCircuit(sid);
       const state = await waitFor('the circuit to be held', async () => {
         const s = await handle.query(circuitStateQuery);
-        return s.generation === 2 ? s : undefined;
+        return s.opening !== undefined ? s : undefined;
       });
-      expect(state).toMatchObject({ serviceId: sid, generation: 2, phase: 'open', retryAt: service(db, sid).circuit_retry_at });
+      // ah opened it (at escalation 2): its workflow takes it over as keeper's first opening of this service.
+      expect(state).toMatchObject({ serviceId: sid, opening: 1, escalation: 2, phase: 'open', retryAt: service(db, sid).circuit_retry_at });
       await handle.signal(circuitResetSignal, 'test');
       return handle.result();
     });
@@ -123,21 +124,22 @@ describe('circuitBreaker (time-skipping)', () => {
     expect(deployments(db, sid)).toEqual([expect.objectContaining({ status: 'running', trigger: 'manual_reset' })]);
   });
 
-  it('recovers a generation once, however many attempts race (activity retries, reset + timer, the tick)', async () => {
+  it('recovers an opening once, however many attempts race (activity retries, reset + timer, the tick)', async () => {
     setup('restart');
     const { sid } = await openCircuit(1, 60);
     const acts = activities(deps());
-    const attempts = await Promise.all([1, 2, 3].map(() => acts.recoverCircuit(sid, 1, 'auto_recovery')));
+    expect(await acts.holdCircuit(sid)).toMatchObject({ open: true, opening: 1, escalation: 1 });
+    const attempts = await Promise.all([1, 2, 3].map(() => acts.recoverCircuit(sid, 1, 'auto_recovery', 1)));
     expect(attempts.filter((a) => a.recovered)).toHaveLength(1);
-    // A workflow for the same generation now finds nothing to do.
+    // A workflow for the same opening now finds nothing to do.
     const worker = await keeperWorker(env, deps());
     const result = await worker.runUntil(async () => (await startCircuit(sid)).result());
     expect(result).toMatchObject({ phase: 'closed', closedBy: 'superseded' });
-    expect(await acts.recoverCircuit(sid, 1, 'manual_reset')).toEqual({ recovered: false });
+    expect(await acts.recoverCircuit(sid, 1, 'manual_reset', 1)).toEqual({ recovered: false });
     expect(deployments(db, sid)).toHaveLength(1);
   });
 
-  it('escalates to 4 h at the third opening: a tick opens it and starts the circuit workflow, which waits 4 h, then recovers', async () => {
+  it("escalates to 4 h at escalation 3: a tick opens it (keeper's first opening of it) and starts the circuit workflow, which waits 4 h, then recovers", async () => {
     setup('restart');
     const { sid } = await addServiceWithExitedContainer(
       engine,
@@ -162,7 +164,7 @@ describe('circuitBreaker (time-skipping)', () => {
       expect(row.circuit_retry_at! - nowSec()).toBeGreaterThan(4 * 3600 - 30);
       return env.client.workflow.getHandle<typeof circuitBreaker>(ids.circuit(settings.hostId, sid)).result();
     });
-    expect(result).toMatchObject({ closedBy: 'timer', generation: 3, status: 'running' });
+    expect(result).toMatchObject({ closedBy: 'timer', opening: 1, escalation: 3, status: 'running' });
     expect((await env.currentTimeMs()) - t0).toBeGreaterThan(4 * 3600_000 - 60_000);
     expect(service(db, sid)).toMatchObject({ circuit_open: 0, status: 'running', circuit_open_count: 3 });
   }); // the 4 h themselves are skipped

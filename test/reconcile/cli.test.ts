@@ -34,12 +34,15 @@ describe('keeper reconcile / circuit (embedded Temporal)', () => {
     expect(JSON.parse(tick.out)).toMatchObject({ opened: 1, dockerReachable: true });
 
     const list = await keeper('circuit', 'list', '--json', ...common);
-    expect(JSON.parse(list.out)).toEqual([expect.objectContaining({ serviceId: sid, open: true, generation: 1 })]);
+    expect(JSON.parse(list.out)).toEqual([expect.objectContaining({ serviceId: sid, open: true, opening: 1, escalation: 1 })]);
+    const table = await keeper('circuit', 'list', ...common);
+    expect(table.out).toMatch(/^SERVICE +TENANT +STATE +STATUS +OPENING +ESCALATION +RETRY AT +OPENED +WORKFLOW$/m);
+    expect(table.out).toMatch(new RegExp(`^${sid} +${tenant} +open +crashed +1 +1 `, 'm'));
     expect((await engine.docker.inspectContainer(cid)).status).toBe('exited');
 
     const reset = await keeper('circuit', 'reset', sid, ...common);
     expect(reset.code).toBe(0);
-    expect(reset.out).toContain(`circuit of ${sid} closed (generation 1); service running`);
+    expect(reset.out).toContain(`circuit of ${sid} closed (opening 1); service running`);
     const after = openStateDb(file);
     expect(service(after, sid)).toMatchObject({ circuit_open: 0, crash_count: 0, status: 'running' });
     after.close();

@@ -265,7 +265,7 @@ describe('crash forensics on the real engine', () => {
     db.close();
     const text = await keeper(['status', '--db', dbFile]);
     expect(text).toMatchObject({ code: 0, stderr: '' });
-    expect(text.stdout).toMatch(/^ {2}service +tenant +name +status +crashes +circuit +retry at +opened +last crash$/m);
+    expect(text.stdout).toMatch(/^ {2}service +tenant +name +status +crashes +circuit +retry at +escalation +last crash$/m);
     expect(text.stdout).toMatch(
       new RegExp(`^  ${sid} +${tenant} +${sid} +crashed +1 +closed +- +0 +\\d+ s ago: exit code 137 \\(OOM killed\\)$`, 'm'),
     );

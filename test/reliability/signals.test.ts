@@ -38,7 +38,7 @@ describe('circuit workflow signals', () => {
       });
       const open = await waitFor('the circuit held', async () => {
         const s = await handle.query(circuitStateQuery);
-        return s.generation === 1 ? s : undefined;
+        return s.opening === 1 ? s : undefined;
       });
       for (const payload of [42, { reason: 'x' }, ['x'], true]) await handle.signal('reset', payload as never);
       await handle.signal('rest', 'typo in the name');

@@ -65,13 +65,13 @@ describe('fault 3: Temporal dev server killed and restarted while a circuit is o
       'the circuit workflow to hold the open circuit',
       async () => {
         const s = await client.workflow.getHandle(circuitId).query(circuitStateQuery);
-        return s.phase === 'open' && s.generation > 0 ? s : undefined; // generation 0: holdCircuit not done yet
+        return s.phase === 'open' && s.opening !== undefined ? s : undefined; // no opening: holdCircuit not done yet
       },
       30_000,
       200,
     );
     const retryAt = service(db, sid).circuit_retry_at!;
-    expect(opened).toMatchObject({ generation: 1, retryAt });
+    expect(opened).toMatchObject({ opening: 1, escalation: 1, retryAt });
     expect(retryAt - nowSec()).toBeGreaterThan(5); // the timer is still pending when the server dies
 
     // SIGKILL the server (and the worker with it); restart both on the same file and port.
@@ -95,7 +95,7 @@ describe('fault 3: Temporal dev server killed and restarted while a circuit is o
       `fault 3: server down ${restartedAt - killedAt} s; circuit opened with retryAt in ${retryAt - killedAt} s after the kill; closed at retryAt+${closedAt - retryAt} s`,
       JSON.stringify(result),
     );
-    expect(result).toMatchObject({ serviceId: sid, generation: 1, phase: 'closed', closedBy: 'timer', status: 'stopped' });
+    expect(result).toMatchObject({ serviceId: sid, opening: 1, escalation: 1, phase: 'closed', closedBy: 'timer', status: 'stopped' });
     expect(closedAt).toBeGreaterThanOrEqual(retryAt);
     expect(service(db, sid)).toMatchObject({ circuit_open: 0, status: 'stopped', crash_count: 0 });
     expect(deployments(db, sid).map((d) => d.trigger)).toEqual(['reconciler', 'auto_recovery']);

@@ -77,12 +77,13 @@ describe('fault 1: worker SIGKILLed between recording a crash and opening the ci
     expect(deployments(db, sid)).toHaveLength(1);
     const state = await waitFor('circuit workflow holding the circuit', async () => {
       const s = await env.client.workflow.getHandle(circuitId).query(circuitStateQuery);
-      return s.generation > 0 ? s : undefined; // generation 0: its holdCircuit has not answered yet
+      return s.opening !== undefined ? s : undefined; // no opening: its holdCircuit has not answered yet
     });
     // The one death counted (by the killed attempt) is the circuit's evidence, exactly once.
     expect(state).toEqual({
       serviceId: sid,
-      generation: row.circuit_open_count,
+      opening: 1,
+      escalation: row.circuit_open_count,
       retryAt: row.circuit_retry_at,
       phase: 'open',
       deaths: [{ containerId: cid.slice(0, 12), diedAtMs: expect.any(Number), reason: 'exit code 3' }],

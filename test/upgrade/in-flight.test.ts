@@ -136,7 +136,7 @@ describe(`upgrade from ${PREVIOUS_RELEASE.commit.slice(0, 7)} with a circuit ope
       'the old build to open the circuit and hold it on its timer',
       async () => {
         const s = await circuit.query(circuitStateQuery).catch(() => undefined);
-        return s?.phase === 'open' && s.generation > 0 ? s : undefined;
+        return s?.phase === 'open' && s.retryAt > 0 ? s : undefined; // the old build's state: retryAt once held
       },
       90_000,
       250,
@@ -149,7 +149,7 @@ describe(`upgrade from ${PREVIOUS_RELEASE.commit.slice(0, 7)} with a circuit ope
     await upgraded.waitForOutput(/keeper is running/, 90_000);
     const startedAt = nowSec();
     const closed = (await circuit.result()) as CircuitState;
-    expect(closed).toMatchObject({ serviceId: sid, generation: 1, phase: 'closed', closedBy: 'timer', status: 'stopped' });
+    expect(closed).toMatchObject({ serviceId: sid, escalation: 1, phase: 'closed', closedBy: 'timer', status: 'stopped' });
     expect(nowSec()).toBeGreaterThanOrEqual(opened.retryAt);
     expect(service(db, sid)).toMatchObject({ circuit_open: 0, circuit_open_count: 1, crash_count: 0, status: 'stopped' });
     expect(deployments(db, sid).filter((d) => d.trigger === 'auto_recovery')).toHaveLength(1);

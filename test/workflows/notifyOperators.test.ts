@@ -16,7 +16,8 @@ const EVENT: NotificationEvent = {
   kind: 'circuit-opened',
   hostId: 'h1',
   serviceId: 'svc-1',
-  generation: 1,
+  opening: 1,
+  escalation: 1,
   atMs: 1_900_000_000_000,
   deaths: [],
 };
@@ -35,7 +36,7 @@ describe('notifyOperators', () => {
   it('delivers the event to every webhook and records how each ended', async () => {
     const s = stubs({ targets: [A, B], retryForMs: 60_000 }, async () => ({ status: 204, attempt: activityInfo().attempt }));
     const { result } = await executeWithStubs(env, s, notifyOperators, EVENT);
-    expect(result).toMatchObject({ key: 'keeper/h1/svc-1/g1/circuit-opened', delivered: 2, failed: 0 });
+    expect(result).toMatchObject({ key: 'keeper/h1/svc-1/opening-1/circuit-opened', delivered: 2, failed: 0 });
     expect(s.deliverNotification.mock.calls.map((c) => c[0]).sort()).toEqual([A.id, B.id]);
     expect(s.deliverNotification.mock.calls[0][1]).toEqual(EVENT);
     expect(s.recordNotifications.mock.calls).toEqual([

@@ -4,6 +4,7 @@
  * circuit, once per service, named with the host's circuit id, and none over a circuit workflow that is already
  * running; a run that acted is found by its service; an event tick signalled while it runs looks again, once.
  */
+import type { temporal } from '@temporalio/proto';
 import { describe, expect, it, vi } from 'vitest';
 import type { Activities } from '../../src/activities';
 import type { HeldCircuit } from '../../src/contracts/circuit';
@@ -20,7 +21,14 @@ import { executeWithStubs, realTimeClient, stubWorkerEnvForFile, withStubWorker 
 const env = stubWorkerEnvForFile();
 const NOW_SEC = 1_900_000_000;
 const look = (containerId: string, state: string, restartCount: number) => ({ containerId, state, restartCount, health: '' });
-const circuit = (serviceId: string, generation: number): CircuitRef => ({ serviceId, generation, retryAt: NOW_SEC + 1800 });
+/** A circuit as the tick's hand-over gives it: its opening (numbered), escalation, retry time, and held by none. */
+const circuit = (serviceId: string, opening: number): CircuitRef => ({
+  serviceId,
+  opening,
+  escalation: opening,
+  retryAt: NOW_SEC + 1800,
+  held: false,
+});
 
 function observation(over: Partial<TickObservation> = {}): TickObservation {
   return {
@@ -95,7 +103,7 @@ function tickStubs(
       return { hostId, circuits, summary, services, details: tickActed(summary) ? tickWords(summary) : undefined };
     }),
     // A circuit whose row is already closed: its workflow ends at once, so the test can wait for it.
-    holdCircuit: vi.fn<Activities['holdCircuit']>(async () => over.held ?? { open: false, generation: 0, retryAt: 0, remainingMs: 0 }),
+    holdCircuit: vi.fn<Activities['holdCircuit']>(async () => over.held ?? { open: false, escalation: 0, retryAt: 0, remainingMs: 0 }),
     recoverCircuit: vi.fn<Activities['recoverCircuit']>(async () => ({ recovered: true, status: 'running' })),
   } satisfies Pick<Activities, 'reconcileHost' | 'holdCircuit' | 'recoverCircuit'>;
   return { stubs, steps };
@@ -198,7 +206,7 @@ describe('reconcileTick', () => {
 
   it("starts one circuit workflow per opened or expired circuit, once per service, named with the host's circuit id", async () => {
     const hostId = uniqueId('h');
-    const why = '3 crashes within 10s (threshold 3), opening 2';
+    const why = '3 crashes within 10s (threshold 3)';
     const { stubs } = tickStubs(hostId, { opened: [{ ...circuit('sa', 2), why }], expired: [circuit('sb', 1), circuit('sa', 2)] });
     const tickId = uniqueId('tick-');
     const children = await withStubWorker(env, stubs, async (taskQueue) => {
@@ -218,29 +226,62 @@ describe('reconcileTick', () => {
     // Each circuit's run says why it opened, or that it was taken over, and until when.
     const retries = `retries at ${new Date((NOW_SEC + 1800) * 1000).toISOString().replace('.000Z', 'Z')}`;
     expect(await Promise.all(children.map((c) => c.staticSummary()))).toEqual([
-      `sa: circuit opened: ${why}; ${retries}`,
-      `sb: open circuit taken over (opened earlier, by ah or by keeper); ${retries}`,
+      `sa: circuit opened (opening 2, escalation 2): ${why}; ${retries}`,
+      `sb: open circuit taken over (opening 1, escalation 1): opened earlier, by ah or by keeper; ${retries}`,
     ]);
   });
 
-  it('leaves a circuit workflow that is already running alone (WorkflowExecutionAlreadyStarted) and still records', async () => {
+  it('leaves a circuit workflow that already holds the opening alone (WorkflowExecutionAlreadyStarted) and still records', async () => {
     const hostId = uniqueId('h');
     const { stubs } = tickStubs(hostId, {
-      opened: [circuit('sc', 3)],
-      held: { open: true, generation: 3, retryAt: NOW_SEC + 1800, remainingMs: 30 * 60_000 },
+      expired: [{ ...circuit('sc', 3), held: true }],
+      held: { open: true, opening: 3, escalation: 3, retryAt: NOW_SEC + 1800, remainingMs: 30 * 60_000 },
     });
     // Waited on in real time: the time-skipping client would let the server jump to the running circuit's timer.
     const client = realTimeClient(env);
     await withStubWorker(env, stubs, async (taskQueue) => {
       const running = await client.start(circuitBreaker, { taskQueue, workflowId: ids.circuit(hostId, 'sc'), args: [{ serviceId: 'sc' }] });
-      await waitFor('the running circuit to hold', async () => (await running.query(circuitStateQuery)).generation === 3);
-      const summary = await client.execute(reconcileTick, { taskQueue, workflowId: uniqueId('tick-') });
-      expect(summary).toMatchObject({ opened: 1 });
+      await waitFor('the running circuit to hold', async () => (await running.query(circuitStateQuery)).opening === 3);
+      const tick = await client.start(reconcileTick, { taskQueue, workflowId: uniqueId('tick-') });
+      expect(await tick.result()).toMatchObject({ circuitsExpired: 1 });
       const now = await client.getHandle(ids.circuit(hostId, 'sc')).describe();
       expect(now).toMatchObject({ runId: running.firstExecutionRunId, status: { name: 'RUNNING' } });
+      // Nothing asked of it: the opening is held.
+      expect(eventsOf(await tick.fetchHistory(), 'signalExternalWorkflowExecutionInitiatedEventAttributes')).toHaveLength(0);
       await running.terminate('test over');
     });
     expect(stubs.holdCircuit).toHaveBeenCalledTimes(1);
     expect(stubs.reconcileHost).toHaveBeenCalledTimes(1);
   });
+
+  it('asks a running circuit workflow of an older opening to look again: it continues as new to hold the new opening', async () => {
+    const hostId = uniqueId('h');
+    // The run holds opening 1 (4 h); ah closed it, escalation decayed, and this tick opened opening 2.
+    const { stubs } = tickStubs(hostId, { opened: [{ ...circuit('sd', 2), escalation: 1 }] });
+    stubs.holdCircuit
+      .mockResolvedValueOnce({ open: true, opening: 1, escalation: 1, retryAt: NOW_SEC + 4 * 3600, remainingMs: 4 * 3600_000 })
+      .mockResolvedValueOnce({ open: true, opening: 2, escalation: 1, retryAt: NOW_SEC + 1800, remainingMs: 30 * 60_000 });
+    const client = realTimeClient(env);
+    await withStubWorker(env, stubs, async (taskQueue) => {
+      const running = await client.start(circuitBreaker, { taskQueue, workflowId: ids.circuit(hostId, 'sd'), args: [{ serviceId: 'sd' }] });
+      await waitFor('opening 1 held', async () => (await running.query(circuitStateQuery)).opening === 1);
+      const tick = await client.start(reconcileTick, { taskQueue, workflowId: uniqueId('tick-') });
+      expect(await tick.result()).toMatchObject({ opened: 1 });
+      const history = await tick.fetchHistory();
+      expect(eventsOf(history, 'signalExternalWorkflowExecutionInitiatedEventAttributes')).toMatchObject([
+        { workflowExecution: { workflowId: ids.circuit(hostId, 'sd') }, signalName: 'recheck' },
+      ]);
+      const current = client.getHandle(ids.circuit(hostId, 'sd'));
+      await waitFor('the continuation to hold opening 2', async () => (await current.query(circuitStateQuery)).opening === 2);
+      expect((await client.getHandle(running.workflowId, running.firstExecutionRunId).describe()).status.name).toBe('CONTINUED_AS_NEW');
+      await current.terminate('test over');
+    });
+    expect(stubs.holdCircuit).toHaveBeenCalledTimes(2);
+    expect(stubs.recoverCircuit).not.toHaveBeenCalled();
+  });
 });
+
+/** The attributes of every event of this kind in a history. */
+function eventsOf<K extends keyof temporal.api.history.v1.IHistoryEvent>(history: temporal.api.history.v1.IHistory, kind: K) {
+  return (history.events ?? []).map((e) => e[kind]).filter(Boolean);
+}

@@ -14,6 +14,7 @@ import { crashRecords } from './classes/crash-records';
 import { imagePullRecords } from './classes/image-pulls';
 import { images } from './classes/images';
 import { networks } from './classes/networks';
+import { orphanRecords } from './classes/orphan-records';
 import { snapshots } from './classes/snapshots';
 import { volumes } from './classes/volumes';
 
@@ -27,6 +28,7 @@ export const GC_CLASSES = [
   snapshots,
   crashRecords,
   imagePullRecords,
+  orphanRecords,
 ] as const satisfies readonly GcClassEntry[];
 
 export type GcClassName = (typeof GC_CLASSES)[number]['name'];

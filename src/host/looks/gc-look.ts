@@ -2,7 +2,7 @@
  * The GC loop's local look: a dry run of every class whose entry asks for it (exactly what `keeper gc --dry-run`
  * plans, every age and ownership guard included), in the worker, quietly. A resource that has just passed its age
  * guard is found here and swept within one look; a look that plans nothing costs no Temporal action. Classes that
- * only trim keeper's own rows (crash records, image-pull records) say so in their entry, and are left to the sweeps
+ * only trim keeper's own rows (crash, image-pull and orphan records) say so in their entry, and are left to the sweeps
  * the schedule makes: trimming a table by a row is no reason for a run of its own.
  */
 import type { Logger } from '../../log';

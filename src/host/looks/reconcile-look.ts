@@ -11,7 +11,7 @@ import { unheldCircuits } from '../../db/circuit-holds';
 import { environmentsDue, problemReported } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
 import { expiredCircuits, servicesDue } from '../../db/services';
-import type { CrashPolicy, TickObservation } from '../../contracts/reconcile';
+import type { CircuitRef, CrashPolicy, TickObservation } from '../../contracts/reconcile';
 import { crashPolicy } from '../../policy/crash';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
@@ -48,13 +48,16 @@ function rowsDue({ db, settings }: LookDeps, policy: CrashPolicy, now: number): 
       ...services.deploys.map((id) => `stale-deploy:${id}`),
       ...envs.leases.map((id) => `lease-expired:${id}`),
       ...envs.creates.map((id) => `stale-create:${id}`),
-      ...unheld.map((c) => `circuit-unheld:${c.serviceId}@g${c.generation}`),
-      ...lost.map((c) => `circuit-expired:${c.serviceId}@g${c.generation}`),
+      ...unheld.map((c) => `circuit-unheld:${c.serviceId}@${openingItem(c)}`),
+      ...lost.map((c) => `circuit-expired:${c.serviceId}@${openingItem(c)}`),
     ],
     serviceId: unheld[0]?.serviceId ?? lost[0]?.serviceId ?? services.deploys[0],
     changes: [],
   };
 }
+
+/** Which opening an item is about: its number, or `unnumbered` for one the tick's hand-over has yet to number. */
+const openingItem = (c: CircuitRef) => (c.opening === undefined ? 'unnumbered' : `opening${c.opening}`);
 
 /** What the tick's apply step would do with this observation (bad input it has not reported yet included). */
 function observed({ db }: LookDeps, obs: TickObservation): Finding {

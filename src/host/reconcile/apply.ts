@@ -85,7 +85,8 @@ async function applyCrashes(
       if (outcome.opened)
         log.warn('circuit opened: container stopped and kept', {
           serviceId: c.serviceId,
-          generation: circuit.generation,
+          opening: circuit.opening,
+          escalation: circuit.escalation,
           retryAt: circuit.retryAt,
         });
       await act(`stop ${c.containerId.slice(0, 12)}`, () => docker.stopContainer(c.containerId));
@@ -140,6 +141,7 @@ function openCircuitOn(db: ApplyDeps['db'], serviceId: string, containerId: stri
   const c = readCircuit(db, serviceId);
   if (!c?.open || c.containerId !== containerId || c.retryAt === null) return undefined;
   // Opened by keeper (a retried tick's own opening): its why, as the first attempt said it.
-  const why = c.openedAt === null ? undefined : openingWhy(c.crashCount, policy, c.generation);
-  return { serviceId, generation: c.generation, retryAt: c.retryAt, ...(why ? { why } : {}) };
+  const why = c.openedAt === null ? undefined : openingWhy(c.crashCount, policy);
+  const opening = c.opening === null ? {} : { opening: c.opening };
+  return { serviceId, ...opening, escalation: c.escalation, retryAt: c.retryAt, ...(why ? { why } : {}) };
 }
