@@ -11,7 +11,7 @@
 import { activityLogContext } from '../activities/log-context';
 import { openStateDb, openStateDbAsIs, type StateDb } from '../db/open';
 import { readWorkerConfig } from '../db/worker-config';
-import { DockerClient } from '../docker/client';
+import { COMMAND_DEADLINES, DockerClient, WORKER_DEADLINES } from '../docker/client';
 import type { Engine } from '../docker/engine';
 import type { HostDeps } from '../host/deps';
 import { createLogger, type Logger } from '../log';
@@ -48,9 +48,14 @@ export function hostLogger(settings: Pick<Settings, 'logFormat' | 'logLevel' | '
   });
 }
 
-/** The one way a process reaches its Docker engine: --docker-host (DOCKER_HOST), else the local socket. */
-export function hostEngine(settings: Pick<Settings, 'dockerHost'>): DockerClient {
-  return new DockerClient(settings.dockerHost);
+/**
+ * The one way a process reaches its Docker engine: --docker-host (DOCKER_HOST), else the local socket. A worker's
+ * calls each have a worker's deadline; a command's are a one-shot client's (a ping first, shorter reads, and no call
+ * after one went unanswered), so that a command answers within seconds of a wedged engine (src/docker/client.ts).
+ */
+export function hostEngine(settings: Pick<Settings, 'dockerHost'>, mode: HostMode): DockerClient {
+  if (mode === 'worker') return new DockerClient(settings.dockerHost, { deadlines: WORKER_DEADLINES });
+  return new DockerClient(settings.dockerHost, { deadlines: COMMAND_DEADLINES, oneShot: true });
 }
 
 /** Opens the state DB as `mode` allows: only a worker creates one. */
@@ -86,7 +91,7 @@ export function openHost(settings: Settings, mode: HostMode, parts: HostParts = 
   const deps: HostDeps = {
     settings: mode === 'command' ? withWorkersRuntime(settings, db) : settings,
     db,
-    docker: parts.docker ?? hostEngine(settings),
+    docker: parts.docker ?? hostEngine(settings, mode),
     log: parts.log ?? hostLogger(settings, { inWorker: mode === 'worker' }),
     clock: parts.clock ?? systemClock,
     metrics: parts.metrics,
