@@ -42,6 +42,12 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
       '',
       '--disk-block as a fraction (0-1): at or above it the guard blocks pool refills and deploys',
     ),
+    lookFailing: meter.createGauge(
+      'keeper_look_failing',
+      'int',
+      '',
+      "1 while a loop's local look fails (its last look failed, or did not finish within its deadline: a wedged engine), 0 while it works, by loop; keeper status says why and since when",
+    ),
     looks: meter.createCounter(
       'keeper_looks',
       'looks',

@@ -145,6 +145,23 @@ describe('the GC look (in-memory engine)', () => {
     expect((await lookForGc(h.deps)).items).toEqual([`gc-containers:${id.slice(0, 12)}`]);
     expect(h.engine.containers.has(id)).toBe(true);
   });
+
+  it('fails, naming the class and its error, when a class could not observe; what the others found is still found', async () => {
+    const h = memoryHost({ gcMinAge: '10m' });
+    h.engine.addImage(TEST_IMAGE);
+    const labels = { 'ah.tenant': 'gone', 'ah.service': 'svc-gone', 'ah.managed': 'true' };
+    const id = await h.engine.createContainer({ name: 'ah-gone-svc', image: TEST_IMAGE, labels, network: 'none' });
+    h.advance(601);
+    h.engine.fail('volume.list');
+    h.engine.fail('network.list');
+    expect(await lookForGc(h.deps)).toEqual({
+      items: [`gc-containers:${id.slice(0, 12)}`],
+      changes: [],
+      failed: 'gc class volumes could not observe (and networks): docker volume.list: ECONNREFUSED: injected by the test',
+    });
+    h.engine.clearFailures();
+    expect((await lookForGc(h.deps)).failed).toBeUndefined();
+  });
 });
 
 describe("a round's one view of the engine", () => {

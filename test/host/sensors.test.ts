@@ -9,9 +9,10 @@ import type { LoopName } from '../../src/ids';
 import { silentLogger } from '../../src/log';
 import { ASK_RULES } from '../../src/policy/look-asks';
 import { LoopRequester } from '../../src/sensors/requests';
-import { Sensors, type EventWitness, type LookOutcome, type LoopLook } from '../../src/sensors/sensors';
+import { Sensors, STOP_WAIT_MS, type EventWitness, type LookOutcome, type LoopLook } from '../../src/sensors/sensors';
 import { EngineView } from '../../src/host/engine-view';
 import { waitFor } from '../helpers/fixtures';
+import { MemoryEngine } from '../helpers/memory-engine';
 
 /** The looks here are functions: they read no engine. */
 const noEngine = () => new EngineView({ listContainerUsage: async () => [] });
@@ -137,6 +138,90 @@ describe('the local looks', () => {
       { items: [], asked: false, error: 'engine down' },
       { items: [], asked: false },
     ]);
+  });
+});
+
+describe('a look that cannot finish', () => {
+  it('is recorded failing at its deadline, and the next round looks anew instead of joining it', async () => {
+    const kept: LookOutcome[] = [];
+    const hung = new Promise<Finding>(() => undefined); // what no deadline of the engine's ends
+    let looks = 0;
+    const sensors = new Sensors({
+      looks: [{ loop: 'reconcile', everyMs: 20, deadlineMs: 100, look: async () => (++looks === 1 ? hung : NOTHING_FOUND) }],
+      view: noEngine,
+      ask: async () => undefined,
+      lastRunFinishedAtMs: () => undefined,
+      record: (_loop, outcome) => void kept.push(outcome),
+      log: silentLogger,
+      clock,
+    });
+    stopAfter.push(sensors);
+    sensors.start();
+    await waitFor('a look after the hung one', () => kept.length >= 2, 20_000, 5);
+    await sensors.stop();
+    expect(kept[0]).toEqual({ items: [], asked: false, error: 'the look did not finish within 0.1 s' });
+    expect(kept[1]).toEqual({ items: [], asked: false });
+    expect(sensors.stats.get('reconcile')).toMatchObject({ failed: 1, abandoned: 1 });
+  });
+
+  it("fails with the engine's own line when a call of the round's view runs out its deadline, and works again once the engine answers", async () => {
+    const engine = new MemoryEngine();
+    engine.deadlineMs = 50;
+    engine.wedge();
+    const kept: LookOutcome[] = [];
+    const sensors = new Sensors({
+      looks: [{ loop: 'pool', everyMs: 60_000, look: async (view) => (await view.containers(), NOTHING_FOUND) }],
+      view: () => new EngineView(engine),
+      ask: async () => undefined,
+      lastRunFinishedAtMs: () => undefined,
+      record: (_loop, outcome) => void kept.push(outcome),
+      log: silentLogger,
+      clock,
+    });
+    expect(await sensors.lookNow('pool')).toEqual({
+      items: [],
+      asked: false,
+      error: 'docker container.list: the engine did not answer within 0.05 s',
+    });
+    engine.release();
+    expect(await sensors.lookNow('pool')).toEqual({ items: [], asked: false });
+    expect(kept).toHaveLength(2);
+  });
+
+  it('that saw part of the host asks for what it found, and is recorded failing', async () => {
+    const kept: LookOutcome[] = [];
+    const asks: string[] = [];
+    const partly: Finding = { items: ['gc-containers:c1'], changes: [], failed: 'gc class volumes: down' };
+    const sensors = new Sensors({
+      looks: [{ loop: 'gc', everyMs: 60_000, look: async () => partly }],
+      view: noEngine,
+      ask: async (_loop, why) => void asks.push(why),
+      lastRunFinishedAtMs: () => undefined,
+      record: (_loop, outcome) => void kept.push(outcome),
+      log: silentLogger,
+      clock,
+    });
+    await sensors.lookNow('gc');
+    expect(asks).toEqual(['local look: gc-containers:c1']);
+    expect(kept).toEqual([{ items: ['gc-containers:c1'], asked: true, error: 'gc class volumes: down' }]);
+    expect(sensors.stats.get('gc')).toMatchObject({ failed: 1, asked: 1 });
+  });
+
+  it("does not hold up stop past its wait (a worker's shutdown)", async () => {
+    const sensors = new Sensors({
+      stopWaitMs: 200,
+      looks: [{ loop: 'gc', everyMs: 60_000, look: () => new Promise<Finding>(() => undefined) }],
+      view: noEngine,
+      ask: async () => undefined,
+      lastRunFinishedAtMs: () => undefined,
+      log: silentLogger,
+      clock,
+    });
+    void sensors.lookNow('gc');
+    const startedAt = performance.now();
+    await sensors.stop();
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(190);
+    expect(performance.now() - startedAt).toBeLessThan(STOP_WAIT_MS);
   });
 });
 
