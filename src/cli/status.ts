@@ -86,6 +86,13 @@ const hosted: Section = (s) => {
   return ['', `databases      ${counts(s.databases)}`, `environments   ${counts(s.environments)}`];
 };
 
+/** Whether the engine answers: when it does not, the sections read from it (runtime, disk) say so too. */
+const engine: Section = ({ engine: e }) => [
+  e.reachable
+    ? `engine         Docker ${e.serverVersion} (API ${e.apiVersion}), ${e.containersRunning} running`
+    : `engine         NOT ANSWERING: ${e.error}`,
+];
+
 const tenantRuntime: Section = ({ tenantRuntime: r }) => {
   const registered = r.registered === null ? 'engine not answering' : r.registered ? 'registered' : 'NOT registered with this engine';
   return [`tenant runtime ${r.runtime} (${registered}): ${r.isolation}`];
@@ -168,6 +175,7 @@ const SECTIONS: Section[] = [
   services,
   labelProblems,
   hosted,
+  engine,
   tenantRuntime,
   pool,
   disk,

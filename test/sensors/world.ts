@@ -35,7 +35,7 @@ export interface WatchedHost {
 export async function watchedHost(
   name: string,
   env: Record<string, string> = {},
-  opts: { prepare?: (db: StateDb) => void; temporalAddress?: string } = {},
+  opts: { prepare?: (db: StateDb) => void; temporalAddress?: string; metricsPort?: number } = {},
 ): Promise<WatchedHost> {
   const engine = extraEngine(name);
   process.env.DOCKER_HOST = engine.dockerHost;
@@ -47,7 +47,8 @@ export async function watchedHost(
   const address = opts.temporalAddress ?? inject('devServerAddress');
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
-  const worker = startKeeper(['worker', '--db', file, '--host-id', hostId, '--metrics-port', '0', '--log-format', 'json'], {
+  const metricsPort = String(opts.metricsPort ?? 0);
+  const worker = startKeeper(['worker', '--db', file, '--host-id', hostId, '--metrics-port', metricsPort, '--log-format', 'json'], {
     TEMPORAL_ADDRESS: address,
     DOCKER_HOST: proxy.dockerHost,
     KEEPER_POOLED_TEMPLATES: '',

@@ -27,6 +27,7 @@ import { observeDatabases, observeEnvironments } from './observe-hosted';
 import { findOpenCircuitsRunning } from './open-circuits';
 import { LABEL, RESOURCE_TYPE } from '../../names';
 import { crashSettingParsers } from '../../settings';
+import { unixSeconds } from '../../time';
 
 /** A container that has run this long again takes its service back to `running`. */
 export const BACK_UP_AFTER_SEC = 10;
@@ -56,6 +57,10 @@ export async function observeHost(
     obs.dockerError = err.message;
     return obs;
   }
+  // The list's status texts ("Up 40 seconds") count from when the engine answered, which a slow engine makes later
+  // than `now`: their ages are read against a time no earlier than the answer, or a start that came after `now`
+  // would read as before it, and the look it replaces would be kept (its death never inspected).
+  const listedAt = unixSeconds(deps.clock);
   const [serviceList, databaseList, environmentList] = lists.map(indexById);
   const inspector = new Inspector(docker, obs);
   const limit = pLimit(INSPECT_CONCURRENCY);
@@ -66,7 +71,7 @@ export async function observeHost(
     lastRecordedAt: lastRecordedAt(db, s.id, s.containerId as string),
     keeperArrivedAt: keeperArrivedAt(db),
   });
-  const observer = serviceObserver({ listed: serviceList, looks: readLooks(db), countedBefore, inspector, policy, obs });
+  const observer = serviceObserver({ listed: serviceList, listedAt, looks: readLooks(db), countedBefore, inspector, policy, obs });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   touchLooks(db, observer.unchanged, now);
@@ -123,6 +128,8 @@ async function observeInFlight(
 
 interface ServiceContext {
   listed: Listed;
+  /** When the list had answered (unix s): its status texts' ages count from no later than this. */
+  listedAt: number;
   looks: Map<string, StoredLook>;
   /** What the service row and keeper's records of its container counted before: a first look's baseline. */
   countedBefore: (s: ServiceRow) => CountedBefore;
@@ -147,7 +154,7 @@ function serviceObserver(ctx: ServiceContext) {
     const stored = ctx.looks.get(s.id);
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
-    if (summary && previous && unchangedSince(summary, previous, obs.now)) {
+    if (summary && previous && unchangedSince(summary, previous, ctx.listedAt)) {
       rulesOf(s, summary.labels, ctx.policy, obs);
       unchanged.push(s.id);
       return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));
