@@ -56,7 +56,7 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
     runRequests: meter.createCounter(
       'keeper_run_requests',
       'requests',
-      'requests for a loop run (from the event watcher and the local looks), by loop and outcome: taken, declined (paused), or retried (Temporal did not take it; kept and sent again)',
+      'attempts to request a loop run (from the event watcher and the local looks), by loop and outcome: taken, declined (paused), retried (Temporal did not take it; kept and sent again), or refused (Temporal refused it for good, e.g. its schedule is gone: kept, sent again every minute, and shown by keeper status)',
     ),
     notifications: meter.createCounter(
       'keeper_notifications',

@@ -6,6 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { recordLookState } from '../db/look-states';
 import { lastLoopResult } from '../db/loop-results';
+import { clearRequestFailure, recordRequestFailure } from '../db/request-failures';
 import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
 import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
@@ -18,9 +19,9 @@ import type { LoopName } from '../ids';
 import { crashPolicy } from '../policy/crash';
 import type { Settings } from '../settings';
 import { unixSeconds } from '../time';
-import { LoopRequester } from '../sensors/requests';
+import { LoopRequester, type FailingRequest } from '../sensors/requests';
 import { Sensors, type EventWitness, type LoopLook } from '../sensors/sensors';
-import { triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/operations';
+import { isPermanentRefusal, triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/operations';
 
 export type HostRequests = Record<LoopName, LoopRequester>;
 
@@ -39,9 +40,14 @@ interface WatchParts {
   deps: HostDeps;
 }
 
-/** One requester per loop, each sending the way that loop is asked for (see src/temporal/schedules.ts). */
+/**
+ * One requester per loop, each sending the way that loop is asked for (see src/temporal/schedules.ts), counting each
+ * attempt's outcome, and keeping a request that fails for `keeper status` (keeper_request_failures; a previous run's
+ * rows go at the start).
+ */
 export function hostRequests(client: Client, { settings, deps }: WatchParts): HostRequests {
-  const log = deps.log;
+  const { log, db } = deps;
+  const hostId = settings.hostId;
   type Send = (why: string, serviceId?: string) => Promise<boolean>;
   const counted =
     (loop: LoopName, send: Send): Send =>
@@ -51,11 +57,17 @@ export function hostRequests(client: Client, { settings, deps }: WatchParts): Ho
         deps.metrics?.runRequests.add(1, { loop, outcome: taken ? 'taken' : 'declined' });
         return taken;
       } catch (err) {
-        deps.metrics?.runRequests.add(1, { loop, outcome: 'retried' });
+        deps.metrics?.runRequests.add(1, { loop, outcome: isPermanentRefusal(err) ? 'refused' : 'retried' });
         throw err;
       }
     };
-  const make = (loop: LoopName, send: Send) => new LoopRequester({ loop, send: counted(loop, send), log });
+  const kept = (loop: LoopName) => (f: FailingRequest | undefined) =>
+    f
+      ? recordRequestFailure(db, hostId, { loop, ...f, failingSince: Math.floor(f.sinceMs / 1000) }, unixSeconds(deps.clock))
+      : clearRequestFailure(db, hostId, loop);
+  const make = (loop: LoopName, send: Send) =>
+    new LoopRequester({ loop, send: counted(loop, send), log, isPermanent: isPermanentRefusal, onFailing: kept(loop), clock: deps.clock });
+  clearRequestFailure(db, hostId);
   return {
     reconcile: make('reconcile', (why, serviceId) => triggerReconcile(client, settings.hostId, serviceId, why)),
     pool: make('pool', () => triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true })),

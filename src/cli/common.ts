@@ -34,6 +34,7 @@ export function withKeeper<T>(settings: Settings, fn: (keeper: Keeper) => Promis
  */
 export function withAnsweringEngine<T>(settings: Settings, fn: (keeper: Keeper) => Promise<T>): Promise<T> {
   return withKeeper(settings, async (keeper) => {
+    void keeper.db; // the state DB first: a --db that is not there is the operator's typo whatever the engine does
     await keeper.engine.ping();
     return fn(keeper);
   });

@@ -137,6 +137,24 @@ const looks: Section = ({ looks: rows, now }) => {
   ];
 };
 
+/**
+ * The worker's run requests that Temporal has not taken, when there are any: one refused for good (REFUSED: its
+ * schedule is gone, keeper may not start the run) needs an operator; the others go once Temporal answers.
+ */
+const requests: Section = ({ requests: rows, now }) => {
+  if (rows.length === 0) return [];
+  return [
+    'run requests not taken',
+    indent(
+      table(
+        ['loop', 'failing', 'attempts', 'asked by', 'error'],
+        rows.map((r) => [r.loop, `since ${agoWords(r.failingSince, now)}`, r.attempts, r.why, `${r.refused ? 'REFUSED: ' : ''}${r.error}`]),
+      ),
+    ),
+    '',
+  ];
+};
+
 /** The webhooks and how their deliveries ended; a refused or given-up one is named, with its error. */
 const alerts: Section = ({ notifications: n, now }) => {
   const webhooks = webhooksWords(n.webhooks, n.signed);
@@ -181,6 +199,7 @@ const SECTIONS: Section[] = [
   disk,
   events,
   looks,
+  requests,
   alerts,
   writers,
   lastRuns,

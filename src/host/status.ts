@@ -9,6 +9,7 @@ import { lastDeaths } from '../db/crash-records';
 import { readEventWatcherState } from '../db/events';
 import { readLookStates } from '../db/look-states';
 import { lastLoopResults } from '../db/loop-results';
+import { readRequestFailures } from '../db/request-failures';
 import { countsByStatus, serviceStatuses } from '../db/status';
 import { readWorkerConfig } from '../db/worker-config';
 import { unixSeconds } from '../time';
@@ -54,6 +55,8 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
     events: describeWatcher(readEventWatcherState(db, settings.hostId)),
     /** How the worker's local looks last went, one per loop (none before a worker with looks has run here). */
     looks: readLookStates(db, settings.hostId),
+    /** The worker's run requests that Temporal has not taken, one per loop, with since when and why (none: all taken). */
+    requests: readRequestFailures(db, settings.hostId),
     notifications: { ...notificationStatus(deps), ...workerAlerts },
     otherWriter: servicesCountedByOthers(deps),
   };

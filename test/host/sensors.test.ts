@@ -8,7 +8,9 @@ import { NOTHING_FOUND, type ContainerChange, type Finding } from '../../src/hos
 import type { LoopName } from '../../src/ids';
 import { silentLogger } from '../../src/log';
 import { ASK_RULES } from '../../src/policy/look-asks';
-import { LoopRequester } from '../../src/sensors/requests';
+import { LoopRequester, type FailingRequest } from '../../src/sensors/requests';
+import { isPermanentRefusal } from '../../src/temporal/operations';
+import { ScheduleNotFoundError, ServiceError } from '@temporalio/client';
 import { Sensors, STOP_WAIT_MS, type EventWitness, type LookOutcome, type LoopLook } from '../../src/sensors/sensors';
 import { EngineView } from '../../src/host/engine-view';
 import { waitFor } from '../helpers/fixtures';
@@ -245,8 +247,71 @@ describe('run requests', () => {
     expect(await first).toBe('taken');
     expect(await second).toBe('taken');
     expect(sent).toEqual(['docker event', 'docker event', 'docker event', 'docker event']);
-    expect(requester.stats).toEqual({ taken: 1, declined: 0, failedAttempts: 3 });
+    expect(requester.stats).toEqual({ taken: 1, declined: 0, failedAttempts: 3, refusedAttempts: 0 });
     expect(await requester.request('later')).toBe('taken');
+  });
+
+  it('tell a refusal for good from a miss, say it at warn when it starts and again every few minutes, and keep it until taken', async () => {
+    const lines: { level: string; msg: string; refused?: boolean }[] = [];
+    const log = {
+      ...silentLogger,
+      debug: (msg: string) => void lines.push({ level: 'debug', msg }),
+      info: (msg: string) => void lines.push({ level: 'info', msg }),
+      warn: (msg: string) => void lines.push({ level: 'warn', msg }),
+      child: () => log,
+    };
+    const kept: (FailingRequest | undefined)[] = [];
+    let answer: 'refuse' | 'miss' | 'take' = 'refuse';
+    const requester = new LoopRequester({
+      loop: 'reconcile',
+      log,
+      clock,
+      retry: { minMs: 5, maxMs: 5 },
+      refusedRetry: { minMs: 5, maxMs: 5 },
+      isPermanent: (err) => (err as Error).message.startsWith('schedule not found'),
+      onFailing: (f) => void kept.push(f && { ...f }),
+      send: async () => {
+        nowMs += 60_000; // each attempt a minute after the last, on the test's clock
+        if (answer === 'take') return true;
+        throw new Error(answer === 'refuse' ? 'schedule not found: keeper-h-reconcile' : '14 UNAVAILABLE: connection refused');
+      },
+    });
+    stopAfter.push(requester);
+    const startedMs = nowMs;
+    const taken = requester.request('local look: crash:s1');
+    await waitFor('seven refused attempts', () => requester.stats.refusedAttempts >= 7, 5_000, 1);
+    answer = 'miss';
+    await waitFor('a missed attempt', () => requester.stats.failedAttempts > requester.stats.refusedAttempts, 5_000, 1);
+    answer = 'take';
+    expect(await taken).toBe('taken');
+
+    const warned = lines.filter((l) => l.level === 'warn').map((l) => l.msg);
+    // The refusal at once, again 5 minutes later (never only once, never each minute), and the miss when it changed.
+    expect(warned).toEqual([
+      expect.stringMatching(/^Temporal refused a run request/),
+      expect.stringMatching(/^Temporal refused a run request/),
+      'Temporal did not take a run request; kept and sent again until it does',
+    ]);
+    expect(lines.filter((l) => l.level === 'debug').length).toBeGreaterThanOrEqual(5);
+    expect(kept[0]).toEqual({
+      why: 'local look: crash:s1',
+      sinceMs: startedMs + 60_000,
+      attempts: 1,
+      error: 'schedule not found: keeper-h-reconcile',
+      refused: true,
+    });
+    expect(kept.at(-2)).toMatchObject({ sinceMs: startedMs + 60_000, refused: false, error: '14 UNAVAILABLE: connection refused' });
+    expect(kept.at(-1)).toBeUndefined(); // taken: nothing failing is kept
+    expect(requester.failingRequest).toBeUndefined();
+  });
+
+  it("read Temporal's refusals for good: a missing schedule, NOT_FOUND, INVALID_ARGUMENT, PERMISSION_DENIED; not UNAVAILABLE", () => {
+    const grpc = (code: number) => Object.assign(new Error(`${code} grpc`), { code, details: 'grpc', metadata: {} });
+    const wrapped = (code: number) => new ServiceError('the service said no', { cause: grpc(code) });
+    expect(isPermanentRefusal(new ScheduleNotFoundError('schedule not found', 'keeper-h-reconcile'))).toBe(true);
+    expect([5, 3, 7, 16].map((code) => isPermanentRefusal(wrapped(code)))).toEqual([true, true, true, true]);
+    expect([14, 4, 8, 13].map((code) => isPermanentRefusal(wrapped(code)))).toEqual([false, false, false, false]);
+    expect(isPermanentRefusal(new Error('connect ECONNREFUSED 127.0.0.1:7233'))).toBe(false);
   });
 
   it('end as declined when the loop is paused, and as stopped when the worker stops', async () => {
