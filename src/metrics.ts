@@ -35,6 +35,12 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
       '',
       "used fraction (0-1) of a guarded path at the disk guard's last check, by path and role",
     ),
+    eventLoopDelayMax: meter.createGauge(
+      'keeper_event_loop_delay_max_seconds',
+      'float',
+      '',
+      "the longest the worker's event loop was held in the last 10 s (heartbeats, Docker's events and the looks all wait while it is)",
+    ),
     diskWarnRatio: meter.createGauge('keeper_disk_warn_ratio', 'float', '', '--disk-warn as a fraction (0-1)'),
     diskBlockRatio: meter.createGauge(
       'keeper_disk_block_ratio',

@@ -4,7 +4,9 @@
  * local and free; only a look or an event that finds something to do asks for a run.
  */
 import type { Client } from '@temporalio/client';
+import { WriteQueue } from '../db/busy';
 import { recordLookState } from '../db/look-states';
+import { oneLine } from '../db/open';
 import { lastLoopResult } from '../db/loop-results';
 import { clearRequestFailure, recordRequestFailure } from '../db/request-failures';
 import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
@@ -61,10 +63,14 @@ export function hostRequests(client: Client, { settings, deps }: WatchParts): Ho
         throw err;
       }
     };
+  // Kept in order, each write waiting for another writer's lock without holding up the request.
+  const writes = new WriteQueue((what, err) => log.warn(`${what} not recorded for keeper status`, { error: oneLine(err) }));
   const kept = (loop: LoopName) => (f: FailingRequest | undefined) =>
-    f
-      ? recordRequestFailure(db, hostId, { loop, ...f, failingSince: Math.floor(f.sinceMs / 1000) }, unixSeconds(deps.clock))
-      : clearRequestFailure(db, hostId, loop);
+    void writes.push(`the ${loop} run request's failure`, () =>
+      f
+        ? recordRequestFailure(db, hostId, { loop, ...f, failingSince: Math.floor(f.sinceMs / 1000) }, unixSeconds(deps.clock))
+        : clearRequestFailure(db, hostId, loop),
+    );
   const make = (loop: LoopName, send: Send) =>
     new LoopRequester({ loop, send: counted(loop, send), log, isPermanent: isPermanentRefusal, onFailing: kept(loop), clock: deps.clock });
   clearRequestFailure(db, hostId);
@@ -115,6 +121,8 @@ export function createSensors(
   requests: HostRequests,
   opts: { witness?: EventWitness; intervalsMs?: Partial<Record<LoopName, number>> },
 ): Sensors {
+  // In order, each waiting for another writer's lock awaited; a look does not wait for its own record.
+  const lookStates = new WriteQueue((what, err) => deps.log.warn(`${what} not recorded for keeper status`, { error: oneLine(err) }));
   return new Sensors({
     looks: hostLooks(settings, deps, opts.intervalsMs ?? {}),
     view: () => new EngineView(deps.docker),
@@ -124,14 +132,11 @@ export function createSensors(
       return at === undefined ? undefined : at * 1000;
     },
     witness: opts.witness,
-    record: (loop, o) =>
-      recordLookState(
-        deps.db,
-        settings.hostId,
-        loop,
-        o.error === undefined ? { found: o.items.length, asked: o.asked } : { error: o.error },
-        unixSeconds(deps.clock),
-      ),
+    record: (loop, o) => {
+      const report = o.error === undefined ? { found: o.items.length, asked: o.asked } : { error: o.error };
+      const nowSec = unixSeconds(deps.clock);
+      return lookStates.push(`the ${loop} look's state`, () => recordLookState(deps.db, settings.hostId, loop, report, nowSec));
+    },
     log: deps.log,
     clock: deps.clock,
     metrics: deps.metrics,

@@ -9,6 +9,7 @@
  * proxy, a DB they opened) and take these for the rest.
  */
 import { activityLogContext } from '../activities/log-context';
+import { giveWayToOtherWriters } from '../db/busy';
 import { openStateDb, openStateDbAsIs, type StateDb } from '../db/open';
 import { readWorkerConfig } from '../db/worker-config';
 import { COMMAND_DEADLINES, DockerClient, WORKER_DEADLINES } from '../docker/client';
@@ -58,9 +59,14 @@ export function hostEngine(settings: Pick<Settings, 'dockerHost'>, mode: HostMod
   return new DockerClient(settings.dockerHost, { deadlines: COMMAND_DEADLINES, oneShot: true });
 }
 
-/** Opens the state DB as `mode` allows: only a worker creates one. */
+/**
+ * Opens the state DB as `mode` allows: only a worker creates one. A worker's connection then gives way to another
+ * writer's lock at once, and waits for it awaited (src/db/busy.ts), so that its event loop never stalls for seconds.
+ */
 export function openHostDb(settings: Pick<Settings, 'db'>, mode: HostMode): StateDb {
-  return openStateDb(settings.db, { create: mode === 'worker' });
+  const db = openStateDb(settings.db, { create: mode === 'worker' });
+  if (mode === 'worker') giveWayToOtherWriters(db);
+  return db;
 }
 
 /** Opens an existing state DB without creating or migrating anything (keeper uninstall, which may drop keeper's tables). */

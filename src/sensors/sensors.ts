@@ -59,8 +59,11 @@ export interface SensorsOptions {
   /** When a run of the loop last finished (unix ms). */
   lastRunFinishedAtMs(loop: LoopName): number | undefined;
   witness?: EventWitness;
-  /** Keeps how each look went, for `keeper status` (src/db/look-states.ts); a failure to keep it stops no look. */
-  record?(loop: LoopName, outcome: LookOutcome): void;
+  /**
+   * Keeps how each look went, for `keeper status` (src/db/look-states.ts): not waited for (a write may wait for
+   * another writer's lock), and a failure to keep it stops no look.
+   */
+  record?(loop: LoopName, outcome: LookOutcome): void | Promise<void>;
   log: Logger;
   clock: Clock;
   metrics?: KeeperMetrics;
@@ -230,10 +233,11 @@ export class Sensors {
   }
 
   private recorded(loop: LoopName, outcome: LookOutcome): LookOutcome {
+    const notRecorded = (err: unknown) => this.o.log.warn('local look not recorded for keeper status', { loop, error: oneLine(err) });
     try {
-      this.o.record?.(loop, outcome);
+      void this.o.record?.(loop, outcome)?.catch(notRecorded);
     } catch (err) {
-      this.o.log.warn('local look not recorded for keeper status', { loop, error: oneLine(err) });
+      notRecorded(err);
     }
     return outcome;
   }

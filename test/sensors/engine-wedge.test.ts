@@ -8,7 +8,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLookStates } from '../../src/db/look-states';
-import { freePort } from '../../src/temporal/dev-server';
 import { keeper } from '../helpers/cli';
 import { crashContainer } from '../helpers/crash';
 import { waitFor } from '../helpers/fixtures';
@@ -28,13 +27,11 @@ let h: WatchedHost;
 let prometheus: Prometheus | undefined;
 
 beforeAll(async () => {
-  const metricsPort = await freePort();
-  h = await watchedHost('engine-wedge', {}, { metricsPort });
-  prometheus = await Prometheus.start({ targets: [`127.0.0.1:${metricsPort}`], ruleFiles: [ALERT_RULES] });
+  h = await watchedHost('engine-wedge', {}, { metrics: true });
+  prometheus = await Prometheus.start({ targets: [new URL(h.metricsUrl).host], ruleFiles: [ALERT_RULES] });
 }, 180_000);
 afterAll(async () => {
   h?.proxy.release();
-  if (process.env.KEEPER_TEST_SHOW_WORKER) console.log(h?.worker.output);
   await prometheus?.stop();
   await h?.stop();
 }, 120_000);

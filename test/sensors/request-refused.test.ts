@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ids } from '../../src/ids';
-import { freePort } from '../../src/temporal/dev-server';
 import { ensureSchedules } from '../../src/temporal/schedules';
 import { keeper } from '../helpers/cli';
 import { crashContainer } from '../helpers/crash';
@@ -17,17 +16,9 @@ import { lookedAtService, watchedHost, type WatchedHost } from './world';
 
 const BOUND_MS = 120_000;
 let h: WatchedHost;
-let metricsUrl = '';
 
-beforeAll(async () => {
-  const metricsPort = await freePort();
-  metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  h = await watchedHost('look-refused', {}, { metricsPort });
-}, 180_000);
-afterAll(async () => {
-  if (process.env.KEEPER_TEST_SHOW_WORKER) console.log(h?.worker.output);
-  await h?.stop();
-}, 120_000);
+beforeAll(async () => (h = await watchedHost('look-refused', {}, { metrics: true })), 180_000);
+afterAll(async () => h?.stop(), 120_000);
 
 const status = async () => {
   const r = await keeper(['status', '--db', h.file, '--host-id', h.hostId], { DOCKER_HOST: h.proxy.dockerHost });
@@ -52,7 +43,7 @@ describe('a run request whose schedule is gone', () => {
       since: number;
     };
     expect(failing.since).toBeGreaterThanOrEqual(deletedAtSec);
-    const exposition = await (await fetch(metricsUrl)).text();
+    const exposition = await (await fetch(h.metricsUrl)).text();
     expect(exposition).toMatch(/^keeper_run_requests_total\{loop="reconcile",outcome="refused",keeper_host="[^"]+"\} [1-9]\d*$/m);
     expect(service(h.db, s.sid).crash_count).toBe(0); // no tick could run
 

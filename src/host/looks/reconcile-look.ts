@@ -7,6 +7,7 @@
  * first look's baseline) is swapped by the same compare-and-set a tick uses. Everything else is left to the tick it
  * asks for. An engine that did not answer (or some reads that failed) makes the look fail, with the engine's line.
  */
+import { whenWritable } from '../../db/busy';
 import { unheldCircuits } from '../../db/circuit-holds';
 import { environmentsDue, problemReported } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
@@ -32,7 +33,9 @@ export async function lookForReconcile(
   const now = unixSeconds(deps.clock);
   const rows = rowsDue(deps, policy, now);
   const obs = await observeHost(deps, policy, now, view);
-  for (const l of obs.looks) swapLook(deps.db, l.serviceId, l.expected, l.next, now);
+  await whenWritable('the looks swapped', () => {
+    for (const l of obs.looks) swapLook(deps.db, l.serviceId, l.expected, l.next, now); // compare-and-set: safe again
+  });
   const seen = observed(deps, obs);
   return { items: [...seen.items, ...rows.items], serviceId: seen.serviceId ?? rows.serviceId, changes: seen.changes, ...unseen(obs) };
 }

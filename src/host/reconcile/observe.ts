@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import type { ContainerDetails, ContainerSummary } from '../../docker/engine';
 import { DockerError } from '../../docker/errors';
+import { whenWritable } from '../../db/busy';
 import { lastRecordedAt } from '../../db/crash-records';
 import { keeperArrivedAt } from '../../db/keeper-hosts';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
@@ -74,7 +75,7 @@ export async function observeHost(
   const observer = serviceObserver({ listed: serviceList, listedAt, looks: readLooks(db), countedBefore, inspector, policy, obs });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
-  touchLooks(db, observer.unchanged, now);
+  await whenWritable('the unchanged looks touched', () => touchLooks(db, observer.unchanged, now));
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
   findSplitBrain(services, serviceList, obs);
