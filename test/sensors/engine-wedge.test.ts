@@ -6,7 +6,7 @@
  * 15 s, the metric and the alert say so, a crash meanwhile is counted once the engine answers, the looks resume by
  * themselves, and a worker told to stop during a wedge ends within its shutdown grace and 15 s.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readLookStates } from '../../src/db/look-states';
 import { keeper } from '../helpers/cli';
 import { crashContainer } from '../helpers/crash';
@@ -39,7 +39,8 @@ afterAll(async () => {
 /** `keeper <args>` on this host, through the proxy, as an operator runs it; and how long it took to answer. */
 async function command(args: string[]) {
   const startedAt = Date.now();
-  const r = await keeper([...args, '--db', h.file, '--host-id', h.hostId], { DOCKER_HOST: h.proxy.dockerHost }, 60_000);
+  const env = { DOCKER_HOST: h.proxy.dockerHost, TEMPORAL_ADDRESS: inject('devServerAddress') };
+  const r = await keeper([...args, '--db', h.file, '--host-id', h.hostId], env, 60_000);
   return { ...r, ms: Date.now() - startedAt };
 }
 
@@ -82,14 +83,17 @@ describe('a wedged engine under a real worker', () => {
         stderr: expect.stringMatching(/^keeper: docker [a-z.]+: .*the engine did not answer.* within 5 s$/),
       });
     }
+    // A tick runs its DB-only steps through an outage (W-10): it answers once its list has run out its deadline.
     for (const args of [
       ['pool', 'status'],
       ['crashes', s.sid],
+      ['reconcile', '--once'],
     ]) {
       const r = await command(args);
       answered[args.join(' ')] = r.ms;
       expect(r.ms, args.join(' ')).toBeLessThan(ANSWER_MS);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      if (args[0] === 'reconcile') expect(r.stdout).toMatch(/^docker +UNREACHABLE: only DB steps ran$/m);
     }
     expect(service(h.db, s.sid).status).toBe('running'); // nothing a command was refused changed the service
     console.log(`a wedged engine: each command answered in (ms) ${JSON.stringify(answered)}`);
