@@ -7,7 +7,7 @@
  * transaction (rolled back whole when it fails), or a sequence of compare-and-set writes that a second run finds done.
  */
 import { exponentialBackoff } from '../policy/backoff';
-import { StateDbError, type StateDb } from './open';
+import { setBusyTimeout, StateDbError, type StateDb } from './open';
 
 /** The worker's busy_timeout: the longest a write blocks the event loop before it gives way to an awaited retry. */
 export const WORKER_BUSY_TIMEOUT_MS = 100;
@@ -28,7 +28,7 @@ export const WRITE_RETRY: WriteRetry = { firstDelayMs: 20, maxDelayMs: 500, tota
  * writes give way after WORKER_BUSY_TIMEOUT_MS, to be retried by whenWritable, or to fail and be retried by Temporal.
  */
 export function giveWayToOtherWriters(db: StateDb): void {
-  db.pragma(`busy_timeout = ${WORKER_BUSY_TIMEOUT_MS}`);
+  setBusyTimeout(db, WORKER_BUSY_TIMEOUT_MS);
 }
 
 /** A write that waited its whole bound for another writer's lock. */
