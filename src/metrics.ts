@@ -35,12 +35,24 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
       '',
       "used fraction (0-1) of a guarded path at the disk guard's last check, by path and role",
     ),
+    eventLoopDelayMax: meter.createGauge(
+      'keeper_event_loop_delay_max_seconds',
+      'float',
+      '',
+      "the longest the worker's event loop was held in the last 10 s (heartbeats, Docker's events and the looks all wait while it is)",
+    ),
     diskWarnRatio: meter.createGauge('keeper_disk_warn_ratio', 'float', '', '--disk-warn as a fraction (0-1)'),
     diskBlockRatio: meter.createGauge(
       'keeper_disk_block_ratio',
       'float',
       '',
       '--disk-block as a fraction (0-1): at or above it the guard blocks pool refills and deploys',
+    ),
+    lookFailing: meter.createGauge(
+      'keeper_look_failing',
+      'int',
+      '',
+      "1 while a loop's local look fails (its last look failed, or did not finish within its deadline: a wedged engine), 0 while it works, by loop; keeper status says why and since when",
     ),
     looks: meter.createCounter(
       'keeper_looks',
@@ -50,7 +62,7 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
     runRequests: meter.createCounter(
       'keeper_run_requests',
       'requests',
-      'requests for a loop run (from the event watcher and the local looks), by loop and outcome: taken, declined (paused), or retried (Temporal did not take it; kept and sent again)',
+      'attempts to request a loop run (from the event watcher and the local looks), by loop and outcome: taken, declined (paused), retried (Temporal did not take it; kept and sent again), or refused (Temporal refused it for good, e.g. its schedule is gone: kept, sent again every minute, and shown by keeper status)',
     ),
     notifications: meter.createCounter(
       'keeper_notifications',

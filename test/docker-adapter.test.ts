@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DockerClient } from '../src/docker/client';
 import { DockerError } from '../src/docker/errors';
 import { DockerProxy } from './helpers/docker-proxy';
-import { EngineFixture, TEST_IMAGE, uniqueId } from './helpers/fixtures';
+import { EngineFixture, TEST_IMAGE, uniqueId, waitFor } from './helpers/fixtures';
 
 const engine = new EngineFixture();
 const docker = engine.docker;
@@ -92,6 +92,66 @@ describe('error classification', () => {
       expect(err).toMatchObject({ status: 500, isNotFound: false });
       expect((await client.inspectContainer(id)).id).toBe(id); // the rule was used up; the proxy forwards again
     });
+  });
+});
+
+describe('deadlines, on an engine a proxy wedges (it takes every request and answers none)', () => {
+  let proxy: DockerProxy;
+  beforeAll(async () => (proxy = await DockerProxy.start()));
+  afterAll(() => proxy.close());
+  afterEach(() => proxy.release());
+  const deadlines = { readMs: 400, changeMs: 700, stopMarginMs: 500 };
+
+  /** How long `p` took to fail, and its error. */
+  const timed = async (p: Promise<unknown>) => {
+    const startedAt = Date.now();
+    const err = await failure(p);
+    return { ms: Date.now() - startedAt, err };
+  };
+
+  it('gives a read, a change and a stop (its grace and a margin) each its own, and closes the request it gives up on', async () => {
+    const id = await engine.run({ name: uniqueId('ah-c-') });
+    const client = new DockerClient(proxy.dockerHost, { deadlines });
+    proxy.wedge();
+    const [read, change, stop] = await Promise.all([
+      timed(client.inspectContainer(id)),
+      timed(client.renameContainer(id, uniqueId('ah-renamed-'))),
+      timed(client.stopContainer(id, 1)),
+    ]);
+    expect(read.err.message).toBe('docker container.inspect: the engine did not answer within 0.4 s');
+    expect(change.err.message).toBe('docker container.rename: the engine did not answer within 0.7 s');
+    expect(stop.err.message).toBe('docker container.stop: the engine did not answer within 1.5 s');
+    for (const { err } of [read, change, stop]) expect(err).toMatchObject({ status: undefined, isNotFound: false });
+    expect(read.ms).toBeGreaterThanOrEqual(390);
+    expect(change.ms).toBeGreaterThanOrEqual(690);
+    expect(stop.ms).toBeGreaterThanOrEqual(1490);
+    // The proxy held three requests; each was closed by the client when its deadline passed.
+    expect(proxy.requests.filter((r) => r.injected)).toHaveLength(3);
+    await waitFor('the given-up requests closed', () => proxy.heldRequests === 0, 10_000, 20);
+    proxy.release();
+    expect((await client.inspectContainer(id)).status).toBe('running'); // nothing was stopped: the engine never heard
+  });
+
+  it("a one-shot command's client pings first, and once the engine has not answered, sends nothing more", async () => {
+    const client = new DockerClient(proxy.dockerHost, { deadlines, oneShot: true });
+    proxy.wedge();
+    const first = await timed(client.listContainers({}));
+    expect(first.err.message).toBe('docker container.list: not sent: the engine did not answer ping within 0.4 s');
+    expect(first.ms).toBeGreaterThanOrEqual(390);
+    const asked = proxy.requests.length;
+    const later = await timed(client.stopContainer('c1', 10));
+    expect(later.err.message).toBe('docker container.stop: not sent: the engine did not answer ping within 0.4 s');
+    expect(later.ms).toBeLessThan(100);
+    expect(proxy.requests.length).toBe(asked); // the later call reached no engine
+    expect(proxy.requests.at(-1)?.path).toBe('/_ping');
+  });
+
+  it("a one-shot command's client that the engine answers makes each call after one ping", async () => {
+    const client = new DockerClient(proxy.dockerHost, { deadlines, oneShot: true });
+    const asked = proxy.requests.length;
+    await client.listContainers({});
+    await client.listVolumes();
+    expect(proxy.requests.slice(asked).map((r) => r.path)).toEqual(['/_ping', '/containers/json', '/volumes']);
   });
 });
 

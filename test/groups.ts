@@ -34,7 +34,7 @@ export const SERIAL_FILES: Record<string, string> = {
 /**
  * Parallel files that start first, in this order (test/sequencer.ts): each waits long on one thing (a 60 s engine
  * outage, the clean clone's npm install that compiles better-sqlite3, a cluster per test, a release built from its
- * commit, npm pack, the local looks' real intervals, Docker's real restart backoff), and a lane that took one of
+ * commit, npm pack, the local looks' real intervals, Docker's real restart backoff, a wedged engine's deadlines), and a lane that took one of
  * them last would finish long after the others. vitest orders the
  * rest by its last run.
  */
@@ -49,6 +49,7 @@ export const START_FIRST = [
   'test/reconcile/absence-rollover.test.ts',
   'test/reconcile/absence.test.ts',
   'test/sensors/gc-look.test.ts',
+  'test/sensors/engine-wedge.test.ts',
 ];
 
 function lanes(given: string | undefined): number {

@@ -44,7 +44,7 @@ export function createGcActivities(deps: HostDeps) {
 
     /** Stores the sweep's summary as the gc loop's last result (for `keeper status`) and counts its removals. */
     async recordGcSweep(summary: unknown): Promise<void> {
-      recordLoopRun(deps, 'gc', activityInfo().workflowExecution?.workflowId ?? '', summary);
+      await recordLoopRun(deps, 'gc', activityInfo().workflowExecution?.workflowId ?? '', summary);
     },
   };
 }

@@ -9,6 +9,7 @@
 import { activityInfo, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { whenWritable } from '../db/busy';
 import { reportConditions } from '../host/conditions';
 import type { HostDeps } from '../host/deps';
 import { poolDiskVerdict } from '../host/disk';
@@ -60,8 +61,10 @@ export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillR
      * the metrics) and logs its conditions once (a missing image, the disk guard), not every refill.
      */
     async recordPoolRefill(result: PoolRefillResult): Promise<void> {
-      recordLoopRun(deps, 'pool', activityInfo().workflowExecution?.workflowId ?? '', result);
-      reportConditions(deps, 'pool', refillConditions(result), refillUnchecked(result));
+      await recordLoopRun(deps, 'pool', activityInfo().workflowExecution?.workflowId ?? '', result);
+      await whenWritable('the pool conditions reported', () =>
+        reportConditions(deps, 'pool', refillConditions(result), refillUnchecked(result)),
+      );
     },
   };
 }

@@ -2,6 +2,7 @@
  * The reconcile tick's activities: housekeep (DB only), observe, apply, record. Each is idempotent, so any of
  * them can be retried harmlessly; each returns a compact result.
  */
+import { whenWritable } from '../db/busy';
 import { unheldCircuits } from '../db/circuit-holds';
 import type { HostDeps } from '../host/deps';
 import { handOverCircuits } from '../host/circuit';
@@ -27,20 +28,23 @@ export function createReconcileActivities(deps: HostDeps) {
       log.warn('transient docker errors: those containers were skipped', { count: obs.transientErrors, first: obs.transientSamples });
     // Bad crash policy labels: logged once per change, kept for keeper status.
     const labels = labelConditions(obs.labelProblems ?? [], obs.labelsChecked ?? []);
-    reportConditions({ ...deps, log }, 'reconcile', labels.found, labels.unchecked);
+    await whenWritable('the crash policy labels reported', () =>
+      reportConditions({ ...deps, log }, 'reconcile', labels.found, labels.unchecked),
+    );
     return obs;
   };
-  const record = (summary: TickSummary, workflowId: string): void => recordLoopRun(deps, 'reconcile', workflowId, summary);
+  const record = (summary: TickSummary, workflowId: string): Promise<void> => recordLoopRun(deps, 'reconcile', workflowId, summary);
   return {
     async housekeep(): Promise<Housekeeping> {
-      return housekeep(deps, policy);
+      return whenWritable('housekeeping', () => housekeep(deps, policy));
     },
 
     observeHost: observe,
 
     async reconcileHost(workflowId: string): Promise<ReconciledHost> {
       const observedFromMs = deps.clock.nowMs();
-      const housekept = housekeep(deps, policy);
+      // The DB-only steps are compare-and-set writes that a second run finds done: safe to run again for the lock.
+      const housekept = await whenWritable('housekeeping', () => housekeep(deps, policy));
       const obs = await observe();
       const applied = await applyObservation({ ...deps, log }, policy, obs);
       // And every open circuit whose workflow has not taken hold of it: a worker killed between the opening and
@@ -50,7 +54,7 @@ export function createReconcileActivities(deps: HostDeps) {
       const circuits = handOverCircuits(deps, wanted);
       const { expiredCircuits, hostId, ...housekeeping } = housekept;
       const summary = summariseTick(obs, applied, housekeeping, expiredCircuits.length);
-      record(summary, workflowId);
+      await record(summary, workflowId);
       deps.hints?.notePass({ observedFromMs, finishedAtMs: deps.clock.nowMs() });
       const services = [...new Set([...obs.crashes.map((c) => c.serviceId), ...circuits.map((c) => c.serviceId)])];
       return { hostId, circuits, summary, services, details: tickActed(summary) ? tickWords(summary) : undefined };
@@ -61,7 +65,7 @@ export function createReconcileActivities(deps: HostDeps) {
     },
 
     async recordTickResult(summary: TickSummary, workflowId: string): Promise<void> {
-      record(summary, workflowId);
+      await record(summary, workflowId);
     },
   };
 }

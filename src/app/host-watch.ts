@@ -4,8 +4,11 @@
  * local and free; only a look or an event that finds something to do asks for a run.
  */
 import type { Client } from '@temporalio/client';
+import { WriteQueue } from '../db/busy';
 import { recordLookState } from '../db/look-states';
+import { oneLine } from '../db/open';
 import { lastLoopResult } from '../db/loop-results';
+import { clearRequestFailure, recordRequestFailure } from '../db/request-failures';
 import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
 import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
 import type { HostDeps } from '../host/deps';
@@ -19,9 +22,9 @@ import type { LoopName } from '../ids';
 import { crashPolicy } from '../policy/crash';
 import type { Settings } from '../settings';
 import { unixSeconds } from '../time';
-import { LoopRequester } from '../sensors/requests';
+import { LoopRequester, type FailingRequest } from '../sensors/requests';
 import { Sensors, type EventWitness, type LoopLook } from '../sensors/sensors';
-import { triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/operations';
+import { isPermanentRefusal, triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/operations';
 
 export type HostRequests = Record<LoopName, LoopRequester>;
 
@@ -40,9 +43,14 @@ interface WatchParts {
   deps: HostDeps;
 }
 
-/** One requester per loop, each sending the way that loop is asked for (see src/temporal/schedules.ts). */
+/**
+ * One requester per loop, each sending the way that loop is asked for (see src/temporal/schedules.ts), counting each
+ * attempt's outcome, and keeping a request that fails for `keeper status` (keeper_request_failures; a previous run's
+ * rows go at the start).
+ */
 export function hostRequests(client: Client, { settings, deps }: WatchParts): HostRequests {
-  const log = deps.log;
+  const { log, db } = deps;
+  const hostId = settings.hostId;
   type Send = (why: string, serviceId?: string) => Promise<boolean>;
   const counted =
     (loop: LoopName, send: Send): Send =>
@@ -52,11 +60,21 @@ export function hostRequests(client: Client, { settings, deps }: WatchParts): Ho
         deps.metrics?.runRequests.add(1, { loop, outcome: taken ? 'taken' : 'declined' });
         return taken;
       } catch (err) {
-        deps.metrics?.runRequests.add(1, { loop, outcome: 'retried' });
+        deps.metrics?.runRequests.add(1, { loop, outcome: isPermanentRefusal(err) ? 'refused' : 'retried' });
         throw err;
       }
     };
-  const make = (loop: LoopName, send: Send) => new LoopRequester({ loop, send: counted(loop, send), log });
+  // Kept in order, each write waiting for another writer's lock without holding up the request.
+  const writes = new WriteQueue((what, err) => log.warn(`${what} not recorded for keeper status`, { error: oneLine(err) }));
+  const kept = (loop: LoopName) => (f: FailingRequest | undefined) =>
+    void writes.push(`the ${loop} run request's failure`, () =>
+      f
+        ? recordRequestFailure(db, hostId, { loop, ...f, failingSince: Math.floor(f.sinceMs / 1000) }, unixSeconds(deps.clock))
+        : clearRequestFailure(db, hostId, loop),
+    );
+  const make = (loop: LoopName, send: Send) =>
+    new LoopRequester({ loop, send: counted(loop, send), log, isPermanent: isPermanentRefusal, onFailing: kept(loop), clock: deps.clock });
+  clearRequestFailure(db, hostId);
   return {
     reconcile: make('reconcile', (why, serviceId) => triggerReconcile(client, settings.hostId, serviceId, why)),
     pool: make('pool', () => triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true })),
@@ -105,6 +123,8 @@ export function createSensors(
   requests: HostRequests,
   opts: { witness?: EventWitness; intervalsMs?: Partial<Record<LoopName, number>> },
 ): Sensors {
+  // In order, each waiting for another writer's lock awaited; a look does not wait for its own record.
+  const lookStates = new WriteQueue((what, err) => deps.log.warn(`${what} not recorded for keeper status`, { error: oneLine(err) }));
   return new Sensors({
     looks: hostLooks(settings, deps, opts.intervalsMs ?? {}),
     view: () => new EngineView(deps.docker),
@@ -115,14 +135,11 @@ export function createSensors(
     },
     witness: opts.witness,
     passedOver: (changeAtMs, lookStartedMs) => deps.hints?.passedOver(changeAtMs, lookStartedMs) ?? false,
-    record: (loop, o) =>
-      recordLookState(
-        deps.db,
-        settings.hostId,
-        loop,
-        o.error === undefined ? { found: o.items.length, asked: o.asked } : { error: o.error },
-        unixSeconds(deps.clock),
-      ),
+    record: (loop, o) => {
+      const report = o.error === undefined ? { found: o.items.length, asked: o.asked } : { error: o.error };
+      const nowSec = unixSeconds(deps.clock);
+      return lookStates.push(`the ${loop} look's state`, () => recordLookState(deps.db, settings.hostId, loop, report, nowSec));
+    },
     log: deps.log,
     clock: deps.clock,
     metrics: deps.metrics,

@@ -64,7 +64,7 @@ export class Keeper {
   }
 
   get engine(): Engine {
-    return (this.made.engine ??= this.parts.docker ?? hostEngine(this.current));
+    return (this.made.engine ??= this.parts.docker ?? hostEngine(this.current, this.mode));
   }
 
   /** The state DB, opened as the mode allows (only a worker creates one); closed by `close` unless it was given. */

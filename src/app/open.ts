@@ -9,9 +9,10 @@
  * proxy, a DB they opened) and take these for the rest.
  */
 import { activityLogContext } from '../activities/log-context';
+import { giveWayToOtherWriters } from '../db/busy';
 import { openStateDb, openStateDbAsIs, type StateDb } from '../db/open';
 import { readWorkerConfig } from '../db/worker-config';
-import { DockerClient } from '../docker/client';
+import { COMMAND_DEADLINES, DockerClient, WORKER_DEADLINES } from '../docker/client';
 import type { Engine } from '../docker/engine';
 import type { HostDeps } from '../host/deps';
 import { createLogger, type Logger } from '../log';
@@ -48,14 +49,24 @@ export function hostLogger(settings: Pick<Settings, 'logFormat' | 'logLevel' | '
   });
 }
 
-/** The one way a process reaches its Docker engine: --docker-host (DOCKER_HOST), else the local socket. */
-export function hostEngine(settings: Pick<Settings, 'dockerHost'>): DockerClient {
-  return new DockerClient(settings.dockerHost);
+/**
+ * The one way a process reaches its Docker engine: --docker-host (DOCKER_HOST), else the local socket. A worker's
+ * calls each have a worker's deadline; a command's are a one-shot client's (a ping first, shorter reads, and no call
+ * after one went unanswered), so that a command answers within seconds of a wedged engine (src/docker/client.ts).
+ */
+export function hostEngine(settings: Pick<Settings, 'dockerHost'>, mode: HostMode): DockerClient {
+  if (mode === 'worker') return new DockerClient(settings.dockerHost, { deadlines: WORKER_DEADLINES });
+  return new DockerClient(settings.dockerHost, { deadlines: COMMAND_DEADLINES, oneShot: true });
 }
 
-/** Opens the state DB as `mode` allows: only a worker creates one. */
+/**
+ * Opens the state DB as `mode` allows: only a worker creates one. A worker's connection then gives way to another
+ * writer's lock at once, and waits for it awaited (src/db/busy.ts), so that its event loop never stalls for seconds.
+ */
 export function openHostDb(settings: Pick<Settings, 'db'>, mode: HostMode): StateDb {
-  return openStateDb(settings.db, { create: mode === 'worker' });
+  const db = openStateDb(settings.db, { create: mode === 'worker' });
+  if (mode === 'worker') giveWayToOtherWriters(db);
+  return db;
 }
 
 /** Opens an existing state DB without creating or migrating anything (keeper uninstall, which may drop keeper's tables). */
@@ -86,7 +97,7 @@ export function openHost(settings: Settings, mode: HostMode, parts: HostParts = 
   const deps: HostDeps = {
     settings: mode === 'command' ? withWorkersRuntime(settings, db) : settings,
     db,
-    docker: parts.docker ?? hostEngine(settings),
+    docker: parts.docker ?? hostEngine(settings, mode),
     log: parts.log ?? hostLogger(settings, { inWorker: mode === 'worker' }),
     clock: parts.clock ?? systemClock,
     metrics: parts.metrics,

@@ -19,6 +19,7 @@ import { connectNative } from '../temporal/native';
 import type { HostDeps } from '../host/deps';
 import type { Engine } from '../docker/engine';
 import { SHUTDOWN_GRACE, type KeeperHost } from './keeper-host';
+import { watchEventLoopDelay } from './loop-delay';
 import { warnOfOtherHostIds } from './other-host-ids';
 
 /** What a worker's run takes of its Keeper (src/app/keeper.ts): the parts, opened when first asked for. */
@@ -67,6 +68,8 @@ export async function runWorker(keeper: WorkerRunParts, onStarted: (started: Sta
   const watch = host.watch(client);
   watch.start();
   keeper.onClose('the watchers and the local looks', () => watch.stop());
+  const loopDelay = watchEventLoopDelay(log, keeper.deps.metrics);
+  keeper.onClose("the event loop's watch", () => loopDelay.stop());
   stopOnSignals(log, () => worker.shutdown());
   await onStarted({ settings, tenants, temporal, client });
   log.info('keeper worker started', {

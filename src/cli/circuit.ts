@@ -6,7 +6,7 @@ import { ids } from '../ids';
 import { resetCircuit } from '../temporal/operations';
 import { isoSeconds } from '../time';
 import type { CircuitState } from '../contracts/circuit';
-import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withKeeper, withSettings } from './common';
+import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withAnsweringEngine, withKeeper, withSettings } from './common';
 
 export function registerCircuitCommand(program: Command): void {
   const circuit = program.command('circuit').description("this host's circuit breakers");
@@ -43,7 +43,7 @@ export function registerCircuitCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (serviceId: string, opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const run = await withKeeper(settings, async (k) => {
+      const run = await withAnsweringEngine(settings, async (k) => {
         if (!circuitOf(k.deps, serviceId)) throw new UsageError(`no service ${serviceId} in ${settings.db}`);
         return k.runOnHost((client) => resetCircuit(client, settings.hostId, serviceId, 'keeper circuit reset'));
       });

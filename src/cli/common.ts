@@ -27,6 +27,19 @@ export function withKeeper<T>(settings: Settings, fn: (keeper: Keeper) => Promis
   return Keeper.with(settings, 'command', fn);
 }
 
+/**
+ * withKeeper for a command that hands work reaching the engine to a workflow (run by this host's worker, whose calls
+ * have a worker's longer deadlines, one after another): the engine must first answer this command's ping, so that a
+ * wedged engine gets its operator one line within seconds ("docker ping: the engine did not answer within 5 s").
+ */
+export function withAnsweringEngine<T>(settings: Settings, fn: (keeper: Keeper) => Promise<T>): Promise<T> {
+  return withKeeper(settings, async (keeper) => {
+    void keeper.db; // the state DB first: a --db that is not there is the operator's typo whatever the engine does
+    await keeper.engine.ping();
+    return fn(keeper);
+  });
+}
+
 export function jsonOption(): Option {
   return new Option('--json', 'print JSON instead of a table');
 }

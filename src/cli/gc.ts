@@ -9,7 +9,7 @@ import ms from 'ms';
 import { ids } from '../ids';
 import { gcClassWords } from '../host/gc/registry';
 import { gcSweep } from '../workflows/gcSweep';
-import { jsonOption, printOneShot, settingsFrom, table, UsageError, withKeeper, withSettings } from './common';
+import { jsonOption, printOneShot, settingsFrom, table, UsageError, withAnsweringEngine, withSettings } from './common';
 
 export function registerGcCommand(program: Command): void {
   withSettings(program.command('gc'))
@@ -22,7 +22,7 @@ export function registerGcCommand(program: Command): void {
       const settings = settingsFrom(cmd);
       const dryRun = !!opts.dryRun;
       const workflowId = ids.once(settings.hostId, dryRun ? 'gc-dry-run' : 'gc', Date.now());
-      const run = await withKeeper(settings, (k) => k.runWorkflowOnce(gcSweep, workflowId, [{ dryRun }]));
+      const run = await withAnsweringEngine(settings, (k) => k.runWorkflowOnce(gcSweep, workflowId, [{ dryRun }]));
       printOneShot(run, !!opts.json, formatSweep);
       const { failed, classErrors } = run.result.totals;
       if (failed > 0 || classErrors > 0) {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { ids } from '../ids';
 import { hostHealth } from '../workflows/hostHealth';
 import type { HostHealth } from '../contracts/health';
-import { jsonOption, printOneShot, settingsFrom, withKeeper, withSettings } from './common';
+import { jsonOption, printOneShot, settingsFrom, withAnsweringEngine, withSettings } from './common';
 
 export function registerHealthCommand(program: Command): void {
   withSettings(program.command('health'))
@@ -11,7 +11,7 @@ export function registerHealthCommand(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const settings = settingsFrom(cmd);
-      const run = await withKeeper(settings, (k) => k.runWorkflowOnce(hostHealth, ids.health(settings.hostId), []));
+      const run = await withAnsweringEngine(settings, (k) => k.runWorkflowOnce(hostHealth, ids.health(settings.hostId), []));
       printOneShot(run, !!opts.json, (h: HostHealth) =>
         [
           `task queue  ${h.taskQueue}`,

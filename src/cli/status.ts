@@ -86,6 +86,13 @@ const hosted: Section = (s) => {
   return ['', `databases      ${counts(s.databases)}`, `environments   ${counts(s.environments)}`];
 };
 
+/** Whether the engine answers: when it does not, the sections read from it (runtime, disk) say so too. */
+const engine: Section = ({ engine: e }) => [
+  e.reachable
+    ? `engine         Docker ${e.serverVersion} (API ${e.apiVersion}), ${e.containersRunning} running`
+    : `engine         NOT ANSWERING: ${e.error}`,
+];
+
 const tenantRuntime: Section = ({ tenantRuntime: r }) => {
   const registered = r.registered === null ? 'engine not answering' : r.registered ? 'registered' : 'NOT registered with this engine';
   return [`tenant runtime ${r.runtime} (${registered}): ${r.isolation}`];
@@ -130,6 +137,24 @@ const looks: Section = ({ looks: rows, now }) => {
   ];
 };
 
+/**
+ * The worker's run requests that Temporal has not taken, when there are any: one refused for good (REFUSED: its
+ * schedule is gone, keeper may not start the run) needs an operator; the others go once Temporal answers.
+ */
+const requests: Section = ({ requests: rows, now }) => {
+  if (rows.length === 0) return [];
+  return [
+    'run requests not taken',
+    indent(
+      table(
+        ['loop', 'failing', 'attempts', 'asked by', 'error'],
+        rows.map((r) => [r.loop, `since ${agoWords(r.failingSince, now)}`, r.attempts, r.why, `${r.refused ? 'REFUSED: ' : ''}${r.error}`]),
+      ),
+    ),
+    '',
+  ];
+};
+
 /** The webhooks and how their deliveries ended; a refused or given-up one is named, with its error. */
 const alerts: Section = ({ notifications: n, now }) => {
   const webhooks = webhooksWords(n.webhooks, n.signed);
@@ -168,11 +193,13 @@ const SECTIONS: Section[] = [
   services,
   labelProblems,
   hosted,
+  engine,
   tenantRuntime,
   pool,
   disk,
   events,
   looks,
+  requests,
   alerts,
   writers,
   lastRuns,

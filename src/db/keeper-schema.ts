@@ -264,6 +264,26 @@ CREATE TABLE keeper_look_states (
 );`,
 });
 
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_2803_request_failures',
+  sql: `
+-- The worker's run requests that Temporal has not taken, one row per host and loop while the loop's request fails,
+-- for keeper status: since when, how many attempts, the last error, and whether Temporal refused it for good (its
+-- schedule is gone, keeper may not start the run) or only did not take it yet (the server is down). The row goes
+-- once the request is taken; the worker clears its host's rows at its start.
+CREATE TABLE keeper_request_failures (
+  host_id TEXT NOT NULL,
+  loop TEXT NOT NULL,                 -- reconcile | pool | gc
+  why TEXT NOT NULL,                  -- what asked for the run (docker events, a local look, disk pressure)
+  error TEXT NOT NULL,                -- the last attempt's error, in one line
+  refused INTEGER NOT NULL DEFAULT 0, -- 1: refused for good (an operator must act); 0: not taken yet (transient)
+  failing_since INTEGER NOT NULL,     -- unix seconds of the first failed attempt
+  attempts INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (host_id, loop)
+);`,
+});
+
 // ---- circuit openings that never repeat: the 29xx range ----
 KEEPER_MIGRATIONS.push({
   name: 'keeper_2901_circuit_opening_numbers',

@@ -83,8 +83,13 @@ function ensureDataDir(dir: string, fail: (p: string) => never): void {
   }
 }
 
-function configure(db: StateDb, busyTimeoutMs: number): void {
+/** How long a write waits inside SQLite for another writer's lock (synchronously: the event loop waits too). */
+export function setBusyTimeout(db: StateDb, busyTimeoutMs: number): void {
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+}
+
+function configure(db: StateDb, busyTimeoutMs: number): void {
+  setBusyTimeout(db, busyTimeoutMs);
   const mode = db.pragma('journal_mode = WAL', { simple: true });
   if (String(mode).toLowerCase() !== 'wal') throw new StateDbError(`cannot switch to WAL (journal_mode=${mode})`);
   db.pragma('foreign_keys = ON');

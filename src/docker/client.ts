@@ -26,7 +26,48 @@ import type {
   RepoImageSummary,
   VolumeSummary,
 } from './engine';
-import { DockerError } from './errors';
+import { DockerError, DockerTimeout } from './errors';
+
+/**
+ * How long the engine has to answer each kind of call before it is aborted and fails with a DockerTimeout (a wedged
+ * engine accepts connections and answers nothing: without a deadline, every caller would wait with it). Pulls,
+ * followed event streams and log reads between two times have bounds of their own, given by their callers.
+ */
+export interface EngineDeadlines {
+  /** list, inspect, info, version, ping, a log tail: answers from the engine's memory, in milliseconds when well. */
+  readMs: number;
+  /** create, start, remove, rename, volumes, networks, image removal: changes the engine makes on disk. */
+  changeMs: number;
+  /** stop and restart: the grace the engine waits before its kill, and this much more. */
+  stopMarginMs: number;
+}
+
+/**
+ * A worker's: a read 10 s (a list of hundreds of containers takes a fraction of a second; an inspect may wait for a
+ * container's lock while the engine stops it), a change a minute (a gVisor start on a loaded host takes seconds).
+ */
+export const WORKER_DEADLINES: EngineDeadlines = { readMs: 10_000, changeMs: 60_000, stopMarginMs: 15_000 };
+/** A one-shot command's: it answers its operator within seconds, so its reads get 5 s. */
+export const COMMAND_DEADLINES: EngineDeadlines = { ...WORKER_DEADLINES, readMs: 5_000 };
+
+export interface DockerClientOptions {
+  deadlines?: Partial<EngineDeadlines>;
+  /**
+   * A one-shot command's client: its first call waits for the engine to answer a ping (within the read deadline),
+   * and once a call has gone unanswered, every later call fails at once with a line that says so. A command that
+   * makes many calls (a status, a drain, an uninstall) then answers within seconds of a wedged engine, not after
+   * each call's deadline in turn. A worker's client asks each call anew: it outlives a wedge.
+   */
+  oneShot?: boolean;
+}
+
+/** The fields of `GET /info` keeper reads. */
+interface DockerInfo {
+  ServerVersion: string;
+  DockerRootDir: string;
+  Containers: number;
+  ContainersRunning: number;
+}
 
 /** What ah gives every tenant container: no capabilities, no privilege gain, bounded pids, small tmpfs mounts. */
 const CONFINEMENT = {
@@ -100,14 +141,23 @@ function imageRef(ref: string): string {
 
 export class DockerClient implements Engine {
   private readonly docker: Docker;
+  readonly deadlines: EngineDeadlines;
   /** API calls made, by operation; reset it between measurements. */
   readonly calls = new Map<string, number>();
   /** Told of every API call (the worker counts them in its metrics). */
   onCall: ((operation: string) => void) | undefined;
+  /** A one-shot client's first ping (see DockerClientOptions.oneShot). */
+  private firstAnswer: Promise<void> | undefined;
+  /** A one-shot client's first call that went unanswered: every later call fails at once. */
+  private silence: DockerTimeout | undefined;
 
   /** `dockerHost` as DOCKER_HOST spells it; unset: dockerode's own default (DOCKER_HOST, else the local socket). */
-  constructor(dockerHost?: string) {
+  constructor(
+    dockerHost?: string,
+    private readonly options: DockerClientOptions = {},
+  ) {
     this.docker = new Docker(dockerOptions(dockerHost));
+    this.deadlines = { ...WORKER_DEADLINES, ...options.deadlines };
   }
 
   /** `host:port` of an engine reached over TCP, whose disk this process cannot see; undefined for a local socket. */
@@ -126,21 +176,84 @@ export class DockerClient implements Engine {
     this.calls.clear();
   }
 
-  private async call<T>(op: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * One API call, counted, with a deadline: a call the engine has not answered within `deadlineMs` is aborted (its
+   * request closed, through the signal `fn` hands to dockerode) and fails with a DockerTimeout. `deadlineMs`
+   * undefined: the call is bounded by its caller (a pull, a followed stream, a log read between two times).
+   */
+  private async call<T>(op: string, deadlineMs: number | undefined, fn: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+    await this.answering(op);
     this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
     this.onCall?.(op);
+    if (deadlineMs === undefined) return fn().catch((err: unknown) => Promise.reject(toDockerError(op, err)));
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const ranOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const silent = new DockerTimeout(op, deadlineMs);
+        if (this.options.oneShot) this.silence ??= silent;
+        controller.abort(silent);
+        reject(silent);
+      }, deadlineMs);
+    });
     try {
-      return await fn();
+      // The race also ends a call whose request would not end with its signal.
+      return await Promise.race([fn(controller.signal), ranOut]);
     } catch (err) {
-      throw toDockerError(op, err);
+      throw controller.signal.aborted ? (controller.signal.reason as DockerTimeout) : toDockerError(op, err);
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /** A one-shot client's gate: a ping before its first call, and no call at all once one went unanswered. */
+  private async answering(op: string): Promise<void> {
+    if (!this.options.oneShot || op === 'ping') return;
+    this.firstAnswer ??= this.ping().catch(() => undefined); // a refusal is each call's own to report
+    await this.firstAnswer;
+    if (this.silence) throw new DockerTimeout(op, this.silence.deadlineMs, this.silence.operation);
+  }
+
+  /** The deadline of a read, and of a change (see EngineDeadlines). */
+  private get read(): number {
+    return this.deadlines.readMs;
+  }
+
+  private get change(): number {
+    return this.deadlines.changeMs;
+  }
+
+  /** A stop or restart waits `graceSeconds` for the process before the engine kills it: that, and a margin. */
+  private stopDeadline(graceSeconds: number): number {
+    return graceSeconds * 1000 + this.deadlines.stopMarginMs;
+  }
+
+  /** A GET whose JSON answer is the result, aborted with `signal`; for what dockerode's types or calls take no signal for. */
+  private get<T>(path: string, signal: AbortSignal | undefined, statusCodes: Record<number, string>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.docker.modem.dial(
+        {
+          path: `${path}?`,
+          method: 'GET',
+          abortSignal: signal,
+          statusCodes: { 200: true, 500: 'server error', ...statusCodes },
+          options: {},
+        },
+        (err: unknown, data: unknown) => (err ? reject(err) : resolve(data as T)),
+      );
+    });
   }
 
   // ---- engine ----
 
+  /** One `_ping`: whether the engine answers at all. */
+  async ping(): Promise<void> {
+    await this.call('ping', this.read, (abortSignal) => this.get('/_ping', abortSignal, {}));
+  }
+
   async info(): Promise<EngineInfo> {
-    const info = await this.call('info', () => this.docker.info());
-    const version = await this.call('version', () => this.docker.version());
+    const info = await this.call('info', this.read, (abortSignal) => this.get<DockerInfo>('/info', abortSignal, {}));
+    const version = await this.call('version', this.read, (abortSignal) => this.get<Docker.DockerVersion>('/version', abortSignal, {}));
     return {
       serverVersion: info.ServerVersion,
       apiVersion: version.ApiVersion,
@@ -153,7 +266,10 @@ export class DockerClient implements Engine {
   /** One `info` call: the runtimes registered with the engine (daemon.json `runtimes`, plus its built-in ones). */
   async runtimes(): Promise<EngineRuntimes> {
     type Registered = { runtimeArgs?: string[] };
-    const info = (await this.call('info', () => this.docker.info())) as { Runtimes?: Record<string, Registered>; DefaultRuntime?: string };
+    const info = (await this.call('info', this.read, (abortSignal) => this.get('/info', abortSignal, {}))) as {
+      Runtimes?: Record<string, Registered>;
+      DefaultRuntime?: string;
+    };
     const runtimes = info.Runtimes ?? {};
     const args = Object.fromEntries(Object.entries(runtimes).map(([name, r]) => [name, r?.runtimeArgs ?? []]));
     return { names: Object.keys(runtimes).sort(), defaultRuntime: info.DefaultRuntime ?? '', args };
@@ -163,8 +279,8 @@ export class DockerClient implements Engine {
 
   /** One list call, filtered by label on the server; `all` includes stopped containers. */
   async listContainers(labels: LabelFilter, opts: { all?: boolean } = {}): Promise<ContainerSummary[]> {
-    const list = await this.call('container.list', () =>
-      this.docker.listContainers({ all: opts.all ?? true, filters: { label: labelFilters(labels) } }),
+    const list = await this.call('container.list', this.read, (abortSignal) =>
+      this.docker.listContainers({ all: opts.all ?? true, filters: { label: labelFilters(labels) }, abortSignal }),
     );
     return list.map((c) => ({
       id: c.Id,
@@ -179,7 +295,7 @@ export class DockerClient implements Engine {
 
   /** One list call over every container of any state, with the image, networks and volumes each uses. */
   async listContainerUsage(): Promise<ContainerUsage[]> {
-    const list = await this.call('container.list', () => this.docker.listContainers({ all: true }));
+    const list = await this.call('container.list', this.read, (abortSignal) => this.docker.listContainers({ all: true, abortSignal }));
     return list.map((c) => {
       const networks = new Set(Object.keys(c.NetworkSettings?.Networks ?? {}));
       const mode = c.HostConfig?.NetworkMode;
@@ -200,7 +316,9 @@ export class DockerClient implements Engine {
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerDetails> {
-    const c = await this.call('container.inspect', () => this.docker.getContainer(pathRef(idOrName)).inspect());
+    const c = await this.call('container.inspect', this.read, (abortSignal) =>
+      this.docker.getContainer(pathRef(idOrName)).inspect({ abortSignal }),
+    );
     return {
       id: c.Id,
       name: c.Name.replace(/^\//, ''),
@@ -229,8 +347,9 @@ export class DockerClient implements Engine {
   /** Creates a container and returns its id; it is not started. */
   async createContainer(spec: ContainerSpec): Promise<string> {
     const hc = spec.healthcheck;
-    const created = await this.call('container.create', () =>
+    const created = await this.call('container.create', this.change, (abortSignal) =>
       this.docker.createContainer({
+        abortSignal,
         name: spec.name,
         Image: spec.image,
         Cmd: spec.cmd,
@@ -260,30 +379,38 @@ export class DockerClient implements Engine {
   }
 
   async startContainer(id: string): Promise<void> {
-    await this.call('container.start', () => this.docker.getContainer(pathRef(id)).start()).catch(ignoreStatus(304));
+    await this.call('container.start', this.change, (abortSignal) => this.docker.getContainer(pathRef(id)).start({ abortSignal })).catch(
+      ignoreStatus(304),
+    );
   }
 
   /** Stops with a grace period; stopping a stopped container is not an error. */
   async stopContainer(id: string, graceSeconds = 10): Promise<void> {
-    await this.call('container.stop', () => this.docker.getContainer(pathRef(id)).stop({ t: graceSeconds })).catch(ignoreStatus(304));
+    await this.call('container.stop', this.stopDeadline(graceSeconds), (abortSignal) =>
+      this.docker.getContainer(pathRef(id)).stop({ t: graceSeconds, abortSignal }),
+    ).catch(ignoreStatus(304));
   }
 
   async restartContainer(id: string, graceSeconds = 10): Promise<void> {
-    await this.call('container.restart', () => this.docker.getContainer(pathRef(id)).restart({ t: graceSeconds }));
+    await this.call('container.restart', this.stopDeadline(graceSeconds), (abortSignal) =>
+      this.docker.getContainer(pathRef(id)).restart({ t: graceSeconds, abortSignal }),
+    );
   }
 
   async removeContainer(id: string, opts: { force?: boolean } = {}): Promise<void> {
-    await this.call('container.remove', () => this.docker.getContainer(pathRef(id)).remove({ force: opts.force ?? false }));
+    await this.call('container.remove', this.change, (abortSignal) =>
+      this.docker.getContainer(pathRef(id)).remove({ force: opts.force ?? false, abortSignal }),
+    );
   }
 
   async renameContainer(id: string, name: string): Promise<void> {
-    await this.call('container.rename', () => this.docker.getContainer(pathRef(id)).rename({ name }));
+    await this.call('container.rename', this.change, (abortSignal) => this.docker.getContainer(pathRef(id)).rename({ name, abortSignal }));
   }
 
   /** The last `tail` lines of a container's output, stdout and stderr interleaved as the engine sent them. */
   async containerLogs(id: string, tail = 100): Promise<string> {
-    const raw = (await this.call('container.logs', () =>
-      this.docker.getContainer(pathRef(id)).logs({ stdout: true, stderr: true, tail, follow: false }),
+    const raw = (await this.call('container.logs', this.read, (abortSignal) =>
+      this.docker.getContainer(pathRef(id)).logs({ stdout: true, stderr: true, tail, follow: false, abortSignal }),
     )) as unknown as Buffer;
     return this.demultiplexed(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
   }
@@ -313,6 +440,7 @@ export class DockerClient implements Engine {
     const signal = AbortSignal.timeout(limits.timeoutMs);
     const stream = await this.call(
       'container.logs',
+      undefined,
       () =>
         new Promise<Readable>((resolve, reject) => {
           this.docker.modem.dial(
@@ -350,12 +478,14 @@ export class DockerClient implements Engine {
   // ---- volumes ----
 
   async createVolume(name: string, labels: Record<string, string> = {}): Promise<void> {
-    await this.call('volume.create', () => this.docker.createVolume({ Name: name, Labels: labels }));
+    await this.call('volume.create', this.change, (abortSignal) => this.docker.createVolume({ Name: name, Labels: labels, abortSignal }));
   }
 
   /** One list call; `namePrefix` is Docker's substring filter, re-checked here as a strict prefix. */
   async listVolumes(namePrefix?: string): Promise<VolumeSummary[]> {
-    const res = await this.call('volume.list', () => this.docker.listVolumes(namePrefix ? { filters: { name: [namePrefix] } } : {}));
+    const res = await this.call('volume.list', this.read, (abortSignal) =>
+      this.docker.listVolumes({ ...(namePrefix ? { filters: { name: [namePrefix] } } : {}), abortSignal }),
+    );
     return (res.Volumes ?? [])
       .filter((v) => !namePrefix || v.Name.startsWith(namePrefix))
       .map((v) => ({
@@ -367,20 +497,26 @@ export class DockerClient implements Engine {
 
   /** Never forced: the engine refuses (409) to remove a volume that any container uses. */
   async removeVolume(name: string): Promise<void> {
-    await this.call('volume.remove', () => this.docker.getVolume(pathRef(name)).remove({ force: false }));
+    await this.call('volume.remove', this.change, (abortSignal) =>
+      this.docker.getVolume(pathRef(name)).remove({ force: false, abortSignal }),
+    );
   }
 
   // ---- images ----
 
   /** One list call: untagged images that no tagged image has as a parent. */
   async listDanglingImages(): Promise<ImageSummary[]> {
-    const list = await this.call('image.list', () => this.docker.listImages({ filters: { dangling: ['true'] } }));
+    const list = await this.call('image.list', this.read, (abortSignal) =>
+      this.docker.listImages({ filters: { dangling: ['true'] }, abortSignal }),
+    );
     return list.map((i) => ({ id: i.Id, labels: i.Labels ?? {}, createdAt: i.Created }));
   }
 
   /** One list call; the engine's reference filter matches the repository name, and the prefix is checked again here. */
   async listImagesUnder(repoPrefix: string): Promise<RepoImageSummary[]> {
-    const list = await this.call('image.list', () => this.docker.listImages({ filters: { reference: [`${repoPrefix}*`] } }));
+    const list = await this.call('image.list', this.read, (abortSignal) =>
+      this.docker.listImages({ filters: { reference: [`${repoPrefix}*`] }, abortSignal }),
+    );
     const under = (refs: string[] | null | undefined) => (refs ?? []).some((r) => r.startsWith(repoPrefix));
     return list
       .filter((i) => under(i.RepoTags) || under(i.RepoDigests))
@@ -388,7 +524,9 @@ export class DockerClient implements Engine {
   }
 
   async removeImage(ref: string): Promise<void> {
-    await this.call('image.remove', () => this.docker.getImage(imageRef(ref)).remove({ noprune: true }));
+    await this.call('image.remove', this.change, (abortSignal) =>
+      this.docker.getImage(imageRef(ref)).remove({ noprune: true, abortSignal }),
+    );
   }
 
   /**
@@ -399,6 +537,7 @@ export class DockerClient implements Engine {
     const { repository, tag } = parseImageRef(imageRef(ref));
     const stream = await this.call(
       'image.pull',
+      undefined,
       () =>
         new Promise<Readable>((resolve, reject) => {
           this.docker.modem.dial(
@@ -433,7 +572,9 @@ export class DockerClient implements Engine {
 
   async imageExists(ref: string): Promise<boolean> {
     try {
-      await this.call('image.inspect', () => this.docker.getImage(imageRef(ref)).inspect());
+      // dockerode's image inspect hands no signal on: the request is made here, with one.
+      const path = `/images/${imageRef(ref)}/json`;
+      await this.call('image.inspect', this.read, (abortSignal) => this.get(path, abortSignal, { 404: 'no such image' }));
       return true;
     } catch (err) {
       if (err instanceof DockerError && err.isNotFound) return false;
@@ -444,13 +585,19 @@ export class DockerClient implements Engine {
   // ---- networks ----
 
   async listNetworks(namePrefix?: string): Promise<{ id: string; name: string }[]> {
-    const list = await this.call('network.list', () => this.docker.listNetworks(namePrefix ? { filters: { name: [namePrefix] } } : {}));
+    const list = await this.call('network.list', this.read, (abortSignal) =>
+      this.docker.listNetworks({ ...(namePrefix ? { filters: { name: [namePrefix] } } : {}), abortSignal }),
+    );
     return list.filter((n) => !namePrefix || n.Name.startsWith(namePrefix)).map((n) => ({ id: n.Id, name: n.Name }));
   }
 
   /** Inspect, not list: only an inspect reports the containers attached to a network (W-G1). */
   async inspectNetwork(idOrName: string): Promise<NetworkDetails> {
-    const n = await this.call('network.inspect', () => this.docker.getNetwork(pathRef(idOrName)).inspect());
+    // dockerode's network inspect hands no signal on: the request is made here, with one.
+    const path = `/networks/${pathRef(idOrName)}`;
+    const n = await this.call('network.inspect', this.read, (abortSignal) =>
+      this.get<Docker.NetworkInspectInfo>(path, abortSignal, { 404: 'no such network' }),
+    );
     const containers = Object.entries((n.Containers ?? {}) as Record<string, { Name: string; IPv4Address?: string }>).map(([id, c]) => ({
       id,
       name: c.Name,
@@ -475,8 +622,9 @@ export class DockerClient implements Engine {
       if (!(err instanceof DockerError && err.isNotFound)) throw err;
     }
     try {
-      const net = await this.call('network.create', () =>
+      const net = await this.call('network.create', this.change, (abortSignal) =>
         this.docker.createNetwork({
+          abortSignal,
           Name: name,
           Driver: 'bridge',
           Internal: opts.internal ?? false,
@@ -493,17 +641,19 @@ export class DockerClient implements Engine {
   }
 
   async connectNetwork(network: string, containerId: string): Promise<void> {
-    await this.call('network.connect', () => this.docker.getNetwork(pathRef(network)).connect({ Container: containerId }));
+    await this.call('network.connect', this.change, (abortSignal) =>
+      this.docker.getNetwork(pathRef(network)).connect({ Container: containerId, abortSignal } as Docker.NetworkConnectOptions),
+    );
   }
 
   async disconnectNetwork(network: string, containerId: string, force = false): Promise<void> {
-    await this.call('network.disconnect', () =>
-      this.docker.getNetwork(pathRef(network)).disconnect({ Container: containerId, Force: force }),
+    await this.call('network.disconnect', this.change, (abortSignal) =>
+      this.docker.getNetwork(pathRef(network)).disconnect({ Container: containerId, Force: force, abortSignal }),
     );
   }
 
   async removeNetwork(idOrName: string): Promise<void> {
-    await this.call('network.remove', () => this.docker.getNetwork(pathRef(idOrName)).remove());
+    await this.call('network.remove', this.change, (abortSignal) => this.docker.getNetwork(pathRef(idOrName)).remove({ abortSignal }));
   }
 
   // ---- events ----
@@ -517,7 +667,7 @@ export class DockerClient implements Engine {
     if (opts.labels) filters.label = labelFilters(opts.labels);
     if (opts.types) filters.type = opts.types;
     if (opts.actions) filters.event = opts.actions;
-    const stream = (await this.call('events', () =>
+    const stream = (await this.call('events', undefined, () =>
       this.docker.getEvents({
         since: opts.since as number | undefined,
         until: opts.until as number | undefined,

@@ -180,10 +180,16 @@ export interface NetworkCreateOptions {
   options?: Record<string, string>;
 }
 
-/** The engine calls keeper makes. Each one either answers or throws a DockerError. */
+/**
+ * The engine calls keeper makes. Each one either answers or throws a DockerError, and none waits forever: a call the
+ * engine leaves unanswered past its deadline (src/docker/client.ts, EngineDeadlines) fails with a DockerTimeout,
+ * transient like every failure but a 404.
+ */
 export interface Engine {
   /** `host:port` of an engine reached over TCP, whose disk this process cannot see; undefined for a local one. */
   readonly remoteAddress?: string | undefined;
+  /** Whether the engine answers at all (a command asks before it tells an operator anything of it). */
+  ping(): Promise<void>;
   info(): Promise<EngineInfo>;
   runtimes(): Promise<EngineRuntimes>;
 

@@ -11,6 +11,7 @@
  */
 import type { DockerEvent, Engine } from '../docker/engine';
 import { advanceEventCursor, readEventWatcherState, writeWatcherState, type WatcherState } from '../db/events';
+import { whenWritable, WRITE_RETRY, WriteQueue, type WriteRetry } from '../db/busy';
 import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
 import { unixSeconds, type Clock } from '../time';
@@ -39,6 +40,8 @@ export const EVENT_CONNECT_TIMEOUT_MS = 10_000;
 export const EVENT_OWED_AFTER_MS = 5_000;
 /** How long the tick an event asked for is counted on to handle the change: longer than a tick takes, shorter than a look. */
 export const EVENT_IN_HAND_MS = 15_000;
+/** The last state a stopping watcher writes waits this little for another writer's lock: the worker is on its way out. */
+const STOPPED_WRITE_RETRY: WriteRetry = { ...WRITE_RETRY, totalMs: 5_000 };
 /** A stream still silent after it was reopened is reopened again this often, until one reports. */
 export const SILENT_REOPEN_EVERY_MS = 30_000;
 
@@ -150,6 +153,10 @@ export class EventWatcher {
   /** When the current stream was opened (unix ms); undefined while there is none. */
   private followingSinceMs: number | undefined;
   private readonly reconnect: NonNullable<EventWatcherOptions['reconnect']>;
+  /** A locked or closed DB must not stop the watcher; the state shows again at the next change. */
+  private readonly stateWrites = new WriteQueue((what, err) =>
+    this.o.log.warn('could not record the event watcher state', { state: what, error: (err as Error).message }),
+  );
 
   constructor(private readonly o: EventWatcherOptions) {
     this.reconnect = o.reconnect ?? {
@@ -214,7 +221,8 @@ export class EventWatcher {
     this.wake?.();
     await this.loop;
     while (this.inFlight) await this.inFlight;
-    this.setState('stopped', '');
+    this.setState('stopped', '', STOPPED_WRITE_RETRY);
+    await this.stateWrites.drained();
   }
 
   private async follow(): Promise<void> {
@@ -409,21 +417,23 @@ export class EventWatcher {
         return;
       }
       this.stats.ticksRequested++;
-      if (upTo !== null) advanceEventCursor(this.o.db, this.o.hostId, upTo, unixSeconds(this.o.clock));
+      const nowSec = unixSeconds(this.o.clock);
+      if (upTo !== null) await whenWritable('the event cursor', () => advanceEventCursor(this.o.db, this.o.hostId, upTo, nowSec));
     } catch (err) {
       this.o.log.warn('could not ask for a reconcile tick; the periodic tick will see the change', { error: (err as Error).message });
     }
   }
 
-  private setState(state: WatcherState, error: string): void {
+  /** The state at once in the metrics, and in the DB in order, each write waiting for another writer's lock awaited. */
+  private setState(state: WatcherState, error: string, retry?: WriteRetry): void {
     this.state = state;
     if (this.o.metrics) recordWatcherState(this.o.metrics, state);
-    try {
-      writeWatcherState(this.o.db, this.o.hostId, state, error, unixSeconds(this.o.clock));
-    } catch (err) {
-      // A locked or closed DB must not stop the watcher; the state shows again at the next change.
-      this.o.log.warn('could not record the event watcher state', { state, error: (err as Error).message });
-    }
+    const nowSec = unixSeconds(this.o.clock);
+    void this.stateWrites.push(
+      `the event watcher state ${state}`,
+      () => writeWatcherState(this.o.db, this.o.hostId, state, error, nowSec),
+      retry,
+    );
   }
 
   private sleep(ms: number): Promise<void> {

@@ -6,6 +6,7 @@
  * pool's hold (src/host/disk.ts): set at the block, cleared under the warning threshold. Each check sets the disk
  * metrics (keeper_disk_used_ratio and the thresholds), which the disk alerts read.
  */
+import { whenWritable } from '../db/busy';
 import { dockerRootDir, guardedPaths, readDiskUsage, updatePoolHold, type GuardDeps, type GuardedPath } from './disk';
 import type { HostDeps } from './deps';
 import type { DiskVerdict } from '../contracts/disk';
@@ -60,7 +61,7 @@ export class DiskWatcher {
     const { deps, requestSweep } = this.opts;
     const paths = await this.guarded();
     const verdict = judgeDisk(readDiskUsage(paths), deps.settings.diskWarnPercent, deps.settings.diskBlockPercent);
-    updatePoolHold(deps, verdict);
+    await whenWritable('the pool hold', () => updatePoolHold(deps, verdict)); // kept as a condition: the same again is no change
     if (deps.metrics) recordDiskVerdict(deps.metrics, verdict);
     const now = deps.clock.nowMs();
     const { next, sweep } = diskPressureStep(this.state, verdict, now, this.opts.cooldownMs ?? DISK_SWEEP_COOLDOWN_MS);

@@ -9,11 +9,13 @@ import { lastDeaths } from '../db/crash-records';
 import { readEventWatcherState } from '../db/events';
 import { readLookStates } from '../db/look-states';
 import { lastLoopResults } from '../db/loop-results';
+import { readRequestFailures } from '../db/request-failures';
 import { countsByStatus, serviceStatuses } from '../db/status';
 import { readWorkerConfig } from '../db/worker-config';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
 import { readDiskGuard } from './disk';
+import { readEngineReport } from './health';
 import { notificationStatus } from './notifications';
 import { servicesCountedByOthers } from './other-writer';
 import { poolStats } from './pool/admin';
@@ -22,6 +24,9 @@ import { tenantRuntimeStatus } from './tenant-runtime';
 /**
  * The tenant runtime and the webhooks are the worker's, as it recorded them at its start (keeper_worker_config):
  * this command's own flags say nothing of what the worker does. Without a record, they are this command's.
+ *
+ * The engine is asked three things at once (its identity, its runtimes, its root dir), so that an engine that does
+ * not answer costs one deadline, not three in turn, and the rest, read from the state DB, is shown whatever it does.
  */
 export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>) {
   const { db, settings } = deps;
@@ -29,10 +34,13 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
   const worker = readWorkerConfig(db, settings.hostId);
   const asWorker = worker ? { ...deps, settings: { ...settings, tenantRuntime: worker.config.tenantRuntime } } : deps;
   const workerAlerts = worker ? { webhooks: worker.config.webhooks, signed: worker.config.signed } : {};
+  const [engine, tenantRuntime, disk] = await Promise.all([readEngineReport(deps), tenantRuntimeStatus(asWorker), readDiskGuard(deps)]);
   return {
     host: settings.hostId,
     now,
     worker,
+    /** Whether the engine answers, and what it is. */
+    engine,
     services: servicesWithLastCrash(db, now, settings.crashWindowMs / 1000),
     /** Bad keeper.* crash policy labels, one line each, as the reconciler last reported them. */
     crashPolicyLabels: reportedConditions(db, settings.hostId, 'reconcile')
@@ -41,12 +49,14 @@ export async function readStatus(deps: Pick<HostDeps, 'db' | 'docker' | 'setting
     databases: countsByStatus(db, 'databases'),
     environments: countsByStatus(db, 'environments'),
     pool: poolStats(db, settings),
-    tenantRuntime: await tenantRuntimeStatus(asWorker),
-    disk: await readDiskGuard(deps),
+    tenantRuntime,
+    disk,
     loops: lastLoopResults(db),
     events: describeWatcher(readEventWatcherState(db, settings.hostId)),
     /** How the worker's local looks last went, one per loop (none before a worker with looks has run here). */
     looks: readLookStates(db, settings.hostId),
+    /** The worker's run requests that Temporal has not taken, one per loop, with since when and why (none: all taken). */
+    requests: readRequestFailures(db, settings.hostId),
     notifications: { ...notificationStatus(deps), ...workerAlerts },
     otherWriter: servicesCountedByOthers(deps),
   };

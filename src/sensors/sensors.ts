@@ -15,12 +15,23 @@ import type { KeeperMetrics } from '../metrics';
 import { decideAsk, type AskState } from '../policy/look-asks';
 import type { Clock } from '../time';
 
+/**
+ * A look's deadline unless it says otherwise: its interval, and at least this. Each engine call a look makes has a
+ * deadline of its own (src/docker/client.ts), shorter, which names the call; this one catches whatever else could
+ * hang a look, so that no look is left running, unseen, while the rounds after it wait for it.
+ */
+export const LOOK_DEADLINE_MIN_MS = 30_000;
+/** How long `stop` waits for the looks still running before it leaves them (a worker's shutdown must not wait on a hung one). */
+export const STOP_WAIT_MS = 5_000;
+
 /** One loop's look: how often, and what a run would do now. */
 export interface LoopLook {
   loop: LoopName;
   everyMs: number;
   /** The first look comes this long after the start (default: everyMs). */
   firstAfterMs?: number;
+  /** A look still running this long after it began is recorded as failing and left behind (default: lookDeadlineMs). */
+  deadlineMs?: number;
   /** What a run would do now; `view` is the round's one list of the engine's containers, shared by its looks. */
   look(view: EngineView): Promise<Finding>;
 }
@@ -53,11 +64,16 @@ export interface SensorsOptions {
    * (src/host/event-hints.ts): a look that still finds the change asks for it, whatever the witness says.
    */
   passedOver?(changeAtMs: number, lookStartedMs: number): boolean;
-  /** Keeps how each look went, for `keeper status` (src/db/look-states.ts); a failure to keep it stops no look. */
-  record?(loop: LoopName, outcome: LookOutcome): void;
+  /**
+   * Keeps how each look went, for `keeper status` (src/db/look-states.ts): not waited for (a write may wait for
+   * another writer's lock), and a failure to keep it stops no look.
+   */
+  record?(loop: LoopName, outcome: LookOutcome): void | Promise<void>;
   log: Logger;
   clock: Clock;
   metrics?: KeeperMetrics;
+  /** How long `stop` waits for the looks still running (default STOP_WAIT_MS). */
+  stopWaitMs?: number;
 }
 
 export interface LookOutcome {
@@ -70,8 +86,14 @@ export interface SensorStats {
   looks: number;
   found: number;
   asked: number;
+  /** Looks that failed, those past their deadline included. */
   failed: number;
+  /** Looks left behind, still running, when their deadline passed. */
+  abandoned: number;
 }
+
+export const lookDeadlineMs = (look: Pick<LoopLook, 'everyMs' | 'deadlineMs'>): number =>
+  look.deadlineMs ?? Math.max(LOOK_DEADLINE_MIN_MS, look.everyMs);
 
 /**
  * The looks run in rounds: each loop looks on its own grid (its first look, then every `everyMs`), and the looks due
@@ -91,33 +113,62 @@ export class Sensors {
   private stopped = true;
 
   constructor(private readonly o: SensorsOptions) {
-    for (const l of o.looks) this.stats.set(l.loop, { looks: 0, found: 0, asked: 0, failed: 0 });
+    for (const l of o.looks) this.stats.set(l.loop, { looks: 0, found: 0, asked: 0, failed: 0, abandoned: 0 });
   }
 
   start(): void {
     this.stopped = false;
     const startedAt = performance.now();
-    for (const l of this.o.looks) this.dueAt.set(l.loop, startedAt + (l.firstAfterMs ?? l.everyMs));
+    for (const l of this.o.looks) {
+      this.dueAt.set(l.loop, startedAt + (l.firstAfterMs ?? l.everyMs));
+      this.o.metrics?.lookFailing.set(0, { loop: l.loop }); // each loop's series exists from the start
+    }
     this.scheduleRound();
   }
 
+  /** Stops the rounds, and waits for the looks still running, at most STOP_WAIT_MS. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await Promise.all(this.running.values());
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.o.stopWaitMs ?? STOP_WAIT_MS)));
+    await Promise.race([Promise.all(this.running.values()), waited]);
+    clearTimeout(timer);
   }
 
   /** One look of `loop` now (a look already running is joined), and its ask if it finds something. */
   lookNow(loop: LoopName, view: EngineView = this.o.view()): Promise<LookOutcome> {
     const look = this.o.looks.find((l) => l.loop === loop);
     if (!look) return Promise.reject(new Error(`no look for loop ${loop}`));
-    const running =
-      this.running.get(loop) ??
-      this.lookOnce(look, view)
-        .then((outcome) => this.recorded(loop, outcome))
-        .finally(() => this.running.delete(loop));
+    const running = this.running.get(loop) ?? this.boundedLook(look, view).finally(() => this.running.delete(loop));
     this.running.set(loop, running);
     return running;
+  }
+
+  /**
+   * One look within its deadline, told, counted and recorded. A look past its deadline fails ("did not finish") and
+   * is left behind: the next round looks anew instead of joining it, and whatever it finds later is dropped.
+   */
+  private async boundedLook(look: LoopLook, view: EngineView): Promise<LookOutcome> {
+    const stats = this.stats.get(look.loop)!;
+    stats.looks++;
+    const deadlineMs = lookDeadlineMs(look);
+    const left = { behind: false };
+    let timer: NodeJS.Timeout | undefined;
+    const ranOut = new Promise<LookOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        left.behind = true;
+        stats.abandoned++;
+        resolve({ items: [], asked: false, error: `the look did not finish within ${deadlineMs / 1000} s` });
+      }, deadlineMs);
+    });
+    const outcome = await Promise.race([this.lookOnce(look, view, left), ranOut]).finally(() => clearTimeout(timer));
+    if (outcome.error !== undefined) {
+      stats.failed++;
+      this.lookFailed(look.loop, outcome.error);
+    } else this.lookRecovered(look.loop);
+    this.o.metrics?.lookFailing.set(outcome.error === undefined ? 0 : 1, { loop: look.loop });
+    return this.recorded(look.loop, outcome);
   }
 
   /** The next round, when the first look is due. A round does not wait for its looks: a slow one delays no other. */
@@ -144,18 +195,17 @@ export class Sensors {
     this.scheduleRound();
   }
 
-  private async lookOnce(look: LoopLook, view: EngineView): Promise<LookOutcome> {
+  /** The look itself, and its ask; one `left.behind` (past its deadline) acts on nothing it finds. */
+  private async lookOnce(look: LoopLook, view: EngineView, left: { behind: boolean }): Promise<LookOutcome> {
     const stats = this.stats.get(look.loop)!;
-    stats.looks++;
     const startedMs = this.o.clock.nowMs();
     let finding: Finding;
     try {
       finding = await look.look(view);
     } catch (err) {
-      stats.failed++;
-      return { items: [], asked: false, error: this.lookFailed(look.loop, oneLine(err)) };
+      return { items: [], asked: false, error: oneLine(err) };
     }
-    this.lookRecovered(look.loop);
+    if (left.behind) return { items: [], asked: false };
     this.o.metrics?.looks.add(1, { loop: look.loop, found: finding.items.length > 0 ? 'yes' : 'no' });
     this.o.log.debug('local look', { loop: look.loop, found: finding.items.length });
     if (finding.items.length > 0) stats.found++;
@@ -168,12 +218,13 @@ export class Sensors {
       inHand,
     });
     this.asks.set(look.loop, next);
-    if (!ask) return { items: finding.items, asked: false };
+    const failed = finding.failed === undefined ? {} : { error: finding.failed };
+    if (!ask) return { items: finding.items, asked: false, ...failed };
     stats.asked++;
     const why = describe(finding.items);
     this.o.log.info('local look found something to do: asking for a run', { loop: look.loop, look: why });
     void this.o.ask(look.loop, `local look: ${why}`, finding.serviceId);
-    return { items: finding.items, asked: true };
+    return { items: finding.items, asked: true, ...failed };
   }
 
   /**
@@ -196,18 +247,18 @@ export class Sensors {
   }
 
   private recorded(loop: LoopName, outcome: LookOutcome): LookOutcome {
+    const notRecorded = (err: unknown) => this.o.log.warn('local look not recorded for keeper status', { loop, error: oneLine(err) });
     try {
-      this.o.record?.(loop, outcome);
+      void this.o.record?.(loop, outcome)?.catch(notRecorded);
     } catch (err) {
-      this.o.log.warn('local look not recorded for keeper status', { loop, error: oneLine(err) });
+      notRecorded(err);
     }
     return outcome;
   }
 
-  private lookFailed(loop: LoopName, error: string): string {
+  private lookFailed(loop: LoopName, error: string): void {
     if (this.lastError.get(loop) !== error) this.o.log.warn('local look failed; the next one tries again', { loop, error });
     this.lastError.set(loop, error);
-    return error;
   }
 
   private lookRecovered(loop: LoopName): void {

@@ -4,8 +4,14 @@
  * the one-shot commands and the CLI call these with a client the composition root (src/app/) made; none of them
  * spells a workflow id, a signal or a search attribute itself.
  */
-import { ScheduleOverlapPolicy, type Client, type WorkflowStartOptions } from '@temporalio/client';
-import type { Workflow, WorkflowResultType } from '@temporalio/common';
+import {
+  isGrpcServiceError,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type Client,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import { NamespaceNotFoundError, WorkflowNotFoundError, type Workflow, type WorkflowResultType } from '@temporalio/common';
 import type { CircuitState } from '../contracts/circuit';
 import { ids, taskQueueFor, type LoopName } from '../ids';
 import { hostAttributes, serviceAttributes } from '../search-attributes';
@@ -65,6 +71,23 @@ export async function requestPoolRefill(client: Client, hostId: string): Promise
     const e = err as Error;
     return `not triggered (${e.message.split('\n')[0] || e.name}); the next pool run refills`;
   }
+}
+
+/**
+ * gRPC statuses that no retry of the same request can change: what it names is not there (NOT_FOUND: a deleted
+ * schedule, an unknown namespace), it is malformed (INVALID_ARGUMENT), or keeper may not do it (PERMISSION_DENIED,
+ * UNAUTHENTICATED, UNIMPLEMENTED). Anything else (UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, a connection
+ * that failed) may pass by itself.
+ */
+const PERMANENT_GRPC_CODES = new Set([3, 5, 7, 12, 16]);
+
+/** Whether Temporal refused a request for good (an operator must act), as opposed to not taking it this time. */
+export function isPermanentRefusal(err: unknown): boolean {
+  if (err instanceof ScheduleNotFoundError || err instanceof WorkflowNotFoundError || err instanceof NamespaceNotFoundError) return true;
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (isGrpcServiceError(e)) return PERMANENT_GRPC_CODES.has(e.code);
+  }
+  return false;
 }
 
 /** Starts `workflow` as this host's one-shot run `workflowId` (joining it if it runs) and waits for its result. */

@@ -10,7 +10,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ContainerDetails, ContainerSpec, DockerEvent, Engine, EventQuery } from '../../src/docker/engine';
-import { DockerError, ignoreNotFound, isNotFound } from '../../src/docker/errors';
+import { DockerError, ignoreNotFound, isEngineSilent, isNotFound } from '../../src/docker/errors';
 import { uniqueId, waitFor } from '../helpers/fixtures';
 
 /** An engine, and what a test does to its host beside the Engine calls. */
@@ -26,6 +26,20 @@ export interface ContractHost {
   checkHealth(containerId: string, verdict: 'healthy' | 'unhealthy'): Promise<void>;
   /** A new image with `labels`, tagged `ref`, or dangling (untagged) when `ref` is null; returns its id. */
   makeImage(ref: string | null, labels: Record<string, string>): Promise<string>;
+  /**
+   * The same engine as keeper reaches it, with a read deadline of `readDeadlineMs`, and a way to wedge it: from
+   * `wedge` on it takes every call and answers none, until `release` (a real engine: through a proxy that holds
+   * every request, test/helpers/docker-proxy.ts).
+   */
+  wedgeable(): Promise<WedgeableEngine>;
+}
+
+export interface WedgeableEngine {
+  engine: Engine;
+  readDeadlineMs: number;
+  wedge(): void;
+  release(): void;
+  close(): Promise<void>;
 }
 
 /** Each test's own names and label, so that tests never see each other's containers, volumes, networks or images. */
@@ -483,6 +497,37 @@ export function engineContract(host: () => ContractHost): void {
       expect(await engine.imageExists(tagged)).toBe(false);
       await engine.removeImage(dangling);
       expect(await verdict(engine.removeImage(dangling))).toEqual(GONE);
+    });
+  });
+
+  describe('a wedged engine', () => {
+    it('fails each call it leaves unanswered past its deadline, never as gone and saying so, and answers again once it wakes', async () => {
+      const id = await create('wedged');
+      const w = await host().wedgeable();
+      try {
+        w.wedge();
+        const startedAt = Date.now();
+        const errors = await Promise.all([
+          failure(w.engine.listContainerUsage()),
+          failure(w.engine.inspectContainer(id)),
+          failure(w.engine.ping()),
+        ]);
+        expect(Date.now() - startedAt).toBeGreaterThanOrEqual(w.readDeadlineMs - 50);
+        for (const err of errors) {
+          expect({ status: err.status, isNotFound: isNotFound(err), silent: isEngineSilent(err) }).toEqual({
+            status: undefined,
+            isNotFound: false,
+            silent: true,
+          });
+          expect(err.message).toBe(`docker ${err.operation}: the engine did not answer within ${w.readDeadlineMs / 1000} s`);
+        }
+        expect(errors.map((e) => e.operation)).toEqual(['container.list', 'container.inspect', 'ping']);
+        w.release();
+        expect((await w.engine.inspectContainer(id)).status).toBe('created');
+      } finally {
+        w.release();
+        await w.close();
+      }
     });
   });
 

@@ -21,6 +21,10 @@ beforeEach(() => {
     write: async (id, line) => engine.write(id, line),
     checkHealth: async (id, verdict) => engine.setHealth(id, verdict),
     makeImage: async (ref, labels) => engine.addImage(ref, { labels }),
+    wedgeable: async () => {
+      engine.deadlineMs = 300;
+      return { engine, readDeadlineMs: 300, wedge: () => engine.wedge(), release: () => engine.release(), close: async () => undefined };
+    },
   };
 });
 

@@ -2,7 +2,7 @@
  * The Engine contract (test/engine/contract.ts) against a real Docker engine of this file's own, through keeper's
  * adapter (src/docker/client.ts). A crash is a SIGKILL of the container's main process from the host, as the
  * kernel would send it; a log line is written to the main process's stdout from inside the container; images are
- * imported from a one-file tar. Nothing is mocked.
+ * imported from a one-file tar; a wedged engine is a proxy in front of it that holds every request. Nothing is mocked.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { DockerClient } from '../../src/docker/client';
 import { crashContainer } from '../helpers/crash';
+import { DockerProxy, engineSocket } from '../helpers/docker-proxy';
 import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
 import { TEST_IMAGE, tempDir } from '../helpers/fixtures';
 import { engineContract, type ContractHost } from './contract';
@@ -40,6 +41,17 @@ beforeAll(() => {
     makeImage: async (ref, labels) => {
       const label = Object.entries(labels).map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`);
       return cli(['import', '--change', `LABEL ${label.join(' ')}`, '-', ...(ref ? [ref] : [])], layer);
+    },
+    wedgeable: async () => {
+      const proxy = await DockerProxy.start(engineSocket(dockerHost));
+      const readDeadlineMs = 1000;
+      return {
+        engine: new DockerClient(proxy.dockerHost, { deadlines: { readMs: readDeadlineMs } }),
+        readDeadlineMs,
+        wedge: () => proxy.wedge(),
+        release: () => proxy.release(),
+        close: () => proxy.close(),
+      };
     },
   };
 });

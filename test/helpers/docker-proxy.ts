@@ -1,7 +1,8 @@
 /**
  * A fault injector in front of a real Docker socket. It forwards every request to the engine unchanged,
  * except those matching a rule, which it answers itself with the rule's HTTP status, the way a struggling
- * engine would. Tests point a DockerClient at `proxy.dockerHost`. It also records what was asked.
+ * engine would, and, while wedged, all of them, which it takes and never answers, the way a wedged engine does.
+ * Tests point a DockerClient at `proxy.dockerHost`. It also records what was asked.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -48,10 +49,13 @@ export class DockerProxy {
   staleListAnswers = 0;
   /** reportOomLate: what the engine has not handled yet of the kernel's OOM kills. */
   private oomLate: { inspect: boolean; events: boolean } | undefined;
+  /** While wedged: the requests taken and not answered, each with its body, and whether its client still waits. */
+  private held: { req: http.IncomingMessage; res: http.ServerResponse; body: Buffer; waiting: boolean }[] | undefined;
 
   private constructor(
     private readonly server: http.Server,
     readonly socketPath: string,
+    private readonly target: string,
   ) {}
 
   get dockerHost(): string {
@@ -62,7 +66,7 @@ export class DockerProxy {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keeper-proxy-'));
     const socketPath = path.join(dir, 'docker.sock');
     const server = http.createServer((req, res) => proxy.handle(req, res, target));
-    const proxy = new DockerProxy(server, socketPath);
+    const proxy = new DockerProxy(server, socketPath, target);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(socketPath, resolve);
@@ -124,6 +128,26 @@ export class DockerProxy {
    */
   reportOomLate(late: { inspect: boolean; events: boolean } | undefined): void {
     this.oomLate = late;
+  }
+
+  /**
+   * A wedged engine (a deadlocked daemon): from now on every request, event streams included, is accepted and read
+   * to its end, and never answered, until `release`. Streams already open go on as they were.
+   */
+  wedge(): void {
+    this.held ??= [];
+  }
+
+  /** The engine wakes: the requests it held whose client still waits are passed on, and every later one too. */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const h of held) if (h.waiting) this.forward(h.req, h.res, this.target, h.body);
+  }
+
+  /** Requests taken while wedged whose client still waits for an answer. */
+  get heldRequests(): number {
+    return (this.held ?? []).filter((h) => h.waiting).length;
   }
 
   get openEventStreams(): number {
@@ -227,6 +251,7 @@ export class DockerProxy {
   private handle(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
     const method = req.method ?? 'GET';
     const apiPath = (req.url ?? '/').replace(/^\/v\d+\.\d+/, '').split('?')[0];
+    if (this.held) return this.hold(req, res, { method, path: apiPath, injected: true });
     if (apiPath === '/events' && this.streamsCut) {
       this.requests.push({ method, path: apiPath, injected: true });
       req.resume();
@@ -245,6 +270,24 @@ export class DockerProxy {
       res.end(JSON.stringify({ message: `injected fault ${rule.status}: No such container: not found (${method} ${apiPath})` }));
       return;
     }
+    this.forward(req, res, target);
+  }
+
+  /** Takes a request and its body, and answers nothing (see wedge). */
+  private hold(req: http.IncomingMessage, res: http.ServerResponse, asked: DockerProxy['requests'][number]): void {
+    this.requests.push(asked);
+    const parts: Buffer[] = [];
+    const held = { req, res, body: Buffer.alloc(0), waiting: true };
+    this.held!.push(held);
+    req.on('data', (d: Buffer) => parts.push(d));
+    req.on('end', () => (held.body = Buffer.concat(parts)));
+    res.on('close', () => (held.waiting = false));
+  }
+
+  /** Passes a request on to the engine, and its answer back; `body`: the request's, already read (a held one). */
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, target: string, body?: Buffer): void {
+    const method = req.method ?? 'GET';
+    const apiPath = (req.url ?? '/').replace(/^\/v\d+\.\d+/, '').split('?')[0];
     // dockerode sends `until=` (empty) when a stream has no end.
     const followed = apiPath === '/events' && !new URL(req.url ?? '/', 'http://engine').searchParams.get('until');
     if (this.lagMs !== undefined && method === 'GET' && apiPath === '/containers/json') return this.lagList(req, res, target);
@@ -270,7 +313,8 @@ export class DockerProxy {
       res.on('close', () => (this.eventStreams.delete(res), this.upstreamOf.delete(res), this.stalled.delete(res)));
     }
     res.on('close', () => upstream.destroy());
-    req.pipe(upstream);
+    if (body) upstream.end(body);
+    else req.pipe(upstream);
   }
 }
 

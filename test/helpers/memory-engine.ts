@@ -8,14 +8,17 @@
  * events (`EVENTS_KEPT`).
  * It fails as keeper's adapter (DockerClient) reports failures: a DockerError carrying the engine's HTTP status
  * (404 gone, 409 conflict, 403 refused, 400 a malformed id the adapter refuses), and, when told to (`fail`), a
- * transient error or a 404 for any call. Besides its containers' events it records volumes' create and destroy;
+ * transient error or a 404 for any call. Told to (`wedge`), it answers nothing until `release`, and each call
+ * fails once its deadline (`deadlineMs`) passes, with the DockerTimeout the adapter throws (an event stream or a pull,
+ * which their callers bound, waits for the release or its signal). Besides its containers' events it records volumes' create and destroy;
  * other objects' events are not played.
  * What it assumes about Docker is the Engine contract (test/engine/contract.ts), which runs against this double
  * and against a real engine: a behaviour of Docker that keeper relies on belongs there, and this double follows it.
  */
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { DockerError } from '../../src/docker/errors';
+import { WORKER_DEADLINES } from '../../src/docker/client';
+import { DockerError, DockerTimeout } from '../../src/docker/errors';
 import type {
   ContainerDetails,
   ContainerSpec,
@@ -191,6 +194,10 @@ export class MemoryEngine implements Engine {
   private silenced = new Set<(e: DockerEvent) => void>();
   /** Streams opened from now on replay what they are asked for, then deliver nothing live (silenceStreams alsoNew). */
   private silenceNew = false;
+  /** How long a call waits on a wedged engine before it fails, as the adapter's reads do (EngineDeadlines.readMs). */
+  deadlineMs = WORKER_DEADLINES.readMs;
+  /** Settles at `release`, while wedged. */
+  private wedged: { released: Promise<void>; release: () => void } | undefined;
 
   constructor(private readonly clock: Clock = systemClock) {
     for (const name of ['bridge', 'host', 'none']) this.addNetwork(name, {});
@@ -205,6 +212,20 @@ export class MemoryEngine implements Engine {
 
   clearFailures(): void {
     this.failures = [];
+  }
+
+  /** A wedged engine: it takes every call and answers none until `release` (see the class's comment). */
+  wedge(): void {
+    if (this.wedged) return;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.wedged = { released, release };
+  }
+
+  /** The engine answers again: the calls it held go on, as a real one's would once it wakes. */
+  release(): void {
+    this.wedged?.release();
+    this.wedged = undefined;
   }
 
   /** An image, tagged (`ref`) or dangling (`ref` null). Returns its id. */
@@ -288,6 +309,10 @@ export class MemoryEngine implements Engine {
   }
 
   // ---- engine ----
+
+  async ping(): Promise<void> {
+    return this.call('ping', undefined, () => undefined);
+  }
 
   async info(): Promise<EngineInfo> {
     return this.call('info', undefined, () => ({
@@ -661,6 +686,7 @@ export class MemoryEngine implements Engine {
    * until closed (`done` resolves) or the signal aborts (`done` fails with a transient error, as a reset request does).
    */
   async streamEvents(opts: EventQuery, onEvent: (e: DockerEvent) => void): Promise<{ done: Promise<void>; close: () => void }> {
+    await this.whileWedged('events', opts.signal);
     return this.call('events', undefined, () => {
       if (opts.signal?.aborted) throw new DockerError('events', undefined, 'docker events: ABORT_ERR: The operation was aborted');
       const wanted = (e: DockerEvent) => eventMatches(e, opts);
@@ -689,6 +715,7 @@ export class MemoryEngine implements Engine {
 
   /** Counts the call, applies an injected failure, and runs it as the adapter does: errors as DockerErrors. */
   private async call<T>(operation: string, ref: string | undefined, fn: () => T): Promise<T> {
+    if (operation !== 'events' && operation !== 'image.pull') await this.whileWedged(operation);
     this.startDueRestarts();
     this.calls.set(operation, (this.calls.get(operation) ?? 0) + 1);
     if (ref !== undefined && WELL_FORMED[operation]?.(ref) === false)
@@ -700,6 +727,29 @@ export class MemoryEngine implements Engine {
       throw new DockerError(operation, f.status, `docker ${operation}: ${what}: injected by the test`);
     }
     return fn();
+  }
+
+  /**
+   * While wedged: waits for the release, or fails when the call's deadline passes (a stream or a pull: when its
+   * signal aborts), as the adapter's calls fail.
+   */
+  private async whileWedged(operation: string, signal?: AbortSignal): Promise<void> {
+    const wedged = this.wedged;
+    if (!wedged) return;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const gaveUp = new Promise<never>((_resolve, reject) => {
+      if (operation === 'events' || operation === 'image.pull') {
+        onAbort = () => reject(new DockerError(operation, undefined, `docker ${operation}: ABORT_ERR: The operation was aborted`));
+        signal?.addEventListener('abort', onAbort, { once: true });
+      } else timer = setTimeout(() => reject(new DockerTimeout(operation, this.deadlineMs)), this.deadlineMs);
+    });
+    try {
+      await Promise.race([wedged.released, gaveUp]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
   }
 
   /** Restarts whose delay has passed on the test's clock happen, each at its own time (restartBackoff). */

@@ -115,6 +115,23 @@ describe('the pool look (in-memory engine)', () => {
   });
 });
 
+describe('the reconcile look on a slow engine (in-memory engine)', () => {
+  it("finds a restart that a slow list reports: the list's ages count from its answer, not from the look's start", async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h);
+    await tick(h); // keeper's last look at it: t
+    h.advance(3);
+    h.engine.die(cid, { exitCode: 137 }); // t+3: Docker restarts it at once
+    h.advance(2);
+    h.engine.wedge(); // t+5: the look begins, and the engine holds its list
+    const looking = reconcileLook(h);
+    h.advance(10);
+    h.engine.release(); // t+15: the list answers, "Up 12 seconds"
+    expect((await looking).items).toEqual([`crash:${sid}@running/1`]);
+    expect((await reconcileLook(h)).items).toEqual([`crash:${sid}@running/1`]); // and again, until a tick counts it
+  });
+});
+
 describe('the GC look (in-memory engine)', () => {
   it('finds an orphan container once it is past the age guard, and does not remove it', async () => {
     const h = memoryHost({ gcMinAge: '10m' });
@@ -126,6 +143,23 @@ describe('the GC look (in-memory engine)', () => {
     h.advance(601);
     expect((await lookForGc(h.deps)).items).toEqual([`gc-containers:${id.slice(0, 12)}`]);
     expect(h.engine.containers.has(id)).toBe(true);
+  });
+
+  it('fails, naming the class and its error, when a class could not observe; what the others found is still found', async () => {
+    const h = memoryHost({ gcMinAge: '10m' });
+    h.engine.addImage(TEST_IMAGE);
+    const labels = { 'ah.tenant': 'gone', 'ah.service': 'svc-gone', 'ah.managed': 'true' };
+    const id = await h.engine.createContainer({ name: 'ah-gone-svc', image: TEST_IMAGE, labels, network: 'none' });
+    h.advance(601);
+    h.engine.fail('volume.list');
+    h.engine.fail('network.list');
+    expect(await lookForGc(h.deps)).toEqual({
+      items: [`gc-containers:${id.slice(0, 12)}`],
+      changes: [],
+      failed: 'gc class volumes could not observe (and networks): docker volume.list: ECONNREFUSED: injected by the test',
+    });
+    h.engine.clearFailures();
+    expect((await lookForGc(h.deps)).failed).toBeUndefined();
   });
 });
 

@@ -23,7 +23,7 @@ function recordingMeter(): { meter: MetricMeter; calls: string[] } {
 }
 
 describe("a loop run's recorded result", () => {
-  it("is stored as the loop's last result, and a sweep adds its removals by class, 0 included", () => {
+  it("is stored as the loop's last result, and a sweep adds its removals by class, 0 included", async () => {
     const h = memoryHost();
     const { meter, calls } = recordingMeter();
     const deps = { ...h.deps, metrics: createKeeperMetrics(meter) };
@@ -31,27 +31,27 @@ describe("a loop run's recorded result", () => {
       { class: 'containers', planned: 2, removed: 2, failed: 0, skipped: 0 },
       { class: 'imagePulls', planned: 0, removed: 0, failed: 0, skipped: 0 },
     ];
-    recordLoopRun(deps, 'gc', 'keeper-h-gc-1', { summary, totals: {} });
+    await recordLoopRun(deps, 'gc', 'keeper-h-gc-1', { summary, totals: {} });
     expect(lastLoopResult(h.db, 'gc')).toMatchObject({ workflowId: 'keeper-h-gc-1', result: { summary } });
     expect(calls).toEqual(['keeper_gc_removals 2 {"class":"containers"}', 'keeper_gc_removals 0 {"class":"imagePulls"}']);
   });
 
-  it("sets the open circuits after a tick, and each template's ready containers after a refill (0 for none)", () => {
+  it("sets the open circuits after a tick, and each template's ready containers after a refill (0 for none)", async () => {
     const h = memoryHost();
     const { meter, calls } = recordingMeter();
     const deps = { ...h.deps, metrics: createKeeperMetrics(meter) };
-    recordLoopRun(deps, 'reconcile', 'tick', { checked: 0 });
+    await recordLoopRun(deps, 'reconcile', 'tick', { checked: 0 });
     expect(calls).toEqual(['keeper_circuits_open 0 {}']);
     calls.length = 0;
-    recordLoopRun(deps, 'pool', 'refill', { created: [] });
+    await recordLoopRun(deps, 'pool', 'refill', { created: [] });
     expect(calls.length).toBeGreaterThan(0);
     for (const c of calls) expect(c).toMatch(/^keeper_pool_ready 0 \{"template":"[^"]+"\}$/);
     expect([lastLoopResult(h.db, 'reconcile')?.workflowId, lastLoopResult(h.db, 'pool')?.workflowId]).toEqual(['tick', 'refill']);
   });
 
-  it('adds nothing without metrics (a one-shot command), and alert deliveries count by kind and outcome', () => {
+  it('adds nothing without metrics (a one-shot command), and alert deliveries count by kind and outcome', async () => {
     const h = memoryHost();
-    recordLoopRun(h.deps, 'gc', 'once', { summary: [{ class: 'containers', removed: 1 }] });
+    await recordLoopRun(h.deps, 'gc', 'once', { summary: [{ class: 'containers', removed: 1 }] });
     expect(lastLoopResult(h.db, 'gc')).not.toBeNull();
     const { meter, calls } = recordingMeter();
     const target = { id: 't1', shown: 'https://hooks.example' };

@@ -8,11 +8,14 @@ import { NOTHING_FOUND, type ContainerChange, type Finding } from '../../src/hos
 import type { LoopName } from '../../src/ids';
 import { silentLogger } from '../../src/log';
 import { ASK_RULES } from '../../src/policy/look-asks';
-import { LoopRequester } from '../../src/sensors/requests';
-import { Sensors, type EventWitness, type LookOutcome, type LoopLook } from '../../src/sensors/sensors';
+import { LoopRequester, type FailingRequest } from '../../src/sensors/requests';
+import { isPermanentRefusal } from '../../src/temporal/operations';
+import { ScheduleNotFoundError, ServiceError } from '@temporalio/client';
+import { Sensors, STOP_WAIT_MS, type EventWitness, type LookOutcome, type LoopLook } from '../../src/sensors/sensors';
 import { EngineView } from '../../src/host/engine-view';
 import { EventHints } from '../../src/host/event-hints';
 import { waitFor } from '../helpers/fixtures';
+import { MemoryEngine } from '../helpers/memory-engine';
 
 /** The looks here are functions: they read no engine. */
 const noEngine = () => new EngineView({ listContainerUsage: async () => [] });
@@ -160,6 +163,90 @@ describe('the local looks', () => {
   });
 });
 
+describe('a look that cannot finish', () => {
+  it('is recorded failing at its deadline, and the next round looks anew instead of joining it', async () => {
+    const kept: LookOutcome[] = [];
+    const hung = new Promise<Finding>(() => undefined); // what no deadline of the engine's ends
+    let looks = 0;
+    const sensors = new Sensors({
+      looks: [{ loop: 'reconcile', everyMs: 20, deadlineMs: 100, look: async () => (++looks === 1 ? hung : NOTHING_FOUND) }],
+      view: noEngine,
+      ask: async () => undefined,
+      lastRunFinishedAtMs: () => undefined,
+      record: (_loop, outcome) => void kept.push(outcome),
+      log: silentLogger,
+      clock,
+    });
+    stopAfter.push(sensors);
+    sensors.start();
+    await waitFor('a look after the hung one', () => kept.length >= 2, 20_000, 5);
+    await sensors.stop();
+    expect(kept[0]).toEqual({ items: [], asked: false, error: 'the look did not finish within 0.1 s' });
+    expect(kept[1]).toEqual({ items: [], asked: false });
+    expect(sensors.stats.get('reconcile')).toMatchObject({ failed: 1, abandoned: 1 });
+  });
+
+  it("fails with the engine's own line when a call of the round's view runs out its deadline, and works again once the engine answers", async () => {
+    const engine = new MemoryEngine();
+    engine.deadlineMs = 50;
+    engine.wedge();
+    const kept: LookOutcome[] = [];
+    const sensors = new Sensors({
+      looks: [{ loop: 'pool', everyMs: 60_000, look: async (view) => (await view.containers(), NOTHING_FOUND) }],
+      view: () => new EngineView(engine),
+      ask: async () => undefined,
+      lastRunFinishedAtMs: () => undefined,
+      record: (_loop, outcome) => void kept.push(outcome),
+      log: silentLogger,
+      clock,
+    });
+    expect(await sensors.lookNow('pool')).toEqual({
+      items: [],
+      asked: false,
+      error: 'docker container.list: the engine did not answer within 0.05 s',
+    });
+    engine.release();
+    expect(await sensors.lookNow('pool')).toEqual({ items: [], asked: false });
+    expect(kept).toHaveLength(2);
+  });
+
+  it('that saw part of the host asks for what it found, and is recorded failing', async () => {
+    const kept: LookOutcome[] = [];
+    const asks: string[] = [];
+    const partly: Finding = { items: ['gc-containers:c1'], changes: [], failed: 'gc class volumes: down' };
+    const sensors = new Sensors({
+      looks: [{ loop: 'gc', everyMs: 60_000, look: async () => partly }],
+      view: noEngine,
+      ask: async (_loop, why) => void asks.push(why),
+      lastRunFinishedAtMs: () => undefined,
+      record: (_loop, outcome) => void kept.push(outcome),
+      log: silentLogger,
+      clock,
+    });
+    await sensors.lookNow('gc');
+    expect(asks).toEqual(['local look: gc-containers:c1']);
+    expect(kept).toEqual([{ items: ['gc-containers:c1'], asked: true, error: 'gc class volumes: down' }]);
+    expect(sensors.stats.get('gc')).toMatchObject({ failed: 1, asked: 1 });
+  });
+
+  it("does not hold up stop past its wait (a worker's shutdown)", async () => {
+    const sensors = new Sensors({
+      stopWaitMs: 200,
+      looks: [{ loop: 'gc', everyMs: 60_000, look: () => new Promise<Finding>(() => undefined) }],
+      view: noEngine,
+      ask: async () => undefined,
+      lastRunFinishedAtMs: () => undefined,
+      log: silentLogger,
+      clock,
+    });
+    void sensors.lookNow('gc');
+    const startedAt = performance.now();
+    await sensors.stop();
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(190);
+    expect(performance.now() - startedAt).toBeLessThan(STOP_WAIT_MS);
+  });
+});
+
 describe('run requests', () => {
   it('are kept and sent again until Temporal takes them; requests meanwhile join the one waiting', async () => {
     let refusals = 3;
@@ -180,8 +267,71 @@ describe('run requests', () => {
     expect(await first).toBe('taken');
     expect(await second).toBe('taken');
     expect(sent).toEqual(['docker event', 'docker event', 'docker event', 'docker event']);
-    expect(requester.stats).toEqual({ taken: 1, declined: 0, failedAttempts: 3 });
+    expect(requester.stats).toEqual({ taken: 1, declined: 0, failedAttempts: 3, refusedAttempts: 0 });
     expect(await requester.request('later')).toBe('taken');
+  });
+
+  it('tell a refusal for good from a miss, say it at warn when it starts and again every few minutes, and keep it until taken', async () => {
+    const lines: { level: string; msg: string; refused?: boolean }[] = [];
+    const log = {
+      ...silentLogger,
+      debug: (msg: string) => void lines.push({ level: 'debug', msg }),
+      info: (msg: string) => void lines.push({ level: 'info', msg }),
+      warn: (msg: string) => void lines.push({ level: 'warn', msg }),
+      child: () => log,
+    };
+    const kept: (FailingRequest | undefined)[] = [];
+    let answer: 'refuse' | 'miss' | 'take' = 'refuse';
+    const requester = new LoopRequester({
+      loop: 'reconcile',
+      log,
+      clock,
+      retry: { minMs: 5, maxMs: 5 },
+      refusedRetry: { minMs: 5, maxMs: 5 },
+      isPermanent: (err) => (err as Error).message.startsWith('schedule not found'),
+      onFailing: (f) => void kept.push(f && { ...f }),
+      send: async () => {
+        nowMs += 60_000; // each attempt a minute after the last, on the test's clock
+        if (answer === 'take') return true;
+        throw new Error(answer === 'refuse' ? 'schedule not found: keeper-h-reconcile' : '14 UNAVAILABLE: connection refused');
+      },
+    });
+    stopAfter.push(requester);
+    const startedMs = nowMs;
+    const taken = requester.request('local look: crash:s1');
+    await waitFor('seven refused attempts', () => requester.stats.refusedAttempts >= 7, 5_000, 1);
+    answer = 'miss';
+    await waitFor('a missed attempt', () => requester.stats.failedAttempts > requester.stats.refusedAttempts, 5_000, 1);
+    answer = 'take';
+    expect(await taken).toBe('taken');
+
+    const warned = lines.filter((l) => l.level === 'warn').map((l) => l.msg);
+    // The refusal at once, again 5 minutes later (never only once, never each minute), and the miss when it changed.
+    expect(warned).toEqual([
+      expect.stringMatching(/^Temporal refused a run request/),
+      expect.stringMatching(/^Temporal refused a run request/),
+      'Temporal did not take a run request; kept and sent again until it does',
+    ]);
+    expect(lines.filter((l) => l.level === 'debug').length).toBeGreaterThanOrEqual(5);
+    expect(kept[0]).toEqual({
+      why: 'local look: crash:s1',
+      sinceMs: startedMs + 60_000,
+      attempts: 1,
+      error: 'schedule not found: keeper-h-reconcile',
+      refused: true,
+    });
+    expect(kept.at(-2)).toMatchObject({ sinceMs: startedMs + 60_000, refused: false, error: '14 UNAVAILABLE: connection refused' });
+    expect(kept.at(-1)).toBeUndefined(); // taken: nothing failing is kept
+    expect(requester.failingRequest).toBeUndefined();
+  });
+
+  it("read Temporal's refusals for good: a missing schedule, NOT_FOUND, INVALID_ARGUMENT, PERMISSION_DENIED; not UNAVAILABLE", () => {
+    const grpc = (code: number) => Object.assign(new Error(`${code} grpc`), { code, details: 'grpc', metadata: {} });
+    const wrapped = (code: number) => new ServiceError('the service said no', { cause: grpc(code) });
+    expect(isPermanentRefusal(new ScheduleNotFoundError('schedule not found', 'keeper-h-reconcile'))).toBe(true);
+    expect([5, 3, 7, 16].map((code) => isPermanentRefusal(wrapped(code)))).toEqual([true, true, true, true]);
+    expect([14, 4, 8, 13].map((code) => isPermanentRefusal(wrapped(code)))).toEqual([false, false, false, false]);
+    expect(isPermanentRefusal(new Error('connect ECONNREFUSED 127.0.0.1:7233'))).toBe(false);
   });
 
   it('end as declined when the loop is paused, and as stopped when the worker stops', async () => {

@@ -44,6 +44,7 @@ describe('deploy/prometheus/keeper-alerts.yml', () => {
       'KeeperDiskBlock',
       'KeeperDiskWarn',
       'KeeperEventWatcherUnavailable',
+      'KeeperLookFailing',
       'KeeperLoopFailing',
       'KeeperLoopNotRunning',
       'KeeperServiceCrashing',

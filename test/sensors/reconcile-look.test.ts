@@ -20,10 +20,7 @@ let h: WatchedHost;
 beforeAll(async () => {
   h = await watchedHost('look-reconcile', { KEEPER_ENGINE_STOP_GRACE: `${GRACE_SEC}s` });
 }, 180_000);
-afterAll(async () => {
-  if (process.env.KEEPER_TEST_SHOW_WORKER) console.log(h?.worker.output);
-  await h?.stop();
-}, 120_000);
+afterAll(async () => h?.stop(), 120_000);
 
 const lookedAtService = (tenant: string, spec: Parameters<typeof lookedAtServiceOf>[3] = {}) =>
   lookedAtServiceOf(h, tenant, BOUND_MS, spec);

@@ -7,6 +7,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import type { StateDb } from '../../src/db/open';
+import { freePort } from '../../src/temporal/dev-server';
 import { deleteSchedule, hostFootprint, terminateWorkflow } from '../../src/temporal/footprint';
 import { startKeeper } from '../helpers/cli';
 import { DockerProxy } from '../helpers/docker-proxy';
@@ -25,6 +26,9 @@ export interface WatchedHost {
   proxy: DockerProxy;
   client: Client;
   worker: ReturnType<typeof startKeeper>;
+  /** The worker's metrics endpoint, when the test asked for one (`metrics`). */
+  metricsUrl: string;
+  /** Stops the worker and removes what the host made; KEEPER_TEST_SHOW_WORKER=1 prints the worker's output first. */
   stop(): Promise<void>;
 }
 
@@ -35,7 +39,7 @@ export interface WatchedHost {
 export async function watchedHost(
   name: string,
   env: Record<string, string> = {},
-  opts: { prepare?: (db: StateDb) => void; temporalAddress?: string } = {},
+  opts: { prepare?: (db: StateDb) => void; temporalAddress?: string; metrics?: boolean } = {},
 ): Promise<WatchedHost> {
   const engine = extraEngine(name);
   process.env.DOCKER_HOST = engine.dockerHost;
@@ -47,13 +51,16 @@ export async function watchedHost(
   const address = opts.temporalAddress ?? inject('devServerAddress');
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
-  const worker = startKeeper(['worker', '--db', file, '--host-id', hostId, '--metrics-port', '0', '--log-format', 'json'], {
+  const metricsPort = opts.metrics ? await freePort() : 0;
+  const metricsUrl = opts.metrics ? `http://127.0.0.1:${metricsPort}/metrics` : '';
+  const worker = startKeeper(['worker', '--db', file, '--host-id', hostId, '--metrics-port', String(metricsPort), '--log-format', 'json'], {
     TEMPORAL_ADDRESS: address,
     DOCKER_HOST: proxy.dockerHost,
     KEEPER_POOLED_TEMPLATES: '',
     ...env,
   });
   const stop = async () => {
+    if (process.env.KEEPER_TEST_SHOW_WORKER) console.log(worker.output);
     worker.child.kill('SIGTERM');
     await Promise.race([worker.exited, new Promise((r) => setTimeout(r, 20_000))]);
     if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
@@ -75,7 +82,7 @@ export async function watchedHost(
     await stop();
     throw err;
   }
-  return { hostId, db, file, engine, fixture, proxy, client, worker, stop };
+  return { hostId, db, file, engine, fixture, proxy, client, worker, metricsUrl, stop };
 }
 
 /** The event watcher's state as the worker records it (what `keeper status` shows). */

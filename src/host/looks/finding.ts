@@ -15,6 +15,11 @@ export interface Finding {
    * checks them against what it received, which is how a silent stream is found.
    */
   changes: ContainerChange[];
+  /**
+   * What the look could not see, in one line, though it saw the rest: the look counts as failing (keeper status, the
+   * metrics), and what it did find is still asked for.
+   */
+  failed?: string;
 }
 
 export interface ContainerChange {

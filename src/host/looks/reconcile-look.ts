@@ -5,8 +5,9 @@
  * change. Like the tick's observation it writes only bookkeeping of the look itself: the looks it confirmed
  * unchanged move their time forward, and a look that changed with nothing to count (a health check that passed, a
  * first look's baseline) is swapped by the same compare-and-set a tick uses. Everything else is left to the tick it
- * asks for.
+ * asks for. An engine that did not answer (or some reads that failed) makes the look fail, with the engine's line.
  */
+import { whenWritable } from '../../db/busy';
 import { unheldCircuits } from '../../db/circuit-holds';
 import { environmentsDue, problemReported } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
@@ -32,9 +33,23 @@ export async function lookForReconcile(
   const now = unixSeconds(deps.clock);
   const rows = rowsDue(deps, policy, now);
   const obs = await observeHost(deps, policy, now, view);
-  for (const l of obs.looks) swapLook(deps.db, l.serviceId, l.expected, l.next, now);
+  await whenWritable('the looks swapped', () => {
+    for (const l of obs.looks) swapLook(deps.db, l.serviceId, l.expected, l.next, now); // compare-and-set: safe again
+  });
   const seen = observed(deps, obs);
-  return { items: [...seen.items, ...rows.items], serviceId: seen.serviceId ?? rows.serviceId, changes: seen.changes };
+  return { items: [...seen.items, ...rows.items], serviceId: seen.serviceId ?? rows.serviceId, changes: seen.changes, ...unseen(obs) };
+}
+
+/**
+ * What the observation could not see, as a look's failure: the engine's list (the look then saw only the DB's rows,
+ * which it still asks for), or some of its reads. A look that saw nothing of the engine has not found "no crash".
+ */
+function unseen(obs: TickObservation): Pick<Finding, 'failed'> {
+  if (obs.dockerError !== undefined) return { failed: obs.dockerError };
+  if (obs.transientErrors > 0 || obs.transientSamples.length > 0) {
+    return { failed: `${Math.max(obs.transientErrors, 1)} engine read(s) failed: ${obs.transientSamples[0] ?? ''}` };
+  }
+  return {};
 }
 
 /** What the tick's DB-only steps and its circuit hand-over would do now. */

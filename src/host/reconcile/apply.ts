@@ -3,6 +3,7 @@
  * or a racing ah API call never counts twice. Docker actions (stop a container whose circuit opened, restart an
  * unhealthy one, stop an expired lease's container) that fail transiently are counted and retried next tick.
  */
+import { whenWritable } from '../../db/busy';
 import { DockerError } from '../../docker/errors';
 import { confirmOomKill } from '../../db/crash-records';
 import { reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../../db/hosted';
@@ -33,7 +34,8 @@ export async function applyObservation(deps: ApplyDeps, policy: CrashPolicy, obs
   };
   const act = dockerAction(deps, applied);
   await applyCrashes(deps, policy, obs, applied, act, now);
-  applyRowChanges(deps, obs, applied, now);
+  // Compare-and-set writes: run again for the lock, each finds what the first run applied done, and counts it no more.
+  await whenWritable('the row changes', () => applyRowChanges(deps, obs, applied, now));
   for (const e of obs.environmentStops) {
     if (await act(`stop environment ${e.id}`, () => deps.docker.stopContainer(e.containerId))) applied.containersStopped++;
   }
@@ -41,7 +43,7 @@ export async function applyObservation(deps: ApplyDeps, policy: CrashPolicy, obs
     if (await act(`stop ${c.containerId.slice(0, 12)} (its circuit is open)`, () => deps.docker.stopContainer(c.containerId)))
       applied.containersStopped++;
   }
-  reportOnce(deps, obs, now);
+  await whenWritable('the problems reported', () => reportOnce(deps, obs, now));
   return applied;
 }
 
@@ -71,7 +73,9 @@ async function applyCrashes(
 ): Promise<void> {
   const { db, docker, log, metrics } = deps;
   for (const c of obs.crashes) {
-    const outcome = recordCrash(db, c, now, policy, await readLogTails(deps, c));
+    const tails = await readLogTails(deps, c);
+    // One transaction, a compare-and-set on the look: run again for the lock, it counts the crash once.
+    const outcome = await whenWritable(`the crash of ${c.serviceId}`, () => recordCrash(db, c, now, policy, tails));
     if (outcome.counted > 0) {
       applied.crashes += outcome.counted;
       applied.crashedServices++;

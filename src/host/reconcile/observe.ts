@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import type { ContainerDetails, ContainerSummary } from '../../docker/engine';
 import { DockerError } from '../../docker/errors';
+import { whenWritable } from '../../db/busy';
 import { lastRecordedAt } from '../../db/crash-records';
 import { keeperArrivedAt } from '../../db/keeper-hosts';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
@@ -28,6 +29,7 @@ import { observeOomConfirmations } from './oom-confirmations';
 import { findOpenCircuitsRunning } from './open-circuits';
 import { LABEL, RESOURCE_TYPE } from '../../names';
 import { crashSettingParsers } from '../../settings';
+import { unixSeconds } from '../../time';
 
 /** A container that has run this long again takes its service back to `running`. */
 export const BACK_UP_AFTER_SEC = 10;
@@ -57,6 +59,10 @@ export async function observeHost(
     obs.dockerError = err.message;
     return obs;
   }
+  // The list's status texts ("Up 40 seconds") count from when the engine answered, which a slow engine makes later
+  // than `now`: their ages are read against a time no earlier than the answer, or a start that came after `now`
+  // would read as before it, and the look it replaces would be kept (its death never inspected).
+  const listedAt = unixSeconds(deps.clock);
   const [serviceList, databaseList, environmentList] = lists.map(indexById);
   const inspector = new Inspector(docker, obs);
   const limit = pLimit(INSPECT_CONCURRENCY);
@@ -69,6 +75,7 @@ export async function observeHost(
   });
   const observer = serviceObserver({
     listed: serviceList,
+    listedAt,
     looks: readLooks(db),
     countedBefore,
     inspector,
@@ -79,7 +86,7 @@ export async function observeHost(
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   await observeOomConfirmations(docker, db, deps.clock.nowMs(), obs);
-  touchLooks(db, observer.unchanged, now);
+  await whenWritable('the unchanged looks touched', () => touchLooks(db, observer.unchanged, now));
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
   findSplitBrain(services, serviceList, obs);
@@ -133,6 +140,8 @@ async function observeInFlight(
 
 interface ServiceContext {
   listed: Listed;
+  /** When the list had answered (unix s): its status texts' ages count from no later than this. */
+  listedAt: number;
   looks: Map<string, StoredLook>;
   /** What the service row and keeper's records of its container counted before: a first look's baseline. */
   countedBefore: (s: ServiceRow) => CountedBefore;
@@ -160,7 +169,7 @@ function serviceObserver(ctx: ServiceContext) {
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
     // An event since the last look is a hint that the list may not show yet: the list lags a death's `die` event.
-    if (summary && previous && !ctx.hinted(containerId, previous.lookedAt - 1) && unchangedSince(summary, previous, obs.now)) {
+    if (summary && previous && !ctx.hinted(containerId, previous.lookedAt - 1) && unchangedSince(summary, previous, ctx.listedAt)) {
       rulesOf(s, summary.labels, ctx.policy, obs);
       unchanged.push(s.id);
       return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));
