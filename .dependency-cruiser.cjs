@@ -5,7 +5,7 @@
  * type-only ones too (tsPreCompilationDeps), so a type can close no circle either.
  */
 const ARROWS = {
-  'cli.ts': ['cli/', 'app/keeper.ts', 'worker.ts', 'settings.ts', 'version.ts'],
+  'cli.ts': ['cli/', 'app/keeper.ts', 'worker.ts', 'settings.ts', 'version.ts', 'text.ts'],
   'cli/': [
     'app/keeper.ts',
     'app/uninstall.ts',
@@ -18,6 +18,7 @@ const ARROWS = {
     'search-attributes.ts',
     'settings.ts',
     'time.ts',
+    'text.ts',
   ],
   'worker.ts': ['app/keeper.ts', 'cli/banner.ts', 'settings.ts'],
   'demo.ts': ['app/keeper.ts', 'host/', 'db/', 'ids.ts', 'names.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
@@ -36,11 +37,12 @@ const ARROWS = {
     'search-attributes.ts',
     'settings.ts',
     'time.ts',
+    'text.ts',
   ],
-  'temporal/': ['workflows/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts'],
+  'temporal/': ['workflows/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts', 'text.ts'],
   'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'ids.ts', 'log.ts', 'time.ts'],
   'events/': ['db/', 'docker/engine.ts', 'docker/errors.ts', 'policy/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts'],
-  'sensors/': ['host/', 'db/', 'policy/', 'metrics.ts', 'ids.ts', 'log.ts', 'time.ts'],
+  'sensors/': ['host/', 'db/', 'policy/', 'metrics.ts', 'ids.ts', 'log.ts', 'time.ts', 'text.ts'],
   'workflows/': ['activities/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'],
   'host/': [
     'db/',
@@ -55,24 +57,26 @@ const ARROWS = {
     'settings.ts',
     'time.ts',
     'version.ts',
+    'text.ts',
   ],
   'metrics.ts': ['db/', 'policy/', 'contracts/', 'ids.ts'],
-  'db/': ['policy/', 'contracts/', 'time.ts'],
-  'docker/': [],
+  'db/': ['policy/', 'contracts/', 'time.ts', 'text.ts'],
+  'docker/': ['text.ts'],
   'notify/': ['policy/', 'contracts/'],
-  'policy/': ['contracts/', 'names.ts', 'settings.ts'],
+  'policy/': ['contracts/', 'names.ts', 'settings.ts', 'text.ts'],
   'contracts/': [],
   'log.ts': ['settings.ts'],
-  'settings.ts': [],
+  'settings.ts': ['text.ts'],
   'ids.ts': [],
   'names.ts': [],
   'search-attributes.ts': [],
   'time.ts': [],
+  'text.ts': [],
   'version.ts': [],
 };
 
 /** What workflow code may run: Temporal's workflow packages, ms and the pure modules (their own imports are checked too). */
-const DETERMINISTIC = ['workflows/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'];
+const DETERMINISTIC = ['workflows/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts', 'text.ts'];
 
 const pathOf = (name) => `^src/${name.replace(/\./g, '\\.')}${name.endsWith('/') ? '' : '$'}`;
 

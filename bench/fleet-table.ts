@@ -1,9 +1,30 @@
 /** bench:fleet's output: a header that says what ran, and one markdown row per fleet size. */
 import os from 'node:os';
-import { LOOPS } from '../src/ids';
-import type { Lags, Options } from './fleet';
+import { LOOPS, type LoopName } from '../src/ids';
 import type { Rates } from './fleet-measure';
 import { quantile } from './host';
+
+/** The fleet bench's options (bench/fleet.ts parses them). */
+export interface Options {
+  sizes: number[];
+  windowMs: number;
+  baselineMs: number;
+  hostsPerProcess: number;
+  everyMs: Record<LoopName, number>;
+  speedup: number;
+  lagBoundMs: number;
+  /** --workflows-in-main-thread: each process runs its hosts' workflows in its main thread (see fleet-worker.ts). */
+  workflowsInMainThread: boolean;
+}
+
+/** How late the fleet's runs came (bench/fleet.ts measures them). */
+export interface Lags {
+  expected: number;
+  found: number;
+  late: number;
+  startLagMs: number[];
+  finishLagMs: number[];
+}
 
 export interface Row {
   n: number;

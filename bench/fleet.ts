@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { LOOPS, type LoopName } from '../src/ids';
+import { LOOPS } from '../src/ids';
 import { loadSettings, parseDuration } from '../src/settings';
 import { connectClient, resolveTemporalTarget } from '../src/temporal/connection';
 import { freePort } from '../src/temporal/dev-server';
@@ -36,22 +36,10 @@ import { temporalTlsEnv } from '../test/helpers/cluster/keeper';
 import { onTeardown, teardown as undoSteps, undoDepth } from './cost-host';
 import type { FleetWorkerConfig } from './fleet-worker';
 import { listRuns, marksBetween, postgresOf, rates, serverPid, snapshot, type Probes, type Rates, type Run } from './fleet-measure';
-import { formatRow, header, onTime, type Row } from './fleet-table';
+import { formatRow, header, onTime, type Lags, type Options, type Row } from './fleet-table';
 import { arg, bundleOutOfProcess, requireExplicitEngine } from './host';
 
 requireExplicitEngine('DOCKER_HOST=$(bash scripts/extra-dockerd.sh start fleet) npm run bench:fleet');
-
-export interface Options {
-  sizes: number[];
-  windowMs: number;
-  baselineMs: number;
-  hostsPerProcess: number;
-  everyMs: Record<LoopName, number>;
-  speedup: number;
-  lagBoundMs: number;
-  /** --workflows-in-main-thread: each process runs its hosts' workflows in its main thread (see fleet-worker.ts). */
-  workflowsInMainThread: boolean;
-}
 
 function options(): Options {
   const defaults = loadSettings({ db: '/nonexistent/fleet.db', hostId: 'fleet' }, {});
@@ -188,14 +176,6 @@ async function windowRuns(client: Client, fromMs: number, untilMs: number, bound
     if (runs.every((r) => r.closeMs !== undefined) || Date.now() > deadline) return runs;
     await sleep(5_000);
   }
-}
-
-export interface Lags {
-  expected: number;
-  found: number;
-  late: number;
-  startLagMs: number[];
-  finishLagMs: number[];
 }
 
 /** The fleet's host ids, as startFleet names them. */

@@ -17,6 +17,7 @@ import { registerStatusCommand } from './cli/status';
 import { keeperVersion } from './version';
 import { registerUninstallCommand } from './cli/uninstall';
 import { registerBackupCommands } from './cli/backup';
+import { firstLine } from './text';
 
 export function buildProgram(): Command {
   const program = new Command('keeper')
@@ -25,13 +26,13 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureHelp({ groupItems: settingsLast })
     // One line, keeper's prefix instead of commander's "error:"; commander names the flag or variable and the value.
-    .configureOutput({ outputError: (text, write) => write(`keeper: ${text.replace(/^error: /, '').split('\n')[0]}\n`) });
+    .configureOutput({ outputError: (text, write) => write(`keeper: ${firstLine(text.replace(/^error: /, ''))}\n`) });
 
   withSettings(program.command('worker'))
     .description("run this host's worker (npm start): embedded Temporal unless TEMPORAL_ADDRESS is set")
     .action(async (_opts, cmd: Command) => {
-      const { runWorker } = await import('./worker');
-      await runWorker(settingsFrom(cmd));
+      const { runWorkerProcess } = await import('./worker');
+      await runWorkerProcess(settingsFrom(cmd));
     });
   registerStatusCommand(program);
   registerHealthCommand(program);
@@ -68,7 +69,7 @@ export async function main(argv = process.argv): Promise<number> {
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`keeper: ${message.split('\n')[0]}\n`);
+    process.stderr.write(`keeper: ${firstLine(message)}\n`);
     return err instanceof SettingsError || err instanceof UsageError || err instanceof StateDbMissingError ? EXIT_USAGE : EXIT_FAILURE;
   }
 }

@@ -29,7 +29,7 @@ export function loopOfWorkflowType(type: string): LoopName | undefined {
 }
 
 /** One-shot runs an operator starts: `keeper reconcile --once`, `gc --once` / `--dry-run`, `pool refill --once`. */
-export type OneShot = 'reconcile' | 'gc' | 'gc-dry-run' | 'pool';
+export type OneShotRun = 'reconcile' | 'gc' | 'gc-dry-run' | 'pool';
 
 /** Every workflow and activity of one host runs on its own queue, so activities touch only that host. */
 export function taskQueueFor(hostId: string): string {
@@ -37,7 +37,7 @@ export function taskQueueFor(hostId: string): string {
 }
 
 /** Shared ids of one-shot runs that must not overlap: a second caller joins the running one. */
-const SHARED_ONE_SHOT: Record<Exclude<OneShot, 'reconcile'>, string> = { gc: 'gc-once', 'gc-dry-run': 'gc-dry-run', pool: 'pool-once' };
+const SHARED_ONE_SHOT: Record<Exclude<OneShotRun, 'reconcile'>, string> = { gc: 'gc-once', 'gc-dry-run': 'gc-dry-run', pool: 'pool-once' };
 
 export const ids = {
   /** A loop's schedule, and the prefix of the runs it starts (the server appends the scheduled time). */
@@ -56,6 +56,6 @@ export const ids = {
   notifyByGeneration: (hostId: string, serviceId: string, generation: number, kind: string) =>
     `keeper-${hostId}-notify-${serviceId}-g${generation}-${kind}`,
   /** A one-shot run; every `reconcile --once` is a tick of its own. */
-  once: (hostId: string, run: OneShot, nowMs: number) =>
+  once: (hostId: string, run: OneShotRun, nowMs: number) =>
     run === 'reconcile' ? `keeper-${hostId}-reconcile-once-${nowMs}` : `keeper-${hostId}-${SHARED_ONE_SHOT[run]}`,
 };

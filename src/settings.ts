@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import ms, { type StringValue } from 'ms';
+import { firstLine } from './text';
 
 export class SettingsError extends Error {
   override name = 'SettingsError';
@@ -556,7 +557,7 @@ export function loadSettings(given: RawSettings = {}, env: NodeJS.ProcessEnv = p
   try {
     cmd.parse(argv, { from: 'user' });
   } catch (err) {
-    throw new SettingsError((err as Error).message.replace(/^error: /, '').split('\n')[0]);
+    throw new SettingsError(firstLine((err as Error).message.replace(/^error: /, '')));
   } finally {
     process.env = saved;
   }

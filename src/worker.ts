@@ -8,7 +8,7 @@ import type { Settings } from './settings';
 import { workerBanner } from './cli/banner';
 
 /** Runs this host until SIGINT or SIGTERM, then shuts down gracefully. */
-export async function runWorker(settings: Settings): Promise<void> {
+export async function runWorkerProcess(settings: Settings): Promise<void> {
   await Keeper.with(settings, 'worker', (keeper) =>
     keeper.runWorker(async (started) => void process.stdout.write(await workerBanner(started))),
   );

@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { WriteQueue } from '../db/busy';
 import { recordLookState } from '../db/look-states';
-import { oneLine } from '../db/open';
+import { oneLine } from '../text';
 import { lastLoopResult } from '../db/loop-results';
 import { clearRequestFailure, recordRequestFailure } from '../db/request-failures';
 import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';

@@ -48,7 +48,7 @@ export interface KeeperHost {
   deps: HostDeps;
   /** A worker polling this host's task queue with every workflow and this host's activities. */
   createWorker(parts: WorkerParts): Promise<Worker>;
-  /** This host's schedules, created or updated in place; then a first pool refill (its schedule is an hourly backstop). */
+  /** This host's schedules, created or updated in place; then a first pool refill (its schedule is a 6-hour backstop). */
   ensureSchedules(client: Client): Promise<void>;
   /**
    * This host's run requests through `client`, one per loop, each kept until Temporal takes it: the event watcher,
@@ -124,7 +124,7 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
     },
     async ensureSchedules(client) {
       await ensureSchedules(client, settings);
-      // The pool's schedule is an hourly backstop: a starting worker fills its pool now, not at the next hour. Best
+      // The pool's schedule is a backstop (--pool-interval, 6 h): a starting worker fills its pool now, not hours later. Best
       // effort: a cluster busy starting many hosts' schedules may time out the pause check (a query of the new
       // schedule), and a worker must not fail its start for a refill its schedule makes anyway.
       await triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }).catch((err: Error) =>

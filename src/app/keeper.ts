@@ -20,8 +20,9 @@ import { installRuntime } from '../temporal/runtime';
 import { createKeeperHost, type KeeperHost } from './keeper-host';
 import { hostEngine, hostLogger, openHost, openHostDb, type HostMode, type HostParts } from './open';
 import { withOperatorClient } from './operator-client';
-import { runOnHost, runWorkflowOnce, type OneShot } from './run-once';
-import { runWorker, type StartedWorker } from './worker-run';
+import { runOneShotWorkflow, runOnHost, type OneShot } from './run-once';
+import { runHostWorker, type StartedWorker } from './worker-run';
+import { oneLine } from '../text';
 
 export type { OneShot } from './run-once';
 export type { StartedWorker } from './worker-run';
@@ -29,9 +30,6 @@ export type { StartedWorker } from './worker-run';
 // where a command's Temporal is.
 export { checkBackup, copySqliteOnline, refuseLiveDb, StateDbError, StateDbMissingError, type CopyResult } from './open';
 export { operatorTarget } from './operator-client';
-
-export type KeeperMode = HostMode;
-export type KeeperParts = HostParts;
 
 type Closer = () => Promise<unknown> | unknown;
 
@@ -42,8 +40,8 @@ export class Keeper {
 
   constructor(
     settings: Settings,
-    readonly mode: KeeperMode,
-    private readonly parts: KeeperParts = {},
+    readonly mode: HostMode,
+    private readonly parts: HostParts = {},
   ) {
     this.current = settings;
   }
@@ -121,12 +119,12 @@ export class Keeper {
 
   /** One run of `workflow` as this host's one-shot `workflowId` (see runOnHost). */
   runWorkflowOnce<W extends Workflow>(workflow: W, workflowId: string, args: Parameters<W>): Promise<OneShot<WorkflowResultType<W>>> {
-    return runWorkflowOnce(this, workflow, workflowId, args);
+    return runOneShotWorkflow(this, workflow, workflowId, args);
   }
 
   /** `keeper worker`: this host's worker until SIGINT or SIGTERM (src/app/worker-run.ts); `onStarted` once it runs. */
   runWorker(onStarted: (started: StartedWorker) => Promise<void> | void): Promise<void> {
-    return runWorker(this, onStarted);
+    return runHostWorker(this, onStarted);
   }
 
   /** Registers what `close` undoes, newest first. */
@@ -141,13 +139,13 @@ export class Keeper {
       try {
         await step.close();
       } catch (err) {
-        this.made.log?.warn(`could not close ${step.what}`, { error: (err as Error).message.split('\n')[0] });
+        this.made.log?.warn(`could not close ${step.what}`, { error: oneLine(err) });
       }
     }
   }
 
   /** A keeper for `fn`, closed after it, whatever it does. */
-  static async with<T>(settings: Settings, mode: KeeperMode, fn: (keeper: Keeper) => Promise<T> | T, parts?: KeeperParts): Promise<T> {
+  static async with<T>(settings: Settings, mode: HostMode, fn: (keeper: Keeper) => Promise<T> | T, parts?: HostParts): Promise<T> {
     const keeper = new Keeper(settings, mode, parts);
     try {
       return await fn(keeper);

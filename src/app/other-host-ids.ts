@@ -9,6 +9,7 @@ import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
 import { footprintWords, hostFootprint } from '../temporal/footprint';
 import { isoSeconds, unixSeconds } from '../time';
+import { oneLine } from '../text';
 
 /**
  * At worker start: records this host id against the state DB and warns, one line each, of other ids recorded there
@@ -28,7 +29,7 @@ export async function warnOfOtherHostIds(client: Client, db: StateDb, hostId: st
       );
     }
   } catch (err) {
-    log.warn('could not check for other host ids recorded against this state DB', { error: (err as Error).message.split('\n')[0] });
+    log.warn('could not check for other host ids recorded against this state DB', { error: oneLine(err) });
   }
   return warned;
 }

@@ -18,7 +18,7 @@ import { drainOwnWork, type Drained } from '../temporal/drain';
 import { connectClient, describeTarget, resolveTemporalTarget, type TemporalTarget } from '../temporal/connection';
 import { embeddedServerAnswering, resolveTemporalCli, startDevServer } from '../temporal/dev-server';
 import { connectNative } from '../temporal/native';
-import { runWorkflowOnce as startAndWait } from '../temporal/operations';
+import { executeOnHostQueue } from '../temporal/operations';
 import type { KeeperHost } from './keeper-host';
 
 export interface OneShot<T> {
@@ -125,11 +125,11 @@ async function runOnOwnServer<T>(k: OneShotParts, namespace: string, fn: (client
 }
 
 /** Starts `workflow` as this host's one-shot run `workflowId` and waits for its result (see runOnHost). */
-export function runWorkflowOnce<W extends Workflow>(
+export function runOneShotWorkflow<W extends Workflow>(
   k: OneShotParts,
   workflow: W,
   workflowId: string,
   args: Parameters<W>,
 ): Promise<OneShot<WorkflowResultType<W>>> {
-  return runOnHost(k, (client) => startAndWait(client, k.settings.hostId, workflow, workflowId, args));
+  return runOnHost(k, (client) => executeOnHostQueue(client, k.settings.hostId, workflow, workflowId, args));
 }

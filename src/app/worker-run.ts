@@ -51,7 +51,7 @@ export interface StartedWorker {
 }
 
 /** Runs this host's worker until SIGINT or SIGTERM; `onStarted` is told once it polls and watches. */
-export async function runWorker(keeper: WorkerRunParts, onStarted: (started: StartedWorker) => Promise<void> | void): Promise<void> {
+export async function runHostWorker(keeper: WorkerRunParts, onStarted: (started: StartedWorker) => Promise<void> | void): Promise<void> {
   const { log } = keeper;
   const embeddedTemporal = !resolveTemporalTarget(keeper.settings).address;
   const tenants = await workerTenantRuntime({ docker: keeper.engine, settings: keeper.settings, log, embeddedTemporal });

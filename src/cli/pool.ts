@@ -16,6 +16,7 @@ import { pullStateWords, refillWords } from './words';
 import { isoSeconds } from '../time';
 import { poolRefill } from '../workflows/poolRefill';
 import { jsonOption, print, printOneShot, settingsFrom, table, UsageError, withHost, withKeeper, withSettings } from './common';
+import { oneLine } from '../text';
 
 function renderStatus(s: PoolStatusReport): string {
   return [
@@ -123,7 +124,7 @@ function registerClaimCommand(pool: Command): void {
         // Best effort: the claim has succeeded; without a refill now, the pool's next look or run refills.
         const refill = await k
           .withOperatorClient((client) => requestPoolRefill(client, settings.hostId), 2000)
-          .catch((err: Error) => `not triggered (${err.message.split('\n')[0]}); the next pool run refills`);
+          .catch((err: Error) => `not triggered (${oneLine(err)}); the next pool run refills`);
         return { ...result, refill };
       });
       print(claimed, !!opts.json, renderClaim);

@@ -8,7 +8,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BUSY_TIMEOUT_MS, oneLine, StateDbError } from './open';
+import { oneLine } from '../text';
+import { BUSY_TIMEOUT_MS, StateDbError } from './open';
 
 /** The largest step better-sqlite3 accepts: every page left. */
 const ALL_REMAINING_PAGES = 0x7fffffff;

@@ -8,6 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AH_COLUMNS_KEEPER_NEEDS, AH_MIGRATIONS, type Migration } from './ah-schema';
 import { KEEPER_MIGRATIONS } from './keeper-schema';
+import { oneLine } from '../text';
 import { unixSeconds } from '../time';
 
 export type StateDb = Database.Database;
@@ -152,9 +153,4 @@ export function schemaVersion(db: StateDb): { ah: string; keeper: number } {
   const ah = db.prepare('SELECT name FROM schema_migrations ORDER BY name DESC LIMIT 1').pluck().get() as string;
   const keeper = db.prepare('SELECT COUNT(*) FROM keeper_migrations').pluck().get() as number;
   return { ah, keeper };
-}
-
-export function oneLine(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.split('\n')[0];
 }

@@ -27,6 +27,7 @@ import type {
   VolumeSummary,
 } from './engine';
 import { DockerError, DockerTimeout } from './errors';
+import { firstLine } from '../text';
 
 /**
  * How long the engine has to answer each kind of call before it is aborted and fails with a DockerTimeout (a wedged
@@ -92,7 +93,7 @@ export function toDockerError(operation: string, err: unknown): DockerError {
   const status = typeof e?.statusCode === 'number' ? e.statusCode : undefined;
   const detail = e?.json?.message ?? e?.message ?? String(err);
   const what = status !== undefined ? `HTTP ${status}` : (e?.code ?? 'no response');
-  return new DockerError(operation, status, `docker ${operation}: ${what}: ${detail.split('\n')[0]}`);
+  return new DockerError(operation, status, `docker ${operation}: ${what}: ${firstLine(detail)}`);
 }
 
 function toUnixSeconds(iso: string | undefined): number {

@@ -11,7 +11,7 @@ import { dockerRootDir, guardedPaths, readDiskUsage, updatePoolHold, type GuardD
 import type { HostDeps } from './deps';
 import type { DiskVerdict } from '../contracts/disk';
 import { diskPressureStep, judgeDisk, NO_DISK_PRESSURE, type DiskPressureState } from '../policy/disk';
-import { oneLine } from '../db/open';
+import { oneLine } from '../text';
 import { recordDiskVerdict } from '../metrics';
 
 /** How often the paths are measured: a statfs each, so cheap; short enough to act before a filling disk is full. */

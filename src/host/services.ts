@@ -15,7 +15,7 @@ import {
   setOperatorStatus,
   type ServiceRecord,
 } from '../db/service-lifecycle';
-import { oneLine } from '../db/open';
+import { oneLine } from '../text';
 import { ignoreNotFound } from '../docker/errors';
 import { LABEL, MANAGED, serviceContainerName, tenantNetworkName } from '../names';
 import { unixSeconds } from '../time';

@@ -3,7 +3,7 @@
  * which drops keeper's own keeper_* tables and nothing of ah's. The Temporal side is src/temporal/footprint.ts.
  */
 import { readEventWatcherState } from '../db/events';
-import { dropKeeperTables, forgetHost, hasKeeperTable, keeperTableNames, openCircuitRows, recordedHosts } from '../db/keeper-hosts';
+import { dropKeeperTables, forgetHost, hasKeeperTable, openCircuitRows, recordedHosts } from '../db/keeper-hosts';
 import type { StateDb } from '../db/open';
 import type { OpenCircuit } from '../policy/uninstall';
 
@@ -35,10 +35,6 @@ export interface StateRemoved {
 export function removeState(db: StateDb, hostId: string, purge: boolean): StateRemoved {
   const hostForgotten = forgetHost(db, hostId);
   return { hostForgotten, tablesDropped: purge ? dropKeeperTables(db) : [] };
-}
-
-export function hasKeeperState(db: StateDb): boolean {
-  return keeperTableNames(db).length > 0;
 }
 
 /** Whether this host's worker recorded a clean stop: its event watcher's last state is `stopped`. */

@@ -12,6 +12,7 @@
  * All times are unix milliseconds.
  */
 import type { DatedBy, DeathFacts } from '../contracts/reconcile';
+import { exponentialBackoff } from './backoff';
 
 export type { DatedBy };
 
@@ -50,8 +51,7 @@ export interface RestartLoop {
 
 /** The delay before the restart that follows death `n` (n ≥ 1) of a dense loop that began at the last manual start. */
 export function restartDelayMs(n: number): number {
-  const doublings = Math.min(Math.max(n - 1, 0), 20);
-  return Math.min(RESTART_DELAY_FIRST_MS * 2 ** doublings, RESTART_DELAY_MAX_MS);
+  return exponentialBackoff(n, RESTART_DELAY_FIRST_MS, RESTART_DELAY_MAX_MS);
 }
 
 /** What the inspect and the engine's events tell of the loop that made the deaths. */

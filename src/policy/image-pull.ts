@@ -5,6 +5,7 @@
  */
 import type { PullView } from '../contracts/pool';
 import { exponentialBackoff } from './backoff';
+import { firstLine } from '../text';
 
 /** What the state DB holds of an image's pull (keeper_image_pulls): the view, and whose pull it is. */
 export interface PullRecord extends PullView {
@@ -66,7 +67,7 @@ export function pullNeedsCredentials(message: string): boolean {
 
 /** A failed pull's reason in one line, with a hint when the registry wanted credentials, which keeper does not hold. */
 export function pullFailureLine(image: string, message: string): string {
-  const first = message.split('\n')[0].trim();
+  const first = firstLine(message).trim();
   if (!pullNeedsCredentials(first)) return first;
   return `${first} (the registry of ${image} wants credentials; keeper holds none: pull it on this engine with docker login and docker pull)`;
 }

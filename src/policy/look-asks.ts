@@ -5,13 +5,14 @@
  * no run has finished (the request is still being sent, or the run is on its way), they are asked again only when the
  * run is overdue. Things the event path has in hand (their events arrived) count as asked for.
  */
+import { exponentialBackoff } from './backoff';
 
 export interface AskState {
   /** What was asked for (or left to the event path), as the look's items. */
   items: string[];
   askedAtMs: number;
-  /** How long after `askedAtMs` the same items are asked again once a run has left them. */
-  backoffMs: number;
+  /** Runs that left the same items undone so far: the wait before asking again doubles with each (backoffOf). */
+  undone: number;
   /** Not asked for: left to the event path, which had them in hand. A later look that finds it has not asks at once. */
   leftToEvents?: boolean;
 }
@@ -42,19 +43,24 @@ export interface AskDecision {
 
 export function decideAsk(prev: AskState | undefined, look: Look, rules: AskRules = ASK_RULES): AskDecision {
   if (look.items.length === 0) return { ask: false, next: undefined };
-  const fresh = (backoffMs: number): AskState => ({ items: [...look.items], askedAtMs: look.nowMs, backoffMs });
+  const fresh = (undone: number): AskState => ({ items: [...look.items], askedAtMs: look.nowMs, undone });
   if (!prev || isNew(prev, look)) {
-    if (look.inHand) return { ask: false, next: { ...fresh(rules.firstBackoffMs), leftToEvents: true } };
-    return { ask: true, next: fresh(rules.firstBackoffMs) };
+    if (look.inHand) return { ask: false, next: { ...fresh(0), leftToEvents: true } };
+    return { ask: true, next: fresh(0) };
   }
   const since = look.nowMs - prev.askedAtMs;
   const ranSince = look.lastRunFinishedAtMs !== undefined && look.lastRunFinishedAtMs >= prev.askedAtMs;
   if (ranSince) {
-    if (since < prev.backoffMs) return { ask: false, next: prev };
-    return { ask: true, next: fresh(Math.min(prev.backoffMs * 2, rules.maxBackoffMs)) };
+    if (since < backoffOf(prev, rules)) return { ask: false, next: prev };
+    return { ask: true, next: fresh(prev.undone + 1) };
   }
   if (since < rules.runOverdueMs) return { ask: false, next: prev };
-  return { ask: true, next: fresh(prev.backoffMs) };
+  return { ask: true, next: fresh(prev.undone) };
+}
+
+/** How long after it was asked the same items are asked again once a run has left them: doubling per run, capped. */
+export function backoffOf(state: AskState, rules: AskRules = ASK_RULES): number {
+  return exponentialBackoff(state.undone + 1, rules.firstBackoffMs, rules.maxBackoffMs);
 }
 
 /** Something not asked for before, or left to an event path that no longer has it in hand. */

@@ -11,7 +11,7 @@
  * nothing (a worker restart recreates the schedules, an operator grants the permission or unpauses and recreates a
  * schedule), and a request dropped would lose the change it asks for until a backstop that may itself be gone.
  */
-import { oneLine } from '../db/open';
+import { oneLine } from '../text';
 import type { Logger } from '../log';
 import { exponentialBackoff } from '../policy/backoff';
 import { systemClock, type Clock } from '../time';

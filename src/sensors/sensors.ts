@@ -6,7 +6,7 @@
  * no path is slower than ah's: a silent event stream, a change made only in the DB, a held engine stop reaching
  * its grace, a pool short of its size, an orphan past its age guard.
  */
-import { oneLine } from '../db/open';
+import { oneLine } from '../text';
 import type { EngineView } from '../host/engine-view';
 import type { ContainerChange, Finding } from '../host/looks/finding';
 import type { LoopName } from '../ids';

@@ -15,6 +15,7 @@ import { Connection, type TLSConfig } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import { environment, readSecretFile, SettingsError, type Settings } from '../settings';
 import { diagnoseConnectFailure, V1_CERTIFICATE } from './diagnose';
+import { firstLine, oneLine } from '../text';
 
 export type TemporalAuth = 'mtls' | 'api-key' | 'none';
 
@@ -90,7 +91,7 @@ function loadProfile(name: string | undefined, env: NodeJS.ProcessEnv): ClientCo
     const message = (err as Error).message;
     if (/Profile '.*' not found/.test(message))
       throw new SettingsError(`unknown Temporal profile "${name ?? env.TEMPORAL_PROFILE}" in ${file}`);
-    throw new SettingsError(`Temporal config ${file}: ${message.split('\n')[0]}`);
+    throw new SettingsError(`Temporal config ${file}: ${firstLine(message)}`);
   }
 }
 
@@ -187,6 +188,6 @@ export async function connectClient(t: TemporalTarget & { address: string }, con
 
 /** Says whether the server did not answer or refused the TLS handshake (see diagnose.ts). */
 export async function connectFailure(t: TemporalTarget & { address: string }, err: unknown): Promise<TemporalConnectError> {
-  const detail = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  const detail = oneLine(err);
   return new TemporalConnectError(await diagnoseConnectFailure(t, detail));
 }

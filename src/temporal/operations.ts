@@ -18,6 +18,7 @@ import { hostAttributes, serviceAttributes } from '../search-attributes';
 import { circuitBreaker } from '../workflows/circuitBreaker';
 import { circuitResetSignal, moreEventsSignal } from '../workflows/messages';
 import { reconcileOnEvents } from '../workflows/reconcileOnEvents';
+import { firstLine } from '../text';
 
 /**
  * Starts one run of `loop` now through the host's schedule, so the schedule stays the one thing that starts
@@ -69,7 +70,7 @@ export async function requestPoolRefill(client: Client, hostId: string): Promise
     return (await triggerLoop(client, hostId, 'pool', { unlessPaused: true })) ? 'triggered' : 'not triggered: the pool schedule is paused';
   } catch (err) {
     const e = err as Error;
-    return `not triggered (${e.message.split('\n')[0] || e.name}); the next pool run refills`;
+    return `not triggered (${firstLine(e.message) || e.name}); the next pool run refills`;
   }
 }
 
@@ -91,7 +92,7 @@ export function isPermanentRefusal(err: unknown): boolean {
 }
 
 /** Starts `workflow` as this host's one-shot run `workflowId` (joining it if it runs) and waits for its result. */
-export function runWorkflowOnce<W extends Workflow>(
+export function executeOnHostQueue<W extends Workflow>(
   client: Client,
   hostId: string,
   workflow: W,

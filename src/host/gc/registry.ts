@@ -31,8 +31,6 @@ export const GC_CLASSES = [
   orphanRecords,
 ] as const satisfies readonly GcClassEntry[];
 
-export type GcClassName = (typeof GC_CLASSES)[number]['name'];
-
 const BY_NAME = new Map<string, GcClassEntry>(GC_CLASSES.map((c) => [c.name, c]));
 
 /** The class of that name, or undefined: names come from a sweep's recorded list, which may be another build's. */

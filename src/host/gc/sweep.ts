@@ -4,7 +4,7 @@
  * dry run. Removing something already gone counts as success, so a retried class is harmless.
  */
 import pLimit from 'p-limit';
-import { oneLine } from '../../db/open';
+import { oneLine } from '../../text';
 import type { Logger } from '../../log';
 import type { Plan } from '../../policy/gc';
 import type { GcClass, GcClassResult, GcFailure, GcItem } from '../../contracts/gc';

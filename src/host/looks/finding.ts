@@ -32,12 +32,3 @@ export interface ContainerChange {
 }
 
 export const NOTHING_FOUND: Finding = { items: [], changes: [] };
-
-/** The items of several findings as one, each kind's items in the order found. */
-export function joinFindings(...parts: Finding[]): Finding {
-  return {
-    items: parts.flatMap((p) => p.items),
-    serviceId: parts.find((p) => p.serviceId)?.serviceId,
-    changes: parts.flatMap((p) => p.changes),
-  };
-}

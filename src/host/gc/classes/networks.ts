@@ -1,5 +1,5 @@
 /** ah-tenant-* networks with nothing attached (read from an inspect, W-G1) and no container configured on them. */
-import { oneLine } from '../../../db/open';
+import { oneLine } from '../../../text';
 import type { ContainerUsage } from '../../../docker/engine';
 import { DockerError } from '../../../docker/errors';
 import { ignoreNotFound } from '../../../docker/errors';

@@ -22,7 +22,8 @@ import {
   type ReportedProblem,
   type RowSubject,
 } from '../../../db/hosted';
-import { oneLine, type StateDb } from '../../../db/open';
+import type { StateDb } from '../../../db/open';
+import { oneLine } from '../../../text';
 import { readCircuit } from '../../../db/services';
 import { planEach, type Plan, type Verdict } from '../../../policy/gc';
 import { unixSeconds } from '../../../time';
