@@ -169,7 +169,7 @@ describe('a real Prometheus scraping a real keeper worker', () => {
   it("delivers the circuit's alert to the webhook, and counts it in keeper_notifications_total", { timeout: 90_000 }, async () => {
     await waitFor(
       'the opened alert at the receiver',
-      () => receiver!.uniqueKeys().includes(`keeper/${hostId}/${service!.id}/g1/circuit-opened`),
+      () => receiver!.uniqueKeys().includes(`keeper/${hostId}/${service!.id}/opening-1/circuit-opened`),
       30_000,
     );
     const delivered = await waitFor(

@@ -68,7 +68,7 @@ describe('crash accounting', () => {
     const { sid, cid } = await exitedService(1, { crashCount: 4, crashWindowStart: nowSec() - 100, circuitOpenCount: 1 });
     const { obs, applied, a } = await tick();
     expect(applied.opened).toEqual([
-      { serviceId: sid, generation: 2, retryAt: expect.any(Number), why: '5 crashes within 600s (threshold 5), opening 2' },
+      { serviceId: sid, opening: 1, escalation: 2, retryAt: expect.any(Number), why: '5 crashes within 600s (threshold 5)' },
     ]);
     const retried = await a.applyObservation(obs);
     expect(retried.opened).toEqual(applied.opened); // the workflow still gets started after a retry
@@ -102,17 +102,22 @@ describe('crash accounting', () => {
 
     const inherited = addService(db, tenant, { containerId: 'a'.repeat(64), circuitOpenCount: 2 });
     const t0 = 1_800_000_000;
-    expect(crashAt(inherited, 'a'.repeat(64), t0, 0).opened).toMatchObject({ generation: 3, retryAt: t0 + 4 * 3600 });
+    expect(crashAt(inherited, 'a'.repeat(64), t0, 0).opened).toMatchObject({ opening: 1, escalation: 3, retryAt: t0 + 4 * 3600 });
 
     const own = addService(db, tenant, { containerId: 'b'.repeat(64) });
-    expect(crashAt(own, 'b'.repeat(64), t0, 0).opened).toMatchObject({ generation: 1, retryAt: t0 + 1800 });
+    expect(crashAt(own, 'b'.repeat(64), t0, 0).opened).toMatchObject({ opening: 1, escalation: 1, retryAt: t0 + 1800 });
     reopen(own);
-    expect(crashAt(own, 'b'.repeat(64), t0 + 3600, 1).opened).toMatchObject({ generation: 2, retryAt: t0 + 3600 + 3600 });
+    expect(crashAt(own, 'b'.repeat(64), t0 + 3600, 1).opened).toMatchObject({ opening: 2, escalation: 2, retryAt: t0 + 3600 + 3600 });
     reopen(own);
     expect(decayEscalations(db, t0 + 3600 + 86_399, policy.decaySec)).toBe(0);
     expect(decayEscalations(db, t0 + 3600 + 86_400, policy.decaySec)).toBe(1);
     expect(service(db, own).circuit_open_count).toBe(0);
-    expect(crashAt(own, 'b'.repeat(64), t0 + 3600 + 86_400, 2).opened).toMatchObject({ generation: 1, retryAt: t0 + 3600 + 86_400 + 1800 });
+    // The escalation starts over; the opening's number does not (its alerts' keys never repeat).
+    expect(crashAt(own, 'b'.repeat(64), t0 + 3600 + 86_400, 2).opened).toMatchObject({
+      opening: 3,
+      escalation: 1,
+      retryAt: t0 + 3600 + 86_400 + 1800,
+    });
     expect(service(db, inherited).circuit_open_count).toBe(3);
   });
 });
@@ -162,7 +167,7 @@ describe('engine faults', () => {
     });
     const { obs, kept } = await tick(new DockerClient('unix:///nonexistent/docker.sock'));
     expect(obs.dockerError).toBeDefined();
-    expect(kept.expiredCircuits).toEqual([{ serviceId: sid, generation: 1, retryAt: expect.any(Number) }]);
+    expect(kept.expiredCircuits).toEqual([expect.objectContaining({ serviceId: sid, escalation: 1, retryAt: expect.any(Number) })]);
   });
 });
 

@@ -82,10 +82,10 @@ describe('no shell command from data', () => {
       ),
     );
     // Each one interpolates a constant of keeper's code (a migrations table name, a SELECT list, a pragma value, a
-    // WHERE condition that a write and the look that predicts it share).
+    // WHERE condition that a write and the look that predicts it share; `stillGone` names a table of SUBJECT_TABLES).
     for (const i of interpolated)
       expect(i).toMatch(
-        /\$\{(table|CIRCUIT_SELECT|CRASH_RECORD_SELECT|NOTIFICATION_SELECT|TEMPLATE_COLUMNS|sql|busyTimeoutMs|columns|COLUMNS|THIS_ATTEMPT|where|placeholders|LEASE_EXPIRED|CREATE_STALE|DECAY_DUE|DEPLOY_STALE|TRUSTED_OPEN_CIRCUIT)\}/,
+        /\$\{(table|CIRCUIT_SELECT|CRASH_RECORD_SELECT|NOTIFICATION_SELECT|TEMPLATE_COLUMNS|sql|busyTimeoutMs|columns|COLUMNS|THIS_ATTEMPT|where|placeholders|LEASE_EXPIRED|CREATE_STALE|DECAY_DUE|DEPLOY_STALE|TRUSTED_OPEN_CIRCUIT|OPEN_CIRCUIT_REF|trustedOpenCircuit\('s'\)|IS_CURRENT_OPENING\('s', 'o'\)|stillGone)\}/,
       );
     console.log(`SQL with interpolation: ${interpolated.length}`, interpolated);
   });
