@@ -19,7 +19,7 @@ import { lookForPool } from '../host/looks/pool-look';
 import { lookForReconcile } from '../host/looks/reconcile-look';
 import { BACK_UP_AFTER_SEC } from '../host/reconcile/observe';
 import type { LoopName } from '../ids';
-import { crashPolicy } from '../policy/crash';
+import { crashPolicy } from '../policy/deaths/decision';
 import type { Settings } from '../settings';
 import { unixSeconds } from '../time';
 import { LoopRequester, type FailingRequest } from '../sensors/requests';

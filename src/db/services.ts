@@ -7,7 +7,7 @@
  * upgrade a deferred transaction's read to a write while another process writes, it fails at once with
  * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
-import { countDatedCrashes, openingAt, type CircuitOpening, type CrashCounters, type DatedCount } from '../policy/crash';
+import { countDatedCrashes, openingAt, type CircuitOpening, type CrashCounters, type DatedCount } from '../policy/deaths/decision';
 import type { CircuitRef, CountedDeath, CrashPolicy, CrashRecord } from '../contracts/reconcile';
 import type { ServiceRowFields } from '../policy/rows';
 import { isExpectedExit } from '../policy/service-crash-policy';

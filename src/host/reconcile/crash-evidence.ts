@@ -2,16 +2,16 @@
  * The tick's crash evidence. For the containers whose look shows deaths, or may (keeper's first look at a
  * container that Docker has restarted), it reads the engine's events since keeper's last look (one read for all
  * of them, only when some container may have died), counts a first look's deaths from their die events
- * (policy/crash.ts), works out each death's facts (policy/death-facts.ts), dates them (policy/death-dating.ts)
- * and applies the engine-stop rule (policy/engine-stop.ts): a death the engine itself caused is held, not
+ * (policy/deaths/decision.ts), works out each death's facts (policy/deaths/facts.ts), dates them (policy/deaths/dating.ts)
+ * and applies the engine-stop rule (policy/deaths/engine-stop.ts): a death the engine itself caused is held, not
  * counted, while the engine may still start the container again.
  */
 import type { ContainerDetails, DockerEvent, Engine } from '../../docker/engine';
 import { DockerError } from '../../docker/errors';
 import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
-import { deathsAtFirstLook, type FirstLook } from '../../policy/crash';
-import { crashReason } from '../../policy/crash-words';
-import { dateDeaths, restartLoopOf, type RestartLoop } from '../../policy/death-dating';
+import { deathsAtFirstLook, type FirstLook } from '../../policy/deaths/decision';
+import { crashReason } from '../../policy/deaths/words';
+import { dateDeaths, restartLoopOf, type RestartLoop } from '../../policy/deaths/dating';
 import {
   factsOfDeaths,
   LOG_LOOKBACK_MS,
@@ -19,8 +19,8 @@ import {
   runsEndingIn,
   type ContainerEventFact,
   type RunState,
-} from '../../policy/death-facts';
-import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
+} from '../../policy/deaths/facts';
+import { isHeldEngineStop, stoppedByEngine } from '../../policy/deaths/engine-stop';
 import { LABEL } from '../../names';
 
 /** A container whose look shows deaths, waiting for its evidence. */

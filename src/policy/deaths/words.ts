@@ -3,7 +3,7 @@
  * last_error and the `crashed` deployment row keep ah's form (`container exited (exit code 1)`) with this cause
  * inside it, so ah's API and dashboards show the reason without knowing keeper.
  */
-import type { DeathFacts } from '../contracts/reconcile';
+import type { DeathFacts } from '../../contracts/reconcile';
 
 /** Linux signal numbers 1-31 (the exit code of a process killed by signal n is 128 + n, by convention). */
 const SIGNALS = [

@@ -11,8 +11,8 @@
  *   bunched at "now".
  * All times are unix milliseconds.
  */
-import type { DatedBy, DeathFacts } from '../contracts/reconcile';
-import { exponentialBackoff } from './backoff';
+import type { DatedBy, DeathFacts } from '../../contracts/reconcile';
+import { exponentialBackoff } from '../backoff';
 
 export type { DatedBy };
 

@@ -12,7 +12,7 @@
  *   older ones nothing is left but their number.
  * All times are unix milliseconds.
  */
-import type { DeathFacts, LogWindow } from '../contracts/reconcile';
+import type { DeathFacts, LogWindow } from '../../contracts/reconcile';
 
 /** An engine event about one container, as the tick reads them. */
 export interface ContainerEventFact {

@@ -9,9 +9,9 @@ import {
   firstLookOf,
   openingAt,
   reachesThreshold,
-} from '../../src/policy/crash';
-import type { ContainerLook } from '../../src/contracts/reconcile';
-import { loadSettings } from '../../src/settings';
+} from '../../../src/policy/deaths/decision';
+import type { ContainerLook } from '../../../src/contracts/reconcile';
+import { loadSettings } from '../../../src/settings';
 
 const p = crashPolicy(loadSettings({ hostId: 'h' }, {}));
 

@@ -18,8 +18,8 @@
  * the same minute as a daemon restart too. An OOM kill and a failed restart (the engine's State.Error) are
  * always counted at once.
  */
-import { dieOf, type ContainerEventFact, type RunState } from './death-facts';
-import type { DeathFacts } from '../contracts/reconcile';
+import { dieOf, type ContainerEventFact, type RunState } from './facts';
+import type { DeathFacts } from '../../contracts/reconcile';
 
 /** Restart policies under which Docker restarts a container after every exit of its process. */
 export const RESTART_EVERY_EXIT = new Set(['always', 'unless-stopped']);

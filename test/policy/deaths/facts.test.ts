@@ -6,7 +6,7 @@ import {
   runsEndingIn,
   type ContainerEventFact,
   type RunState,
-} from '../../src/policy/death-facts';
+} from '../../../src/policy/deaths/facts';
 
 const T = 1_800_000_000_000;
 const exited: RunState = {

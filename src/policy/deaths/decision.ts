@@ -3,8 +3,8 @@
  * how many deaths lie between two looks at a container. Workflows, activities and tests share them.
  * All times are unix seconds.
  */
-import type { Settings } from '../settings';
-import type { ContainerLook, CrashPolicy } from '../contracts/reconcile';
+import type { Settings } from '../../settings';
+import type { ContainerLook, CrashPolicy } from '../../contracts/reconcile';
 
 export function crashPolicy(s: Pick<Settings, 'crashWindowMs' | 'crashThreshold' | 'circuitBackoffMs' | 'escalationDecayMs'>): CrashPolicy {
   const sec = (ms: number) => Math.round(ms / 1000);
