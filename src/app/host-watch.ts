@@ -17,7 +17,7 @@ import { EventHints } from '../host/event-hints';
 import { lookForGc } from '../host/looks/gc-look';
 import { lookForPool } from '../host/looks/pool-look';
 import { lookForReconcile } from '../host/looks/reconcile-look';
-import { BACK_UP_AFTER_SEC } from '../host/reconcile/observe';
+import { BACK_UP_AFTER_SEC } from '../policy/deaths/shown';
 import type { LoopName } from '../ids';
 import { crashPolicy } from '../policy/deaths/decision';
 import type { Settings } from '../settings';

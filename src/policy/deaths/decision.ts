@@ -1,10 +1,14 @@
 /**
- * Crash rules, pure: the window, the threshold, the circuit backoff by escalation, escalation decay, and
- * how many deaths lie between two looks at a container. Workflows, activities and tests share them.
+ * Step 8 of a death's story (index.ts), the last: the decision, pure. recordCrash (src/db/services.ts) takes it
+ * inside its transaction, with the service row's own counters, and applies it: which deaths count (an exit the
+ * service expects is recorded, not counted), the window and the threshold applied at each death's own time, and
+ * at the threshold the circuit's opening, its escalation and its retry time (the backoff by escalation, which
+ * decays). The host's crash policy comes from its settings (crashPolicy); a service's labels may set its own.
  * All times are unix seconds.
  */
 import type { Settings } from '../../settings';
-import type { ContainerLook, CrashPolicy } from '../../contracts/reconcile';
+import type { CountedDeath, CrashPolicy, CrashRecord } from '../../contracts/reconcile';
+import { isExpectedExit } from '../service-crash-policy';
 
 export function crashPolicy(s: Pick<Settings, 'crashWindowMs' | 'crashThreshold' | 'circuitBackoffMs' | 'escalationDecayMs'>): CrashPolicy {
   const sec = (ms: number) => Math.round(ms / 1000);
@@ -89,105 +93,68 @@ export function openingAt(escalation: number, lastOpenedAt: number | null, now: 
   return { escalation: next, retryAt: now + backoffFor(next, p.backoffSec) };
 }
 
-// ---- deaths between two looks ----
+/** What the service row holds when its crash is recorded: what the decision starts from. */
+export interface RowCounters extends CrashCounters {
+  /** circuit_open_count: the escalation the next opening escalates from. */
+  escalation: number;
+  /** When keeper last opened this service's circuit; null when it never did. */
+  lastOpenedAt: number | null;
+}
 
-/** A container that is not running now and that Docker will not bring back by itself counts as a death. */
-export function isDown(state: string): boolean {
-  return state === 'exited' || state === 'dead' || state === 'missing';
+/** What recording the crash writes. */
+export interface CrashDecision {
+  /** Each death, oldest first, marked `expected` when the service expects its exit code (recorded, not counted). */
+  deaths: CountedDeath[];
+  /** The deaths counted: the crash's, less the expected ones. None: only expected exits, the counters stay. */
+  counted: number;
+  /** The row's counters after the counted deaths. */
+  counters: CrashCounters;
+  /** The window each death was counted in (its start); an expected exit takes the window current at the end. */
+  windowStarts: number[];
+  /** The circuit opens: at the threshold. */
+  opening?: CircuitOpening;
+  /** The policy the deaths were counted by: the service's own (its labels), else the host's. */
+  policy: CrashPolicy;
+}
+
+/** The decision on crash `c` seen at `now`, from the row's counters `row`. */
+export function crashDecision(row: RowCounters, c: CrashRecord, now: number, hostPolicy: CrashPolicy): CrashDecision {
+  const deaths = withExpected(c.facts ?? Array.from({ length: c.deaths }, unknownDeath), c.rules?.expectedExitCodes ?? []);
+  const counted = c.deaths - deaths.filter((d) => d.expected).length;
+  const policy = c.rules?.policy ?? hostPolicy;
+  const before: CrashCounters = { crashCount: row.crashCount, windowStart: row.windowStart };
+  if (counted <= 0) return { deaths, counted, counters: before, windowStarts: deaths.map(() => row.windowStart ?? now), policy };
+  const { counters, windowStarts, reached } = countDeathsAtTheirTimes(before, deaths, now, policy);
+  const opening = reached ? openingAt(row.escalation, row.lastOpenedAt, now, policy) : undefined;
+  return { deaths, counted, counters, windowStarts, ...(opening && { opening }), policy };
+}
+
+/** Marks the deaths whose exit code the service expects. */
+function withExpected(deaths: CountedDeath[], expectedExitCodes: number[]): CountedDeath[] {
+  return deaths.map((d) => (isExpectedExit(d.exitCode, expectedExitCodes) ? { ...d, expected: true } : d));
+}
+
+/** A death an observation made before crash forensics reports: only its number is known. */
+function unknownDeath(): CountedDeath {
+  return { seenBy: 'restart-count', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
 }
 
 /**
- * Deaths between two looks at the same container, `previous` and `current`. Docker increments RestartCount each
- * time its restart policy restarts the container (it enters `restarting` already incremented), and a manual
- * start resets it to 0; a container that is down now and was not before died once more.
- *
- * With no earlier look, this is the rule for when no die event can be had (deathsAtFirstLook dates them first):
- * only deaths known to be recent count, the container's whole RestartCount if it was created inside the window
- * (all those restarts happened inside it), otherwise just a down container.
+ * The window and threshold applied at each counted death's own time (its dated diedAtMs; `now` for a death an
+ * older observation left undated). Expected exits are not counted: they take the window current at the end.
  */
-export function deathsBetween(
-  previous: ContainerLook | null,
-  current: ContainerLook,
-  createdAtSec: number,
-  nowSec: number,
-  windowSec: number,
-): number {
-  const downNow = isDown(current.state) ? 1 : 0;
-  if (!previous || previous.containerId !== current.containerId) {
-    const recent = nowSec - createdAtSec < windowSec;
-    return (recent ? current.restartCount : 0) + downNow;
-  }
-  const restarts = current.restartCount >= previous.restartCount ? current.restartCount - previous.restartCount : current.restartCount;
-  return Math.max(0, restarts + downNow - (isDown(previous.state) ? 1 : 0));
-}
-
-// ---- keeper's first look at a container ----
-
-/** What keeper's first look at a container takes as already seen, and what it may count. */
-export interface FirstLook {
-  /**
-   * Deaths up to this moment are the baseline: before the container existed, before keeper ran on this state DB
-   * (ah's to count, and its row holds what it counted), or already counted on the service row (a crash window
-   * inherited from ah or from an earlier keeper: its last crash, its window's start, keeper's own records of this
-   * container). Later ones are counted, each dated by its die event.
-   */
-  countFromMs: number;
-  /**
-   * Restarts whose die events are gone (the engine restarted, its 256-event buffer rolled over) count too: the
-   * old first-look rule, for a container created inside the window with nothing counted since.
-   */
-  countsUndated: boolean;
-  /** The row already shows the service crashed, so a container down since before countFromMs was counted then. */
-  rowCrashed: boolean;
-}
-
-/** What the service row and keeper's records say was counted before; unix seconds, null when never. */
-export interface CountedBefore {
-  status: string;
-  lastCrashedAt: unknown;
-  crashWindowStart: unknown;
-  lastRecordedAt: number | null;
-  /** When a keeper worker first started on this state DB; null when none has. */
-  keeperArrivedAt: number | null;
-}
-
-/** A time column as unix seconds; a value that is no time (a bad row) counts as "up to now": nothing is counted twice. */
-function counted(v: unknown, nowSec: number): number | null {
-  if (v === null || v === undefined) return null;
-  return typeof v === 'number' && Number.isFinite(v) ? v : nowSec;
-}
-
-/** The baseline of keeper's first look at a container created at `createdAtSec`, with the service's window. */
-export function firstLookOf(createdAtSec: number, row: CountedBefore, nowSec: number, windowSec: number): FirstLook {
-  const marks = [row.lastCrashedAt, row.crashWindowStart, row.lastRecordedAt].map((v) => counted(v, nowSec));
-  // Counted at a whole second: any death up to the end of that second may have been counted then.
-  const countedUntilMs = Math.max(...marks.map((m) => (m === null ? -Infinity : (m + 1) * 1000)));
-  const createdAtMs = createdAtSec * 1000;
-  const countFromMs = Math.max(createdAtMs, countedUntilMs, (row.keeperArrivedAt ?? -Infinity) * 1000);
-  return {
-    countFromMs,
-    countsUndated: nowSec - createdAtSec < windowSec && countFromMs === createdAtMs,
-    rowCrashed: row.status === 'crashed',
-  };
-}
-
-/**
- * Deaths at keeper's first look at a container: the restarts whose die event (`restartDieTimesMs`, the matched
- * die events of the last RestartCount restarts, oldest first) falls after the baseline, plus, when the events of
- * older restarts are gone, those older ones if the old rule counts them; and a container that is down now, unless
- * the row already counted that death.
- */
-export function deathsAtFirstLook(
-  f: FirstLook,
-  restartCount: number,
-  restartDieTimesMs: number[],
-  down: { now: boolean; atMs: number | null },
-): number {
-  const matched = restartDieTimesMs.slice(Math.max(0, restartDieTimesMs.length - restartCount));
-  const dated = matched.filter((t) => t > f.countFromMs).length;
-  const undated = restartCount - matched.length;
-  // Restarts without events are older than every matched die: after the baseline only if the oldest one is.
-  const undatedCount = f.countsUndated && dated === matched.length ? undated : 0;
-  const downCounted = down.now && !(f.rowCrashed && down.atMs !== null && down.atMs <= f.countFromMs);
-  return dated + undatedCount + (downCounted ? 1 : 0);
+function countDeathsAtTheirTimes(before: CrashCounters, deaths: CountedDeath[], now: number, policy: CrashPolicy): DatedCount {
+  const atSec = (d: CountedDeath) => (d.datedBy && d.diedAtMs !== null ? Math.floor(d.diedAtMs / 1000) : now);
+  const countedOnes = deaths
+    .map((d, i) => ({ d, i }))
+    .filter(({ d }) => !d.expected)
+    .sort((a, b) => atSec(a.d) - atSec(b.d));
+  const dated = countDatedCrashes(
+    before,
+    countedOnes.map(({ d }) => atSec(d)),
+    policy,
+  );
+  const windowStarts = deaths.map(() => dated.counters.windowStart as number);
+  countedOnes.forEach(({ i }, k) => (windowStarts[i] = dated.windowStarts[k]));
+  return { ...dated, windowStarts };
 }
