@@ -16,7 +16,7 @@ import { lookForReconcile } from '../src/host/looks/reconcile-look';
 import { createPoolEntry } from '../src/host/pool/refill';
 import type { LoopName } from '../src/ids';
 import { silentLogger } from '../src/log';
-import { crashPolicy } from '../src/policy/crash';
+import { crashPolicy } from '../src/policy/deaths/decision';
 import { loadSettings } from '../src/settings';
 import { testDeps } from '../test/helpers/fixtures';
 import { addTenant } from '../test/reconcile/rows';

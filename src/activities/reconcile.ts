@@ -10,7 +10,7 @@ import { applyObservation } from '../host/reconcile/apply';
 import { housekeep } from '../host/reconcile/housekeep';
 import { observeHost } from '../host/reconcile/observe';
 import { reportConditions } from '../host/conditions';
-import { crashPolicy } from '../policy/crash';
+import { crashPolicy } from '../policy/deaths/decision';
 import { labelConditions } from '../policy/service-crash-policy';
 import { unixSeconds } from '../time';
 import { summariseTick, tickActed, uniqueByService } from '../policy/tick-summary';

@@ -13,7 +13,7 @@ export interface ContainerLook {
   health: string;
 }
 
-/** How a death was told (src/policy/death-facts.ts): a look, an event, RestartCount alone, a health check, a vanished container. */
+/** How a death was told (src/policy/deaths/facts.ts): a look, an event, RestartCount alone, a health check, a vanished container. */
 export type SeenBy = 'event' | 'look' | 'restart-count' | 'health-check' | 'missing';
 
 export interface LogWindow {
@@ -36,7 +36,7 @@ export interface CountedDeath extends DeathFacts {
   engineStopped?: boolean;
   /** Its exit code is one the service expects (keeper.expected-exit-codes): recorded, not counted. */
   expected?: boolean;
-  /** How diedAtMs was found (policy/death-dating.ts); absent from observations made before dating. */
+  /** How diedAtMs was found (policy/deaths/dating.ts); absent from observations made before dating. */
   datedBy?: DatedBy;
 }
 

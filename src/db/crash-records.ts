@@ -1,6 +1,6 @@
 /** keeper_crash_records: one row per counted death, its facts and its run's last lines (see keeper_1401). */
 import fs from 'node:fs';
-import { signalOf, deathReason } from '../policy/crash-words';
+import { signalOf, deathReason } from '../policy/deaths/words';
 import type { CountedDeath, DatedBy, SeenBy } from '../contracts/reconcile';
 import type { RetainedRow } from '../policy/gc';
 import type { StateDb } from './open';

@@ -7,10 +7,9 @@
  * upgrade a deferred transaction's read to a write while another process writes, it fails at once with
  * SQLITE_BUSY (found by test/reliability/sqlite-lock.test.ts).
  */
-import { countDatedCrashes, openingAt, type CircuitOpening, type CrashCounters, type DatedCount } from '../policy/crash';
-import type { CircuitRef, CountedDeath, CrashPolicy, CrashRecord } from '../contracts/reconcile';
+import { crashDecision, type CircuitOpening, type CrashCounters, type CrashDecision } from '../policy/deaths/decision';
+import type { CircuitRef, CrashPolicy, CrashRecord } from '../contracts/reconcile';
 import type { ServiceRowFields } from '../policy/rows';
-import { isExpectedExit } from '../policy/service-crash-policy';
 import { insertCrashRecords, type LogTail } from './crash-records';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
 import { swapLook } from './looks';
@@ -55,8 +54,9 @@ export interface CrashOutcome {
 
 /**
  * Counts a crash once: the look swap is the compare-and-set, and the service row must still be the watched
- * one (same container, circuit closed). At the threshold the circuit opens in the same transaction. Each death
- * is recorded (keeper_crash_records) in the same transaction too, with its log tail from `tails`.
+ * one (same container, circuit closed). What it writes is the decision of a death's story (crashDecision), taken
+ * here with the row's own counters; at the threshold the circuit opens in the same transaction. Each death is
+ * recorded (keeper_crash_records) in the same transaction too, with its log tail from `tails`.
  */
 export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy: CrashPolicy, tails: LogTail[] = []): CrashOutcome {
   return db
@@ -64,65 +64,41 @@ export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy
       if (!swapLook(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
       const row = watchedRow(db, c);
       if (!row || c.deaths <= 0) return { counted: 0, crashCount: row?.crash_count ?? 0 };
-      const deaths = withExpected(c.facts ?? Array.from({ length: c.deaths }, unknownDeath), c.rules?.expectedExitCodes ?? []);
-      const counted = c.deaths - deaths.filter((d) => d.expected).length;
-      if (counted <= 0) return recordExpectedOnly(db, c, row, deaths, tails, now);
-      const policy = c.rules?.policy ?? hostPolicy;
-
-      const { counters, windowStarts, reached: open } = countDeathsAtTheirTimes(row, deaths, now, policy);
-      const opening = open ? openingAt(row.circuit_open_count, lastOpenedAt(db, c.serviceId), now, policy) : undefined;
-      updateCrashCounters(db, c, row, counters, opening, now);
-      recordDeployment(db, {
-        serviceId: c.serviceId,
-        tenantId: row.tenant_id,
-        image: row.image,
-        status: 'crashed',
-        trigger: 'reconciler',
-        error: c.reason,
-        at: now,
-      });
-      insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, deaths, tails);
-      if (!opening) return { counted, crashCount: counters.crashCount };
-      const { escalation } = opening;
-      const number = recordOpening(db, { serviceId: c.serviceId, escalation, retryAt: opening.retryAt }, now);
-      return {
-        counted,
-        crashCount: counters.crashCount,
-        opened: {
-          serviceId: c.serviceId,
-          opening: number,
-          escalation,
-          retryAt: opening.retryAt,
-          why: openingWhy(counters.crashCount, policy),
-        },
+      const counters = {
+        crashCount: row.crash_count,
+        windowStart: row.crash_window_start,
+        escalation: row.circuit_open_count,
+        lastOpenedAt: lastOpenedAt(db, c.serviceId),
       };
+      const decision = crashDecision(counters, c, now, hostPolicy);
+      if (decision.counted <= 0) return recordExpectedOnly(db, c, row, decision, tails, now);
+      return recordCounted(db, c, row, decision, tails, now);
     })
     .immediate();
 }
 
-/**
- * The window and threshold applied at each counted death's own time (its dated diedAtMs; `now` for a death an
- * older observation left undated). Expected exits are not counted: they take the window current at the end.
- */
-function countDeathsAtTheirTimes(
-  row: { crash_count: number; crash_window_start: number | null },
-  deaths: CountedDeath[],
-  now: number,
-  policy: CrashPolicy,
-): DatedCount & { windowStarts: number[] } {
-  const atSec = (d: CountedDeath) => (d.datedBy && d.diedAtMs !== null ? Math.floor(d.diedAtMs / 1000) : now);
-  const countedOnes = deaths
-    .map((d, i) => ({ d, i }))
-    .filter(({ d }) => !d.expected)
-    .sort((a, b) => atSec(a.d) - atSec(b.d));
-  const dated = countDatedCrashes(
-    { crashCount: row.crash_count, windowStart: row.crash_window_start },
-    countedOnes.map(({ d }) => atSec(d)),
-    policy,
-  );
-  const windowStarts = deaths.map(() => dated.counters.windowStart as number);
-  countedOnes.forEach(({ i }, k) => (windowStarts[i] = dated.windowStarts[k]));
-  return { ...dated, windowStarts };
+/** The counted deaths: the row's counters, ah's `crashed` deployment row, the records, and the circuit's opening. */
+function recordCounted(db: StateDb, c: CrashRecord, row: WatchedRow, decision: CrashDecision, tails: LogTail[], now: number): CrashOutcome {
+  const { counted, counters, windowStarts, opening, policy } = decision;
+  updateCrashCounters(db, c, row, counters, opening, now);
+  recordDeployment(db, {
+    serviceId: c.serviceId,
+    tenantId: row.tenant_id,
+    image: row.image,
+    status: 'crashed',
+    trigger: 'reconciler',
+    error: c.reason,
+    at: now,
+  });
+  insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, decision.deaths, tails);
+  if (!opening) return { counted, crashCount: counters.crashCount };
+  const { escalation } = opening;
+  const number = recordOpening(db, { serviceId: c.serviceId, escalation, retryAt: opening.retryAt }, now);
+  return {
+    counted,
+    crashCount: counters.crashCount,
+    opened: { serviceId: c.serviceId, opening: number, escalation, retryAt: opening.retryAt, why: openingWhy(counters.crashCount, policy) },
+  };
 }
 
 interface WatchedRow {
@@ -173,11 +149,6 @@ function updateCrashCounters(
   );
 }
 
-/** Marks the deaths whose exit code the service expects. */
-function withExpected(deaths: CountedDeath[], expectedExitCodes: number[]): CountedDeath[] {
-  return deaths.map((d) => (isExpectedExit(d.exitCode, expectedExitCodes) ? { ...d, expected: true } : d));
-}
-
 /**
  * Only expected exits: each is recorded (keeper crashes shows it), the status follows the container, and the
  * crash counters, the window and the circuit are left as they were.
@@ -185,8 +156,8 @@ function withExpected(deaths: CountedDeath[], expectedExitCodes: number[]): Coun
 function recordExpectedOnly(
   db: StateDb,
   c: CrashRecord,
-  row: { status: string; crash_count: number; crash_window_start: number | null },
-  deaths: CountedDeath[],
+  row: { status: string; crash_count: number },
+  { deaths, windowStarts }: CrashDecision,
   tails: LogTail[],
   now: number,
 ): CrashOutcome {
@@ -194,18 +165,8 @@ function recordExpectedOnly(
     `UPDATE services SET status = ?, last_error = ?, updated_at = ?
               WHERE id = ? AND container_id = ? AND circuit_open = 0 AND status = ?`,
   ).run(c.statusAfter, `${c.reason} (expected)`, now, c.serviceId, c.containerId, row.status);
-  insertCrashRecords(
-    db,
-    { serviceId: c.serviceId, containerId: c.containerId, windowStarts: deaths.map(() => row.crash_window_start ?? now), recordedAt: now },
-    deaths,
-    tails,
-  );
+  insertCrashRecords(db, { serviceId: c.serviceId, containerId: c.containerId, windowStarts, recordedAt: now }, deaths, tails);
   return { counted: 0, crashCount: row.crash_count };
-}
-
-/** A death an observation made before crash forensics reports: only its number is known. */
-function unknownDeath(): CountedDeath {
-  return { seenBy: 'restart-count', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
 }
 
 export interface CircuitRow {

@@ -12,7 +12,7 @@ import { handOverCircuits, holdCircuit, holdSameOpening, recoverCircuit } from '
 import { applyObservation } from '../../src/host/reconcile/apply';
 import { housekeep } from '../../src/host/reconcile/housekeep';
 import { observeHost } from '../../src/host/reconcile/observe';
-import { crashPolicy } from '../../src/policy/crash';
+import { crashPolicy } from '../../src/policy/deaths/decision';
 import { addService, addTenant, deployments, service } from '../reconcile/rows';
 import { memoryHost, runningService, type MemoryHost } from './world';
 

@@ -14,7 +14,7 @@ import { applyObservation } from '../../src/host/reconcile/apply';
 import { observeHost } from '../../src/host/reconcile/observe';
 import { createPoolEntry } from '../../src/host/pool/refill';
 import { POOL_HOLD_SUBJECT } from '../../src/policy/disk';
-import { crashPolicy } from '../../src/policy/crash';
+import { crashPolicy } from '../../src/policy/deaths/decision';
 import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 import { addService, addTenant } from '../reconcile/rows';
 import { memoryHost, runningService, type MemoryHost } from './world';

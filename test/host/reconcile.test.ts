@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { applyObservation } from '../../src/host/reconcile/apply';
 import { housekeep } from '../../src/host/reconcile/housekeep';
 import { observeHost } from '../../src/host/reconcile/observe';
-import { crashPolicy } from '../../src/policy/crash';
+import { crashPolicy } from '../../src/policy/deaths/decision';
 import { listCrashRecords } from '../../src/db/crash-records';
 import { VANISHED_REASON } from '../../src/policy/rows';
 import { TEST_IMAGE, uniqueId } from '../helpers/fixtures';

@@ -10,7 +10,7 @@ import { lookForReconcile } from '../../src/host/looks/reconcile-look';
 import { applyObservation } from '../../src/host/reconcile/apply';
 import { observeHost } from '../../src/host/reconcile/observe';
 import { silentLogger } from '../../src/log';
-import { crashPolicy } from '../../src/policy/crash';
+import { crashPolicy } from '../../src/policy/deaths/decision';
 import { Sensors } from '../../src/sensors/sensors';
 import { EngineView } from '../../src/host/engine-view';
 import { addService, addTenant } from '../reconcile/rows';

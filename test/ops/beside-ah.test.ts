@@ -12,7 +12,7 @@ import { openStateDb, type StateDb } from '../../src/db/open';
 import { recordCrash } from '../../src/db/services';
 import { DockerClient } from '../../src/docker/client';
 import { housekeep } from '../../src/host/reconcile/housekeep';
-import { crashPolicy } from '../../src/policy/crash';
+import { crashPolicy } from '../../src/policy/deaths/decision';
 import { makeAhDb } from '../helpers/ah-db';
 import { keeperInProcess } from '../helpers/cli';
 import { tempDir, testDeps, testSettings, uniqueId } from '../helpers/fixtures';

@@ -1,6 +1,6 @@
 /** Per-service crash policy from container labels: parsing, validation, fallback to the host's, expected exits. */
 import { describe, expect, it } from 'vitest';
-import { crashPolicy } from '../../src/policy/crash';
+import { crashPolicy } from '../../src/policy/deaths/decision';
 import { crashSettingParsers } from '../../src/settings';
 import { isExpectedExit, labelCondition, labelConditions, parseExitCodes, serviceCrashPolicy } from '../../src/policy/service-crash-policy';
 

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { recordCrash, decayEscalations } from '../../src/db/services';
 import { DockerClient } from '../../src/docker/client';
-import { crashPolicy } from '../../src/policy/crash';
+import { crashPolicy } from '../../src/policy/deaths/decision';
 import type { Settings } from '../../src/settings';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';

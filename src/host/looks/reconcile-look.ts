@@ -13,7 +13,7 @@ import { environmentsDue, problemReported } from '../../db/hosted';
 import { swapLook } from '../../db/looks';
 import { expiredCircuits, servicesDue } from '../../db/services';
 import type { CircuitRef, CrashPolicy, TickObservation } from '../../contracts/reconcile';
-import { crashPolicy } from '../../policy/crash';
+import { crashPolicy } from '../../policy/deaths/decision';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
 import { EngineView } from '../engine-view';

@@ -1,60 +1,59 @@
 /**
- * The tick's crash evidence. For the containers whose look shows deaths, or may (keeper's first look at a
- * container that Docker has restarted), it reads the engine's events since keeper's last look (one read for all
- * of them, only when some container may have died), counts a first look's deaths from their die events
- * (policy/crash.ts), works out each death's facts (policy/death-facts.ts), dates them (policy/death-dating.ts)
- * and applies the engine-stop rule (policy/engine-stop.ts): a death the engine itself caused is held, not
- * counted, while the engine may still start the container again.
+ * What the tick reads of a service's deaths: the evidence at the look (deathEvidence: the inspect, or a 404, and
+ * keeper's stored view) and then the engine's events since keeper's last look (readDeathEvents: one read for every
+ * container whose look shows deaths, or may, and only when one does). What that evidence shows is the pure story of
+ * src/policy/deaths/ (its index.ts); this file only reads it, hands it on, and adds what the story found to the
+ * tick's observation.
  */
 import type { ContainerDetails, DockerEvent, Engine } from '../../docker/engine';
 import { DockerError } from '../../docker/errors';
-import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
-import { deathsAtFirstLook, type FirstLook } from '../../policy/crash';
-import { crashReason } from '../../policy/crash-words';
-import { dateDeaths, restartLoopOf, type RestartLoop } from '../../policy/death-dating';
-import {
-  factsOfDeaths,
-  LOG_LOOKBACK_MS,
-  restartDiesOf,
-  runsEndingIn,
-  type ContainerEventFact,
-  type RunState,
-} from '../../policy/death-facts';
-import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
+import type { ContainerLook, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
+import type { StoredLook } from '../../db/looks';
+import type { ServiceRow } from '../../db/services';
+import { deathsFound, type DeathsFound } from '../../policy/deaths';
+import type { ContainerEventFact, CountedBefore, DeathEvidence, RunState } from '../../policy/deaths/evidence';
+import type { ShownDeaths } from '../../policy/deaths/shown';
 import { LABEL } from '../../names';
-
-/** A container whose look shows deaths, waiting for its evidence. */
-export interface PendingCrash {
-  serviceId: string;
-  /** As the service row holds it (maybe a 12-character prefix). */
-  containerId: string;
-  /** The engine's full id: events name containers by it. */
-  fullId: string;
-  /** The look this crash replaces, and the look that proves it. */
-  stored: ContainerLook | null;
-  current: ContainerLook;
-  /** Deaths the look shows: RestartCount's, and one more when the container is down now (at a first look, the events decide). */
-  deaths: number;
-  /** keeper's first look at this container: its deaths are counted from their die events after this baseline. */
-  firstLook?: FirstLook;
-  /** No death counted after all: a crashed service whose container has been up long enough is back up. */
-  backUpIfNoDeaths?: boolean;
-  downNow: boolean;
-  unhealthy: boolean;
-  statusAfter: 'crashed' | 'running';
-  run: RunState;
-  /** Events from here on can be this container's deaths: keeper's last look at it, or a first look's baseline. */
-  sinceMs: number;
-  /** Events are read from here (a first look reads from the container's creation, to tell gone events from the baseline); sinceMs when absent. */
-  readFromMs?: number;
-  /** The service's own crash policy, from its labels. */
-  rules?: ServiceCrashRules;
-}
 
 export const DEATH_EVENT_ACTIONS: ContainerEventFact['action'][] = ['die', 'start', 'kill', 'oom'];
 const EVENTS_READ_TIMEOUT_MS = 10_000;
 
-export function runStateOf(d: ContainerDetails): RunState {
+/** What the tick has of service `s`'s container at its look. */
+export interface AtLook {
+  /** keeper's last look at the service's container (of any container), if any. */
+  stored: StoredLook | null;
+  /** The inspect, or a 404. */
+  details: ContainerDetails | 'missing';
+  rules?: ServiceCrashRules;
+  windowSec: number;
+  nowSec: number;
+  /** What was counted before: read only at keeper's first look at a container it inspected. */
+  countedBefore: () => CountedBefore;
+}
+
+/** The evidence of service `s`'s deaths at this look. */
+export function deathEvidence(s: ServiceRow, atLook: AtLook): DeathEvidence {
+  const containerId = s.containerId as string;
+  const { stored, details } = atLook;
+  const previous = stored && stored.containerId === containerId ? stored : null;
+  const inspected = details === 'missing' ? null : { fullId: details.id, createdAtSec: details.createdAt, run: runStateOf(details) };
+  return {
+    serviceId: s.id,
+    containerId,
+    rowStatus: s.status,
+    stored: stored && asLook(stored),
+    previous,
+    current: lookOf(containerId, details, previous),
+    inspected,
+    upSec: details === 'missing' || !details.startedAt ? 0 : atLook.nowSec - details.startedAt,
+    countedBefore: inspected && !previous ? atLook.countedBefore() : null,
+    ...(atLook.rules && { rules: atLook.rules }),
+    windowSec: atLook.windowSec,
+    nowSec: atLook.nowSec,
+  };
+}
+
+function runStateOf(d: ContainerDetails): RunState {
   return {
     status: d.status,
     exitCode: d.exitCode,
@@ -67,7 +66,16 @@ export function runStateOf(d: ContainerDetails): RunState {
   };
 }
 
-/** Turns the pending crashes into the observation's crash records (and held engine stops). */
+function lookOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerLook | null): ContainerLook {
+  return details === 'missing'
+    ? { containerId, state: 'missing', restartCount: previous?.restartCount ?? 0, health: '' }
+    : { containerId, state: details.status, restartCount: details.restartCount, health: details.health };
+}
+
+/** Deaths a look at a container that is there shows: the engine's events may tell more of them. */
+export type PendingCrash = ShownDeaths & Required<Pick<ShownDeaths, 'eventsToRead'>>;
+
+/** The pending crashes' events read once, and each one's story told on with its container's. */
 export async function settleCrashes(
   docker: Pick<Engine, 'readEvents'>,
   pending: PendingCrash[],
@@ -76,83 +84,17 @@ export async function settleCrashes(
   graceMs: number,
 ): Promise<void> {
   if (pending.length === 0) return;
-  const events = await readDeathEvents(docker, Math.min(...pending.map((p) => p.readFromMs ?? p.sinceMs)) - 1000, nowMs, obs);
-  for (const p of pending) settle(p, events.get(p.fullId) ?? [], obs, nowMs, graceMs);
+  const events = await readDeathEvents(docker, Math.min(...pending.map((p) => p.eventsToRead.fromMs)) - 1000, nowMs, obs);
+  for (const p of pending) addFound(obs, p, deathsFound(p, events.get(p.eventsToRead.fullId) ?? [], nowMs, graceMs));
 }
 
-/** The deaths to count: the look's, or at a first look those whose die event falls after the baseline. */
-function deathCount(p: PendingCrash, events: ContainerEventFact[]): number {
-  if (!p.firstLook) return p.deaths;
-  const restarts = p.current.restartCount;
-  const dies = restartDiesOf(p.run, p.downNow, events, restarts).map((d) => d.atMs);
-  return deathsAtFirstLook(p.firstLook, restarts, dies, { now: p.downNow, atMs: p.run.finishedAtMs });
-}
-
-/** How Docker restarted the container between the counted deaths: what places those that kept no time. */
-function loopOf(p: PendingCrash, deaths: number, events: ContainerEventFact[]): RestartLoop | undefined {
-  const restarts = deaths - (p.downNow ? 1 : 0);
-  const dies = restartDiesOf(p.run, p.downNow, events, restarts);
-  return restartLoopOf({
-    status: p.run.status,
-    startedAtMs: p.run.startedAtMs,
-    finishedAtMs: p.run.finishedAtMs,
-    restartCount: p.current.restartCount,
-    restarts,
-    eventRunsMs: runsEndingIn(dies, events),
-  });
-}
-
-function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservation, nowMs: number, graceMs: number): void {
-  const count = deathCount(p, events);
-  const deaths: CountedDeath[] = factsOfDeaths(count, p.downNow, p.run, events);
-  let next = p.current;
-  let statusAfter = p.statusAfter;
-  const look = p.downNow ? deaths[deaths.length - 1] : undefined;
-  if (look && isHeldEngineStop(look, p.run, events, nowMs, graceMs)) {
-    // As if the engine had not stopped it yet: the next look decides again, from the same earlier look.
-    deaths.pop();
-    next = { ...p.current, state: 'running', health: p.stored?.health ?? '' };
-    statusAfter = 'running';
-    obs.engineStopsHeld = (obs.engineStopsHeld ?? 0) + 1;
-  } else if (look && stoppedByEngine(look, p.run, events)) {
-    look.engineStopped = true;
-  }
-  if (p.unhealthy) deaths.push(healthCheckDeath(p.run, nowMs));
-  if (deaths.length === 0) {
-    if (!p.stored || !sameLook(p.stored, next)) obs.looks.push({ serviceId: p.serviceId, expected: p.stored, next });
-    if (p.backUpIfNoDeaths) obs.backUp.push({ serviceId: p.serviceId, containerId: p.containerId });
-    return;
-  }
-  const reason = p.unhealthy ? 'container unhealthy (health check failed)' : crashReason(deaths, p.current.state);
-  obs.crashes.push({
-    serviceId: p.serviceId,
-    containerId: p.containerId,
-    expectedLook: p.stored,
-    nextLook: next,
-    deaths: deaths.length,
-    reason,
-    statusAfter,
-    restart: p.unhealthy,
-    facts: dateDeaths(deaths, { sinceMs: p.sinceMs, untilMs: nowMs }, count > 0 ? loopOf(p, count, events) : undefined),
-    ...(p.rules ? { rules: p.rules } : {}),
-  });
-}
-
-/**
- * The unhealthy run is alive: its output up to now is what led to the failed checks. It is dated when its health
- * check made it unhealthy (the engine's health log), not when a look found it: a look under a silent event stream
- * must see that the stream owed its `health_status` event long ago, not that it just happened.
- */
-function healthCheckDeath(run: RunState, nowMs: number): CountedDeath {
-  const since = Math.max(run.startedAtMs ?? nowMs - LOG_LOOKBACK_MS, nowMs - LOG_LOOKBACK_MS);
-  return {
-    seenBy: 'health-check',
-    diedAtMs: Math.min(run.unhealthySinceMs ?? nowMs, nowMs),
-    exitCode: null,
-    oomKilled: null,
-    engineError: '',
-    logWindow: { sinceMs: since, untilMs: nowMs },
-  };
+/** What the story found of `shown`'s deaths, in the tick's observation: a crash, or a look (and a service back up). */
+export function addFound(obs: TickObservation, shown: ShownDeaths, found: DeathsFound): void {
+  const { serviceId, containerId, stored } = shown.evidence;
+  if (found.heldEngineStop) obs.engineStopsHeld = (obs.engineStopsHeld ?? 0) + 1;
+  if (found.crash) return void obs.crashes.push(found.crash);
+  if (!stored || !sameLook(stored, found.look)) obs.looks.push({ serviceId, expected: stored, next: found.look });
+  if (found.backUp) obs.backUp.push({ serviceId, containerId });
 }
 
 /** ah services' die, start, kill and oom events in [sinceMs, untilMs], by container; none when unreadable. */
@@ -191,7 +133,7 @@ export async function readDeathEvents(
 }
 
 /** The look's own fields, without what a stored look adds (its time): what a compare-and-set compares. */
-export function asLook(l: ContainerLook): ContainerLook {
+function asLook(l: ContainerLook): ContainerLook {
   return { containerId: l.containerId, state: l.state, restartCount: l.restartCount, health: l.health };
 }
 

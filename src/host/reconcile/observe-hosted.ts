@@ -6,7 +6,7 @@
 import type { LimitFunction } from 'p-limit';
 import { readDatabases, readEnvironments, type HostedRow } from '../../db/hosted';
 import type { StateDb } from '../../db/open';
-import { isDown } from '../../policy/crash';
+import { isDown } from '../../policy/deaths/shown';
 import { isValidContainerId } from '../../policy/rows';
 import type { Inspector, Listed } from './inspector';
 import type { TickObservation } from '../../contracts/reconcile';

@@ -6,8 +6,8 @@
  * their time forward (touchLooks), which changes no state.
  */
 import pLimit from 'p-limit';
-import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
-import type { ContainerDetails, ContainerSummary } from '../../docker/engine';
+import type { CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
+import type { ContainerSummary } from '../../docker/engine';
 import { DockerError } from '../../docker/errors';
 import { whenWritable } from '../../db/busy';
 import { lastRecordedAt } from '../../db/crash-records';
@@ -15,13 +15,14 @@ import { keeperArrivedAt } from '../../db/keeper-hosts';
 import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
-import { deathsBetween, firstLookOf, isDown, type CountedBefore } from '../../policy/crash';
-import { dateDeaths } from '../../policy/death-dating';
+import { deathsFound, deathsShown } from '../../policy/deaths';
+import type { CountedBefore } from '../../policy/deaths/evidence';
+import { BACK_UP_AFTER_SEC } from '../../policy/deaths/shown';
 import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
 import { EngineView } from '../engine-view';
-import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
+import { addFound, deathEvidence, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
@@ -31,8 +32,6 @@ import { LABEL, RESOURCE_TYPE } from '../../names';
 import { crashSettingParsers } from '../../settings';
 import { unixSeconds } from '../../time';
 
-/** A container that has run this long again takes its service back to `running`. */
-export const BACK_UP_AFTER_SEC = 10;
 /** Inspects at once: enough to hide round trips, few enough not to crowd the engine. */
 export const INSPECT_CONCURRENCY = 8;
 const WATCHED_STATUSES = new Set(['running', 'crashed']);
@@ -82,6 +81,7 @@ export async function observeHost(
     policy,
     obs,
     hinted: (containerId, sinceSec) => deps.hints?.eventSince(containerId, sinceSec * 1000) ?? false,
+    engineStopGraceMs: deps.settings.engineStopGraceMs,
   });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
@@ -150,9 +150,13 @@ interface ServiceContext {
   obs: TickObservation;
   /** The worker's event watcher heard of the container at or after `sinceSec` (unix seconds). */
   hinted: (containerId: string, sinceSec: number) => boolean;
+  engineStopGraceMs: number;
 }
 
-/** Observes watched services one by one, collecting those confirmed unchanged since keeper's last look. */
+/**
+ * Observes watched services one by one, collecting those confirmed unchanged since keeper's last look, and the
+ * deaths whose story waits for the engine's events (settleCrashes reads them once for all).
+ */
 function serviceObserver(ctx: ServiceContext) {
   const unchanged: string[] = [];
   const pending: PendingCrash[] = [];
@@ -165,7 +169,7 @@ function serviceObserver(ctx: ServiceContext) {
   async function observe(s: ServiceRow): Promise<void> {
     obs.checked++;
     const containerId = s.containerId as string;
-    const stored = ctx.looks.get(s.id);
+    const stored = ctx.looks.get(s.id) ?? null;
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
     // An event since the last look is a hint that the list may not show yet: the list lags a death's `die` event.
@@ -177,87 +181,22 @@ function serviceObserver(ctx: ServiceContext) {
     const details = await ctx.inspector.inspect(containerId, `service ${s.id}`);
     if (details === 'transient') return;
     const rules = rulesOf(s, summary?.labels ?? (details === 'missing' ? undefined : details.labels), ctx.policy, obs);
-    const current = lookOf(containerId, details, previous);
-    if (details === 'missing' && s.status === 'crashed') {
-      if (previous?.state === 'missing' || !previous) obs.gone.push({ serviceId: s.id, containerId });
-      else
-        obs.crashes.push(
-          crashOf(s, stored ?? null, current, {
-            deaths: 1,
-            reason: 'container not found by reconciler',
-            statusAfter: 'crashed',
-            restart: false,
-            facts: missingDeaths(1, previous, obs.now),
-            rules,
-          }),
-        );
+    const windowSec = (rules?.policy ?? ctx.policy).windowSec;
+    const evidence = deathEvidence(s, { stored, details, rules, windowSec, nowSec: obs.now, countedBefore: () => ctx.countedBefore(s) });
+    const shown = deathsShown(evidence);
+    if (shown.kind === 'gone') return void obs.gone.push({ serviceId: s.id, containerId });
+    if (shown.kind === 'deaths') {
+      // A gone container's story needs no events: nothing of its deaths is left to read.
+      if (shown.eventsToRead) pending.push({ ...shown, eventsToRead: shown.eventsToRead });
+      else addFound(obs, shown, deathsFound(shown, [], obs.now * 1000, ctx.engineStopGraceMs));
       return;
     }
-    const upSec = details === 'missing' || !details.startedAt ? 0 : obs.now - details.startedAt;
-    if (recordDeaths(ctx, pending, s, { stored: stored ?? null, previous, current, rules }, details, upSec)) return;
-    if (!stored || !sameLook(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored ?? null, next: current });
+    const { current } = evidence;
+    if (!stored || !sameLook(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored, next: current });
     else unchanged.push(s.id);
-    backUp(s, current.state === 'running', upSec);
+    backUp(s, current.state === 'running', evidence.upSec);
   }
   return { observe, unchanged, pending };
-}
-
-/** Deaths since the previous look, or a container that turned unhealthy: one crash, once its evidence is in. */
-function recordDeaths(
-  { obs, policy, countedBefore }: ServiceContext,
-  pending: PendingCrash[],
-  s: ServiceRow,
-  {
-    stored,
-    previous,
-    current,
-    rules,
-  }: { stored: StoredLook | null; previous: StoredLook | null; current: ContainerLook; rules?: ServiceCrashRules },
-  details: ContainerDetails | 'missing',
-  upSec: number,
-): boolean {
-  const windowSec = (rules?.policy ?? policy).windowSec;
-  const deaths = deathsBetween(previous, current, details === 'missing' ? 0 : details.createdAt, obs.now, windowSec);
-  if (details === 'missing') {
-    if (deaths === 0) return false;
-    obs.crashes.push(
-      crashOf(s, stored, current, {
-        deaths,
-        reason: 'container not found by reconciler',
-        statusAfter: 'crashed',
-        restart: false,
-        facts: missingDeaths(deaths, previous, obs.now),
-        rules,
-      }),
-    );
-    return true;
-  }
-  const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
-  // keeper's first look at a container Docker restarted: its die events decide which deaths count.
-  const firstLook = previous ? undefined : firstLookOf(details.createdAt, countedBefore(s), obs.now, windowSec);
-  const mayHaveDied = firstLook ? current.restartCount > 0 || isDown(current.state) : deaths > 0;
-  if (!mayHaveDied && !unhealthy) return false;
-  const down = isDown(current.state) || current.state === 'restarting' || unhealthy || upSec < BACK_UP_AFTER_SEC;
-  pending.push({
-    serviceId: s.id,
-    containerId: s.containerId as string,
-    fullId: details.id,
-    stored: stored && asLook(stored),
-    current,
-    deaths,
-    unhealthy,
-    downNow: isDown(current.state),
-    statusAfter: down ? 'crashed' : 'running',
-    run: runStateOf(details),
-    sinceMs: firstLook ? firstLook.countFromMs : (previous as StoredLook).lookedAt * 1000,
-    ...(firstLook && {
-      firstLook,
-      readFromMs: details.createdAt * 1000,
-      backUpIfNoDeaths: s.status === 'crashed' && current.state === 'running' && upSec >= BACK_UP_AFTER_SEC,
-    }),
-    rules,
-  });
-  return true;
 }
 
 /** The service's crash policy from its container's labels (undefined: labels unknown, the host's applies). */
@@ -272,36 +211,6 @@ function rulesOf(
   (obs.labelsChecked ??= []).push(s.id);
   if (problems.length > 0) (obs.labelProblems ??= []).push({ serviceId: s.id, problems });
   return rules;
-}
-
-/** A container that is gone (404): nothing of its death is left to read. */
-const MISSING: CountedDeath = { seenBy: 'missing', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
-
-/** A vanished container's deaths lie somewhere since keeper's last look: spread over that time. */
-function missingDeaths(deaths: number, previous: StoredLook | null, nowSec: number): CountedDeath[] {
-  return dateDeaths(Array<CountedDeath>(deaths).fill(MISSING), { sinceMs: (previous?.lookedAt ?? nowSec) * 1000, untilMs: nowSec * 1000 });
-}
-
-function lookOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerLook | null): ContainerLook {
-  return details === 'missing'
-    ? { containerId, state: 'missing', restartCount: previous?.restartCount ?? 0, health: '' }
-    : { containerId, state: details.status, restartCount: details.restartCount, health: details.health };
-}
-
-function crashOf(
-  s: ServiceRow,
-  expected: ContainerLook | null,
-  next: ContainerLook,
-  what: {
-    deaths: number;
-    reason: string;
-    statusAfter: 'crashed' | 'running';
-    restart: boolean;
-    facts: CountedDeath[];
-    rules?: ServiceCrashRules;
-  },
-): TickObservation['crashes'][number] {
-  return { serviceId: s.id, containerId: s.containerId as string, expectedLook: expected && asLook(expected), nextLook: next, ...what };
 }
 
 /** The list proves nothing happened to this container since the last look: same state, no start or stop since. */

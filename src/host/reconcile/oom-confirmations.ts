@@ -10,7 +10,8 @@ import { deathsAwaitingOom } from '../../db/crash-records';
 import type { StateDb } from '../../db/open';
 import type { Engine } from '../../docker/engine';
 import type { TickObservation } from '../../contracts/reconcile';
-import { OOM_EVENT_AFTER_DEATH_MS, oomConfirmed } from '../../policy/death-facts';
+import { OOM_EVENT_AFTER_DEATH_MS } from '../../policy/deaths/evidence';
+import { oomConfirmed } from '../../policy/deaths/late-oom';
 import { readDeathEvents } from './crash-evidence';
 
 /** How long after it was recorded a death's OOM kill is still looked for: the oom event comes within seconds. */

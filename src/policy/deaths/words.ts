@@ -1,9 +1,14 @@
 /**
- * A death in words, pure: `exit code 137 (OOM killed)`, `exit code 139 (SIGSEGV)`, `exit code 3`. The service's
- * last_error and the `crashed` deployment row keep ah's form (`container exited (exit code 1)`) with this cause
- * inside it, so ah's API and dashboards show the reason without knowing keeper.
+ * Step 7 of a death's story (index.ts): the crash in words, pure. A death in words: `exit code 137 (OOM killed)`,
+ * `exit code 139 (SIGSEGV)`, `exit code 3`. The service's last_error and the `crashed` deployment row keep ah's form
+ * (`container exited (exit code 1)`) with this cause inside it, so ah's API and dashboards show the reason without
+ * knowing keeper. keeper_crash_records and `keeper crashes` say each death's (deathReason).
  */
-import type { DeathFacts } from '../contracts/reconcile';
+import type { DeathFacts } from '../../contracts/reconcile';
+import type { ShownDeaths } from './shown';
+
+/** What a container that is gone (404) says: ah's words. */
+const GONE = 'container not found by reconciler';
 
 /** Linux signal numbers 1-31 (the exit code of a process killed by signal n is 128 + n, by convention). */
 const SIGNALS = [
@@ -61,7 +66,7 @@ export const ENGINE_STOP_NOTE = 'stopped by the engine and not started again';
 
 /** One death's line in keeper_crash_records and `keeper crashes`. */
 export function deathReason(f: DeathFacts & { engineStopped?: boolean }): string {
-  if (f.seenBy === 'missing') return 'container not found by reconciler';
+  if (f.seenBy === 'missing') return GONE;
   if (f.seenBy === 'health-check') return 'health check failed; keeper restarts the container';
   const cause = causeOf(f);
   const restarted = f.seenBy === 'look' ? '' : ', restarted by Docker';
@@ -82,4 +87,11 @@ export function crashReason(facts: (DeathFacts & { engineStopped?: boolean })[],
   const earlier = facts.length > 1 ? `; ${plural(facts.length - 1)} before it restarted by Docker` : '';
   const note = last.engineStopped ? `, ${ENGINE_STOP_NOTE}` : '';
   return `container ${status} (${causeOf(last)})${note}${earlier}`;
+}
+
+/** The reason of the crash whose counted `deaths` (oldest first) `shown` found: a gone container's, an unhealthy one's, or theirs. */
+export function crashWords(deaths: (DeathFacts & { engineStopped?: boolean })[], shown: ShownDeaths): string {
+  if (!shown.evidence.inspected) return GONE;
+  if (shown.unhealthy) return 'container unhealthy (health check failed)';
+  return crashReason(deaths, shown.evidence.current.state);
 }

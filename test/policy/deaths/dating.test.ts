@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { countDatedCrashes } from '../../src/policy/crash';
-import { dateDeaths, LIVE_LAG_MS, placeByBackoff, restartDelayMs, restartLoopOf } from '../../src/policy/death-dating';
-import type { DeathFacts, SeenBy } from '../../src/contracts/reconcile';
+import { countDatedCrashes } from '../../../src/policy/deaths/decision';
+import { dateDeaths, LIVE_LAG_MS, placeByBackoff, restartDelayMs, restartLoopOf } from '../../../src/policy/deaths/dating';
+import type { DeathFacts, SeenBy } from '../../../src/contracts/reconcile';
 
 const death = (seenBy: SeenBy, diedAtMs: number | null): DeathFacts => ({
   seenBy,

@@ -1,7 +1,7 @@
 /**
- * When each counted death happened, pure. The crash window and threshold are applied to these times, not to the
- * moment keeper looks, so deaths found after an absence (a worker upgrade, a host reboot, a Temporal outage) are
- * counted where they fell. How a death was dated:
+ * Step 6 of a death's story (index.ts): when each counted death happened, pure. The crash window and threshold are
+ * applied to these times, not to the moment keeper looks, so deaths found after an absence (a worker upgrade, a
+ * host reboot, a Temporal outage) are counted where they fell. How a death was dated:
  * - `live`: keeper looked within LIVE_LAG_MS of the death, which has its own time (die event or run times);
  * - `event`: the engine's replayed die event since keeper's last look;
  * - `run-times`: the container's State.FinishedAt (the run that is down now, or the last run Docker restarted);
@@ -11,8 +11,11 @@
  *   bunched at "now".
  * All times are unix milliseconds.
  */
-import type { DatedBy, DeathFacts } from '../contracts/reconcile';
-import { exponentialBackoff } from './backoff';
+import type { CountedDeath, DatedBy, DeathFacts } from '../../contracts/reconcile';
+import { exponentialBackoff } from '../backoff';
+import type { CountedDeaths } from './counted';
+import type { ContainerEventFact } from './evidence';
+import type { ShownDeaths } from './shown';
 
 export type { DatedBy };
 
@@ -35,6 +38,45 @@ export interface UnseenInterval {
 }
 
 export type Dated<T> = T & { diedAtMs: number; datedBy: DatedBy };
+
+/**
+ * The `deaths` (the counted ones, after the engine-stop hold) with their times: inside what keeper did not see,
+ * from `shown.sinceMs` to `nowMs`, placed by the restart loop the inspect and the events show.
+ */
+export function datedDeaths(
+  deaths: CountedDeath[],
+  shown: ShownDeaths,
+  counted: CountedDeaths,
+  events: ContainerEventFact[],
+  nowMs: number,
+): Dated<CountedDeath>[] {
+  const run = shown.evidence.inspected?.run;
+  const restarts = counted.deaths - (counted.downNow ? 1 : 0);
+  // How Docker restarted the container between the counted deaths: what places those that kept no time.
+  const loop =
+    run && counted.deaths > 0
+      ? restartLoopOf({
+          status: run.status,
+          startedAtMs: run.startedAtMs,
+          finishedAtMs: run.finishedAtMs,
+          restartCount: shown.evidence.current.restartCount,
+          restarts,
+          eventRunsMs: runsEndingIn(counted.restartDies, events),
+        })
+      : undefined;
+  return dateDeaths(deaths, { sinceMs: shown.sinceMs, untilMs: nowMs }, loop);
+}
+
+/** How long each run lasted that ended in one of `dies`, when the engine still has the run's start event. */
+export function runsEndingIn(dies: ContainerEventFact[], events: ContainerEventFact[]): number[] {
+  const runs: number[] = [];
+  for (const die of dies) {
+    const bounds = events.filter((e) => e !== die && e.atMs <= die.atMs && (e.action === 'start' || e.action === 'die'));
+    const last = bounds[bounds.length - 1];
+    if (last?.action === 'start') runs.push(die.atMs - last.atMs);
+  }
+  return runs;
+}
 
 /**
  * How Docker restarted the container between the deaths being dated (restartLoopOf): what places deaths that

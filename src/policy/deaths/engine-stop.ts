@@ -1,0 +1,87 @@
+/**
+ * Step 5 of a death's story (index.ts): the engine-stop hold. Deaths the engine caused, pure. When dockerd shuts
+ * down (an upgrade, `systemctl restart docker`, a host reboot) it sends every running container its stop signal,
+ * then SIGKILL after the stop timeout, and keeps answering on open connections until the last one is dead: a tick
+ * in that window sees every service's container exited (with 0, 143 or 137). When the engine starts again it
+ * starts them again itself (restart policy), before it answers. Those deaths are not the tenant's crashes.
+ *
+ * The rule: a container that is down now, not OOM killed and without an engine error, is **stopped by the
+ * engine** when the engine's own `kill` reached it shortly before its `die`; when that event is no longer to
+ * be had, when its restart policy is one under which Docker restarts every crash (so a crash would have left it
+ * `restarting` or running, never down). Such a death is **held**, not counted, for `--engine-stop-grace`: the
+ * engine coming back starts the container again, and the next look finds it running with a fresh run, so
+ * nothing is counted. One still down after the grace (a stop outside ah, or an engine that did not bring it
+ * back) is counted then, once.
+ *
+ * What it cannot hide: a process that dies by itself has no `kill` before its `die`, and under a restart
+ * policy Docker restarts it (RestartCount), so every death of a real crash loop is counted as before, within
+ * the same minute as a daemon restart too. An OOM kill and a failed restart (the engine's State.Error) are
+ * always counted at once.
+ */
+import type { ContainerLook, CountedDeath, DeathFacts } from '../../contracts/reconcile';
+import type { CountedDeaths } from './counted';
+import type { ContainerEventFact, RunState } from './evidence';
+import type { ShownDeaths } from './shown';
+
+/** Restart policies under which Docker restarts a container after every exit of its process. */
+export const RESTART_EVERY_EXIT = new Set(['always', 'unless-stopped']);
+/** The engine's kill (the stop signal, or SIGKILL after the stop timeout) comes this close before the die. */
+export const KILL_BEFORE_DIE_MS = 15_000;
+
+/** The deaths after the hold, and what the look and the service's status become. */
+export interface EngineStopHold {
+  /** The deaths to count: without a held one; one the engine stopped after the grace is marked `engineStopped`. */
+  deaths: CountedDeath[];
+  /** A death the engine caused was held, not counted. */
+  held: boolean;
+  /** The look to store: the current one, or, for a held stop, as if the engine had not stopped it yet. */
+  look: ContainerLook;
+  statusAfter: 'crashed' | 'running';
+}
+
+/** Holds the death of a container down now that the engine itself stopped, while inside the grace (at `nowMs`). */
+export function engineStopHold(
+  deaths: CountedDeath[],
+  shown: ShownDeaths,
+  { lookDie }: Pick<CountedDeaths, 'lookDie'>,
+  events: ContainerEventFact[],
+  nowMs: number,
+  graceMs: number,
+): EngineStopHold {
+  const { current, stored, inspected } = shown.evidence;
+  const unchanged: EngineStopHold = { deaths, held: false, look: current, statusAfter: shown.statusAfter };
+  const look = deaths.find((d) => d.seenBy === 'look');
+  if (!inspected || !look) return unchanged;
+  if (isHeldEngineStop(look, inspected.run, events, lookDie, nowMs, graceMs)) {
+    // As if the engine had not stopped it yet: the next look decides again, from the same earlier look.
+    const asRunning = { ...current, state: 'running', health: stored?.health ?? '' };
+    return { deaths: deaths.filter((d) => d !== look), held: true, look: asRunning, statusAfter: 'running' };
+  }
+  if (!stoppedByEngine(look, inspected.run, events, lookDie)) return unchanged;
+  return { ...unchanged, deaths: deaths.map((d) => (d === look ? { ...d, engineStopped: true } : d)) };
+}
+
+/** Whether the engine itself stopped the container whose down state `look` describes (its die event: `lookDie`). */
+export function stoppedByEngine(
+  look: DeathFacts,
+  state: RunState,
+  events: ContainerEventFact[],
+  lookDie: ContainerEventFact | undefined,
+): boolean {
+  if (look.seenBy !== 'look' || look.oomKilled || look.engineError) return false;
+  if (!lookDie) return RESTART_EVERY_EXIT.has(state.restartPolicy);
+  return events.some((e) => e.action === 'kill' && e.atMs <= lookDie.atMs && lookDie.atMs - e.atMs <= KILL_BEFORE_DIE_MS);
+}
+
+/** A death the engine caused, still inside the grace in which the engine may start the container again. */
+export function isHeldEngineStop(
+  look: DeathFacts,
+  state: RunState,
+  events: ContainerEventFact[],
+  lookDie: ContainerEventFact | undefined,
+  nowMs: number,
+  graceMs: number,
+): boolean {
+  if (look.diedAtMs === null || nowMs - look.diedAtMs >= graceMs) return false;
+  return stoppedByEngine(look, state, events, lookDie);
+}
