@@ -28,7 +28,7 @@ import { DockerClient } from '../src/docker/client';
 import { crashContainer } from '../test/helpers/crash';
 import { loadSettings, parseDuration } from '../src/settings';
 import { LOOP_LIST } from '../src/ids';
-import { triggerLoop } from '../src/temporal/operations';
+import { requestRun } from '../src/temporal/operations';
 import { measureWindow, type CaseFigures } from './cost-window';
 import {
   CRASHLOOP_IMAGE,
@@ -105,7 +105,7 @@ async function settle(h: CostHost): Promise<void> {
   };
   // The schedules' intervals are aligned to the epoch (GC's and the pool's hourly): start-up asks each loop for
   // one run now rather than waiting for its first mark.
-  for (const loop of ['reconcile', 'gc'] as const) await triggerLoop(h.client, h.settings.hostId, loop);
+  for (const loop of ['reconcile', 'gc'] as const) await requestRun(h.client, h.settings.hostId, loop);
   const deadline = Date.now() + 5 * 60_000;
   for (;;) {
     await check();

@@ -11,7 +11,7 @@ import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
-import type { EventWatcher } from '../src/events/watcher';
+import type { EventWatcher } from '../src/watch/event-watcher';
 import { createKeeperHost } from '../src/app/keeper-host';
 import { silentLogger } from '../src/log';
 import { loadSettings, type RawSettings, type Settings } from '../src/settings';

@@ -41,9 +41,9 @@ const SHARED_ONE_SHOT: Record<Exclude<OneShotRun, 'reconcile'>, string> = { gc: 
 
 export const ids = {
   /** A loop's schedule, and the prefix of the runs it starts (the server appends the scheduled time). */
-  schedule: (hostId: string, loop: LoopName) => `keeper-${hostId}-${loop}`,
-  /** The tick the event watcher starts (or signals, while one runs): one id, so a burst of events is one run. */
-  eventTick: (hostId: string) => `keeper-${hostId}-reconcile-events`,
+  schedule: (hostId: string, loop: string) => `keeper-${hostId}-${loop}`,
+  /** The reconcileOnEvents run the event watcher and the looks request (a signal, while one runs): a burst is one run. */
+  reconcileOnEvents: (hostId: string) => `keeper-${hostId}-reconcile-events`,
   circuit: (hostId: string, serviceId: string) => `keeper-${hostId}-circuit-${serviceId}`,
   health: (hostId: string) => `keeper-${hostId}-health`,
   /** The alert of one circuit opening's event: one workflow (and one delivery per webhook) each. */

@@ -57,7 +57,7 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
     looks: meter.createCounter(
       'keeper_looks',
       'looks',
-      "the worker's local looks, by loop and whether one found something to do (found: yes, which asks for a run, or no)",
+      "the worker's local looks, by loop and whether one found something to do (found: yes, which requests a run, or no)",
     ),
     runRequests: meter.createCounter(
       'keeper_run_requests',

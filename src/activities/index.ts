@@ -11,7 +11,7 @@ import { createNotifyActivities } from './notify';
 import { createPoolActivities, type PoolRefillRequester } from './pool';
 import { createReconcileActivities } from './reconcile';
 
-/** `requestPoolRefill`: how a background image pull asks for a refill (the worker's host wires it to its schedule). */
+/** `requestPoolRefill`: how a background image pull requests a refill (the worker's host wires it to its schedule). */
 export function createActivities(deps: HostDeps, hooks: { requestPoolRefill?: PoolRefillRequester } = {}) {
   return {
     ...createHealthActivities(deps),

@@ -1,6 +1,6 @@
 /**
  * The poolRefill workflow's activities. The plan starts the background pull of a pooled template's absent image,
- * which asks for a refill through the worker's client when it ends (and when a failed one may be tried again). A
+ * which requests a refill through the worker's client when it ends (and when a failed one may be tried again). A
  * pool entry that cannot be made by retrying (its template is gone, its image is not on the engine, its name is
  * taken) fails as non-retryable, typed by its reason, so the workflow reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
  * out and reports it as a condition of the refill (logged once, by recordPoolRefill); one removed between the
@@ -21,7 +21,7 @@ import { refillConditions, refillUnchecked } from '../policy/conditions';
 import { recordLoopRun } from './loop-results';
 
 /**
- * Asks this host's pool schedule for a refill through `client`, and says what happened; app/ wires it to the
+ * Requests a refill of this host's pool schedule through `client`, and says what happened; app/ wires it to the
  * schedules (an activity reaches no schedule itself).
  */
 export type PoolRefillRequester = (client: Client) => Promise<string>;
@@ -30,7 +30,7 @@ export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillR
   // The worker's client, from the last plan: a pull outlives the activity that started it.
   let client: Client | undefined;
   const pulls = new ImagePulls(deps, async (why) => {
-    const refill = client && requestRefill ? await requestRefill(client) : 'not triggered: this host asks for no refills';
+    const refill = client && requestRefill ? await requestRefill(client) : 'not requested: this host requests no refills';
     deps.log.info(`${why}: refill ${refill}`, { loop: 'pool' });
   });
   return {

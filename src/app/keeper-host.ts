@@ -10,21 +10,21 @@ import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
 import { DockerClient } from '../docker/client';
 import type { DiskWatcher, DiskWatcherOptions } from '../host/disk-watcher';
-import type { EventWatcher, EventWatcherOptions } from '../events/watcher';
+import type { EventWatcher, EventWatcherOptions } from '../watch/event-watcher';
 import type { HostDeps } from '../host/deps';
-import { EventHints } from '../host/event-hints';
+import { EventHints } from '../watch/event-hints';
 import { taskQueueFor } from '../ids';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
-import { requestPoolRefill, triggerLoop } from '../temporal/operations';
+import { requestPoolRefill, requestRun } from '../temporal/operations';
 import { ensureSchedules } from '../temporal/schedules';
 import type { LoopName } from '../ids';
-import type { EventWitness, Sensors } from '../sensors/sensors';
+import type { EventPath, LookRunner } from '../watch/look-runner';
 import {
   createDiskWatcher,
   createEventWatcher,
   createHostWatch,
-  createSensors,
+  createLooks,
   hostRequests,
   type HostRequests,
   type HostWatch,
@@ -55,15 +55,15 @@ export interface KeeperHost {
    * the disk watcher and the local looks all ask through them.
    */
   requests(client: Client): HostRequests;
-  /** The Docker event watcher (not started): it asks for a reconcile tick when an ah container changes. */
+  /** The Docker event watcher (not started): it requests a reconcile tick when an ah container changes. */
   eventWatcher(client: Client, opts?: Pick<EventWatcherOptions, 'reconnect'>): EventWatcher;
-  /** The local looks (not started): each loop's, at its --*-look-interval; the watcher, when given, is their witness. */
-  sensors(client: Client, opts?: { witness?: EventWitness; intervalsMs?: Partial<Record<LoopName, number>> }): Sensors;
-  /** The disk watcher (not started): it asks the gc schedule for a sweep when a guarded path crosses the block threshold. */
+  /** The local looks (not started): each loop's, at its --*-look-interval; the watcher, when given, is their event path. */
+  looks(client: Client, opts?: { eventPath?: EventPath; intervalsMs?: Partial<Record<LoopName, number>> }): LookRunner;
+  /** The disk watcher (not started): it requests a sweep of the gc schedule when a guarded path crosses the block threshold. */
   diskWatcher(client: Client, opts?: Pick<DiskWatcherOptions, 'intervalMs' | 'cooldownMs'>): DiskWatcher;
   /**
    * Everything that watches this host between runs, not started: the event watcher, the disk watcher and the local
-   * looks (with the watcher as their witness), over one set of requests. A worker starts it and stops it.
+   * looks (with the watcher as their event path), over one set of requests. A worker starts it and stops it.
    */
   watch(client: Client): HostWatch;
   /** Closes what the host opened itself (the DB when it was not given). */
@@ -90,7 +90,7 @@ export type { HostRequests, HostWatch } from './host-watch';
 export function createKeeperHost(settings: Settings, parts: HostParts = {}): KeeperHost {
   const opened = openHost(settings, 'worker', parts);
   // What the event watcher hears, for the runs and looks of this worker: a list entry of a container with a newer
-  // event is no proof of anything (src/host/event-hints.ts).
+  // event is no proof of anything (src/watch/event-hints.ts).
   const deps = { ...opened.deps, hints: opened.deps.hints ?? new EventHints() };
   const { metrics } = deps;
   // The adapter counts the engine API calls it makes; an engine given in its place (a test double) is not counted.
@@ -127,13 +127,15 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
       // The pool's schedule is a backstop (--pool-interval, 6 h): a starting worker fills its pool now, not hours later. Best
       // effort: a cluster busy starting many hosts' schedules may time out the pause check (a query of the new
       // schedule), and a worker must not fail its start for a refill its schedule makes anyway.
-      await triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }).catch((err: Error) =>
-        deps.log.warn('could not ask for a first pool refill; the pool schedule refills within the hour', { error: err.message }),
+      await requestRun(client, settings.hostId, 'pool', { unlessPaused: true }).catch((err: Error) =>
+        deps.log.warn("could not request a first pool refill; the pool's look requests one once it finds the pool short", {
+          error: err.message,
+        }),
       );
     },
     eventWatcher: (client, opts = {}) => createEventWatcher(parts$, requests(client), opts),
     diskWatcher: (client, opts = {}) => createDiskWatcher(parts$, requests(client), opts),
-    sensors: (client, opts = {}) => createSensors(parts$, requests(client), opts),
+    looks: (client, opts = {}) => createLooks(parts$, requests(client), opts),
     watch: (client) => createHostWatch(parts$, requests(client)),
     close: opened.close,
   };

@@ -1,7 +1,7 @@
 /** `keeper schedules list|pause|resume|trigger <loop>`: the operator side of this host's three schedules. */
 import { Argument, type Command } from 'commander';
 import { LOOPS, type LoopName } from '../ids';
-import { triggerLoop } from '../temporal/operations';
+import { requestRun } from '../temporal/operations';
 import { describeSchedules, setSchedulePaused, type ScheduleRow } from '../temporal/schedules';
 import { jsonOption, print, settingsFrom, table, withKeeper, withSettings } from './common';
 
@@ -42,7 +42,7 @@ export function registerScheduleCommands(program: Command): void {
         const settings = settingsFrom(cmd);
         await withKeeper(settings, (k) =>
           k.withOperatorClient(async (client) => {
-            if (verb === 'trigger') await triggerLoop(client, settings.hostId, loop);
+            if (verb === 'trigger') await requestRun(client, settings.hostId, loop);
             else
               await setSchedulePaused(
                 client,

@@ -123,12 +123,12 @@ const looks: Section = ({ looks: rows, now }) => {
     'looks',
     indent(
       table(
-        ['loop', 'last look', 'found', 'last asked for a run', 'failing'],
+        ['loop', 'last look', 'found', 'last requested a run', 'failing'],
         rows.map((l) => [
           l.loop,
           l.lookedAt === null ? '-' : agoWords(l.lookedAt, now),
           found(l),
-          l.askedAt === null ? '-' : agoWords(l.askedAt, now),
+          l.requestedAt === null ? '-' : agoWords(l.requestedAt, now),
           l.failingSince === null ? '-' : `since ${agoWords(l.failingSince, now)}: ${l.error}`,
         ]),
       ),
@@ -147,7 +147,7 @@ const requests: Section = ({ requests: rows, now }) => {
     'run requests not taken',
     indent(
       table(
-        ['loop', 'failing', 'attempts', 'asked by', 'error'],
+        ['loop', 'failing', 'attempts', 'requested by', 'error'],
         rows.map((r) => [r.loop, `since ${agoWords(r.failingSince, now)}`, r.attempts, r.why, `${r.refused ? 'REFUSED: ' : ''}${r.error}`]),
       ),
     ),

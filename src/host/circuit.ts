@@ -25,7 +25,7 @@ export async function holdCircuit(
   const seen = readCircuit(db, serviceId);
   if (!seen?.open) return notOpen(seen);
   if (isValidContainerId(seen.containerId)) await ignoreNotFound(docker.stopContainer(seen.containerId));
-  // From here this opening has its timer: the worker's look no longer asks a tick to hand it over. One keeper has
+  // From here this opening has its timer: the worker's look no longer requests a tick to hand it over. One keeper has
   // not numbered (ah opened it; a reset came before any tick) is taken over here.
   const now = unixSeconds(clock);
   const opening = holdCurrentOpening(db, serviceId, now);

@@ -91,7 +91,7 @@ async function askToRecheck(host: string, serviceId: string, opening: number): P
   try {
     await getExternalWorkflowHandle(ids.circuit(host, serviceId)).signal(circuitRecheckSignal, opening);
   } catch (err) {
-    // It ended between the start and the signal: the opening is still held by none, and the look asks for a tick
+    // It ended between the start and the signal: the opening is still held by none, and the look requests a tick
     // that starts its workflow.
     log.warn('circuit recheck not delivered: its workflow ended', { serviceId, opening, error: String(err) });
   }

@@ -6,7 +6,7 @@ import { expect, it } from 'vitest';
 import { lastLoopResults } from '../../src/db/loop-results';
 import { DockerClient } from '../../src/docker/client';
 import { ids } from '../../src/ids';
-import { triggerLoop } from '../../src/temporal/operations';
+import { requestRun } from '../../src/temporal/operations';
 import { ensureSchedules, schedulePhaseMs } from '../../src/temporal/schedules';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
@@ -31,7 +31,7 @@ it('a triggered gc schedule runs a real sweep on this host and records it', asyn
 
     const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
     await worker.runUntil(async () => {
-      await triggerLoop(env.client, settings.hostId, 'gc');
+      await requestRun(env.client, settings.hostId, 'gc');
       const recorded = await waitFor('the gc loop result', () => lastLoopResults(db).find((r) => r.loop === 'gc'), 30_000);
       expect(recorded.workflowId).toMatch(new RegExp(`^keeper-${settings.hostId}-gc`));
       expect(recorded.result).toMatchObject({ totals: { removed: expect.any(Number), classErrors: 0 } });

@@ -1,5 +1,5 @@
 /**
- * The reconcile tick's observation: the engine's containers (one list, src/host/engine-view.ts, filtered by label
+ * The reconcile tick's observation: the engine's containers (one list, src/watch/engine-view.ts, filtered by label
  * here: services, databases, environments), SQLite, and an inspect only for the containers that may have changed
  * since keeper's last look. It acts on nothing: it returns what changed, which the apply step acts on with
  * compare-and-set writes. Its one write is bookkeeping of the look itself: the looks it confirmed unchanged move
@@ -20,7 +20,7 @@ import { dateDeaths } from '../../policy/death-dating';
 import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
-import { EngineView } from '../engine-view';
+import { EngineView } from '../../watch/engine-view';
 import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';

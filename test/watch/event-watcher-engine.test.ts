@@ -7,16 +7,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readEventWatcherState } from '../../src/db/events';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import type { EventWatcher } from '../../src/events/watcher';
+import type { EventWatcher } from '../../src/watch/event-watcher';
 import { ids } from '../../src/ids';
-import { triggerLoop } from '../../src/temporal/operations';
+import { requestRun } from '../../src/temporal/operations';
 import type { Settings } from '../../src/settings';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile } from '../helpers/temporal';
 import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
 import { crashContainer } from '../helpers/crash';
-import { startHost, tickAfter, ticksDone, watcherFor, type Host } from './helpers';
+import { startHost, tickAfter, ticksDone, watcherFor, type Host } from './event-host';
 
 const env = devServerForFile();
 let db: StateDb;
@@ -97,7 +97,7 @@ describe('event watcher on the real engine', () => {
     const w = watch();
     await following();
     await noNaturalTickBefore(3_600_000);
-    const requested = w.stats.ticksRequested;
+    const requested = w.stats.requested;
     const before = await ticks();
 
     await crashContainer(docker, cid);
@@ -106,7 +106,7 @@ describe('event watcher on the real engine', () => {
 
     expect(service(db, sid)).toMatchObject({ crash_count: 1, status: expect.stringMatching(/crashed|running/) });
     expect(w.stats.relevant).toBeGreaterThanOrEqual(1);
-    expect(w.stats.ticksRequested).toBeGreaterThan(requested);
+    expect(w.stats.requested).toBeGreaterThan(requested);
     const cursor = readEventWatcherState(db, settings.hostId)?.lastEventNs;
     expect(cursor).toBeGreaterThan(0n);
   });
@@ -117,7 +117,7 @@ describe('event watcher on the real engine', () => {
     const w = watch();
     await following();
     await waitFor('no tick request pending', () => w.idle);
-    const requested = w.stats.ticksRequested;
+    const requested = w.stats.requested;
 
     await crashContainer(docker, cid);
     await waitFor('the crash in SQLite', () => service(db, sid).crash_count === 1, 10_000, 20);
@@ -126,7 +126,7 @@ describe('event watcher on the real engine', () => {
     // No periodic tick runs: the start's own look, about 11 s after it, is what brings the service back.
     await waitFor('the service back up', () => service(db, sid).status === 'running', 60_000, 100);
     await waitFor('no tick request pending', () => w.idle);
-    expect(w.stats.ticksRequested - requested).toBe(2);
+    expect(w.stats.requested - requested).toBe(2);
     expect(service(db, sid).crash_count).toBe(1);
   });
 
@@ -135,7 +135,7 @@ describe('event watcher on the real engine', () => {
     const services = await Promise.all(Array.from({ length: 6 }, () => runningService()));
     const w = watch();
     await following();
-    const requested = w.stats.ticksRequested;
+    const requested = w.stats.requested;
     const relevant = w.stats.relevant;
 
     await Promise.all(services.map((s) => crashContainer(docker, s.cid)));
@@ -143,7 +143,7 @@ describe('event watcher on the real engine', () => {
     await waitFor('the restarts seen', () => w.stats.relevant - relevant >= 12, 10_000, 20); // a die and a start each
 
     // Leading edge plus one request per debounce window that saw events: far fewer requests than events.
-    const requests = w.stats.ticksRequested - requested;
+    const requests = w.stats.requested - requested;
     expect(requests).toBeGreaterThanOrEqual(1);
     expect(requests).toBeLessThanOrEqual((w.stats.relevant - relevant) / 2);
     for (const s of services) expect(service(db, s.sid).crash_count).toBe(1);
@@ -178,7 +178,7 @@ describe('event watcher on the real engine', () => {
     // More ticks, asked for by replayed events and by hand, find nothing new to count.
     for (let i = 0; i < 2; i++) {
       const before = await ticks();
-      await triggerLoop(env.client, settings.hostId, 'reconcile'); // BUFFER_ONE: never dropped while a tick runs
+      await requestRun(env.client, settings.hostId, 'reconcile'); // BUFFER_ONE: never dropped while a tick runs
       await tickAfter(env, settings.hostId, before, 'one more tick');
     }
     expect(service(db, sid).crash_count).toBe(3);
@@ -241,11 +241,11 @@ describe('event watcher on the real engine', () => {
       return s?.state === 'unavailable' && s;
     });
     expect(state.lastError).toMatch(/503/);
-    expect(host!.logs.some((l) => /unavailable: crashes are seen by the periodic reconcile tick only/.test(l))).toBe(true);
+    expect(host!.logs.some((l) => /unavailable: crashes are seen by the local looks only/.test(l))).toBe(true);
 
     await crashContainer(docker, cid);
     await waitFor('the periodic tick to count it', () => service(db, sid).crash_count === 1, 20_000, 50);
-    expect(w.stats.ticksRequested).toBe(0);
+    expect(w.stats.requested).toBe(0);
     expect(readEventWatcherState(db, settings.hostId)?.state).toBe('unavailable');
 
     // When the engine answers again, the watcher follows again.

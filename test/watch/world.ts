@@ -107,7 +107,7 @@ export async function lookedAtService(
   const looked = () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid);
   await waitFor('keeper to look at the new service', looked, boundMs, 250);
   const startedAtSec = Math.floor((await h.fixture.docker.inspectContainer(cid)).startedAtMs! / 1000);
-  const startLookRan = () => (lastLoopResult(h.db, 'reconcile')?.finishedAt ?? 0) >= startedAtSec + 11;
-  await waitFor('the tick the start asked for', startLookRan, boundMs, 250);
+  const startRequestRan = () => (lastLoopResult(h.db, 'reconcile')?.finishedAt ?? 0) >= startedAtSec + 11;
+  await waitFor('the tick the start requested', startRequestRan, boundMs, 250);
   return { sid, cid };
 }

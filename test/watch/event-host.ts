@@ -3,7 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import type { EventWatcher } from '../../src/events/watcher';
+import type { EventWatcher } from '../../src/watch/event-watcher';
 import { ids } from '../../src/ids';
 import { createKeeperHost } from '../../src/app/keeper-host';
 import type { Settings } from '../../src/settings';
@@ -63,7 +63,7 @@ export function watcherFor(
  */
 export async function ticksDone(env: TestWorkflowEnvironment, hostId: string): Promise<number> {
   const d = await env.client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe();
-  const events = await env.client.workflow.count(`WorkflowId = "${ids.eventTick(hostId)}" AND ExecutionStatus != "Running"`);
+  const events = await env.client.workflow.count(`WorkflowId = "${ids.reconcileOnEvents(hostId)}" AND ExecutionStatus != "Running"`);
   return d.info.numActionsTaken - d.info.runningActions.length + events.count;
 }
 

@@ -35,7 +35,7 @@ describe('the GC look', () => {
     expect(await exists(foreign)).toBe(true);
     // The look asked for the sweep (the schedule's first sweep is 6 h away).
     expect(h.worker.output).toMatch(
-      /"loop":"gc","look":"gc-containers:[0-9a-f]{12}","msg":"local look found something to do: asking for a run"/,
+      /"loop":"gc","look":"gc-containers:[0-9a-f]{12}","msg":"local look found something to do: requesting a run"/,
     );
   }, 300_000);
 });
