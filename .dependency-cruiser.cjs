@@ -9,6 +9,7 @@ const ARROWS = {
   'cli/': [
     'app/keeper.ts',
     'app/uninstall.ts',
+    'loops/',
     'temporal/',
     'host/',
     'workflows/',
@@ -23,6 +24,7 @@ const ARROWS = {
   'worker.ts': ['app/keeper.ts', 'cli/banner.ts', 'settings.ts'],
   'demo.ts': ['app/keeper.ts', 'host/', 'db/', 'ids.ts', 'names.ts', 'search-attributes.ts', 'settings.ts', 'time.ts'],
   'app/': [
+    'loops/',
     'activities/',
     'watch/',
     'host/',
@@ -38,6 +40,7 @@ const ARROWS = {
     'time.ts',
     'text.ts',
   ],
+  'loops/': ['activities/', 'host/', 'watch/', 'temporal/', 'db/', 'policy/', 'contracts/', 'metrics.ts', 'settings.ts'],
   'temporal/': ['workflows/', 'contracts/', 'ids.ts', 'search-attributes.ts', 'log.ts', 'settings.ts', 'text.ts'],
   'activities/': ['host/', 'db/', 'notify/', 'policy/', 'contracts/', 'metrics.ts', 'ids.ts', 'log.ts', 'time.ts'],
   'workflows/': ['activities/', 'policy/', 'contracts/', 'ids.ts', 'names.ts', 'search-attributes.ts'],
@@ -58,7 +61,7 @@ const ARROWS = {
     'text.ts',
   ],
   'watch/': ['db/', 'docker/engine.ts', 'policy/', 'metrics.ts', 'names.ts', 'log.ts', 'time.ts', 'text.ts'],
-  'metrics.ts': ['db/', 'policy/', 'contracts/', 'ids.ts'],
+  'metrics.ts': ['db/', 'contracts/'],
   'db/': ['policy/', 'contracts/', 'time.ts', 'text.ts'],
   'docker/': ['text.ts'],
   'notify/': ['policy/', 'contracts/'],

@@ -19,7 +19,7 @@ import { connectClient, resolveTemporalTarget } from '../src/temporal/connection
 import { startDevServer } from '../src/temporal/dev-server';
 import { connectNative } from '../src/temporal/native';
 import { installRuntime } from '../src/temporal/runtime';
-import { ensureSchedules } from '../src/temporal/schedules';
+import { ensureLoopSchedules } from '../src/loops/schedules';
 
 export interface BenchHost {
   db: StateDb;
@@ -71,7 +71,7 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb, tempor
     shutdownGraceTime: '2s',
     workflowBundle: bundleOutOfProcess(dir),
   });
-  await ensureSchedules(client, settings, ['reconcile']);
+  await ensureLoopSchedules(client, settings, ['reconcile']);
   const running = worker.run();
   let watcher: EventWatcher | undefined;
   return {

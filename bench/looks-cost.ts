@@ -14,7 +14,7 @@ import { lookForGc } from '../src/host/gc/look';
 import { lookForPool } from '../src/host/pool/look';
 import { lookForReconcile } from '../src/host/reconcile/look';
 import { createPoolEntry } from '../src/host/pool/refill';
-import type { LoopName } from '../src/ids';
+import type { LoopName } from '../src/loops/registry';
 import { silentLogger } from '../src/log';
 import { crashPolicy } from '../src/policy/crash';
 import { loadSettings } from '../src/settings';

@@ -213,7 +213,7 @@ function spec<K extends keyof Settings>(
   return { key, flag, env: 'KEEPER_' + flag.toUpperCase().replace(/-/g, '_'), default: defaultValue, parse, help, ...extra };
 }
 
-/** Every setting, in the order of the README's table. */
+/** Every setting; the README's table groups them by loop (src/cli/config-table.ts), each group in this order. */
 export const SETTINGS: SettingSpec[] = [
   spec(
     'db',

@@ -18,15 +18,21 @@ import type { DiskVerdict } from '../contracts/disk';
 import type { PoolEntryRequest, PoolEntryResult, PoolRefillResult } from '../contracts/pool';
 import { ImagePulls } from '../host/pool/pull';
 import { refillConditions, refillUnchecked } from '../policy/conditions';
-import { recordLoopRun } from './loop-results';
+import { resultOnly, type RecordRun } from './loop-results';
 
 /**
- * Requests a refill of this host's pool schedule through `client`, and says what happened; app/ wires it to the
- * schedules (an activity reaches no schedule itself).
+ * Requests a refill of this host's pool schedule through `client`, and says what happened; the pool loop's unit
+ * (src/loops/pool.ts) wires it to the schedules (an activity reaches no schedule itself).
  */
 export type PoolRefillRequester = (client: Client) => Promise<string>;
 
-export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillRequester) {
+/**
+ * `requestRefill`: how a background pull requests a refill (none: it requests none); `record`: how a refill's result
+ * is kept (its loop's unit gives both).
+ */
+export function createPoolActivities(deps: HostDeps, hooks: { requestRefill?: PoolRefillRequester; record?: RecordRun } = {}) {
+  const { requestRefill } = hooks;
+  const record = hooks.record ?? resultOnly(deps, 'pool');
   // The worker's client, from the last plan: a pull outlives the activity that started it.
   let client: Client | undefined;
   const pulls = new ImagePulls(deps, async (why) => {
@@ -61,10 +67,13 @@ export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillR
      * the metrics) and logs its conditions once (a missing image, the disk guard), not every refill.
      */
     async recordPoolRefill(result: PoolRefillResult): Promise<void> {
-      await recordLoopRun(deps, 'pool', activityInfo().workflowExecution?.workflowId ?? '', result);
+      await record(activityInfo().workflowExecution?.workflowId ?? '', result);
       await whenWritable('the pool conditions reported', () =>
         reportConditions(deps, 'pool', refillConditions(result), refillUnchecked(result)),
       );
     },
   };
 }
+
+/** What the workflows proxy (`proxyActivities<PoolActivities>`): the types only. */
+export type PoolActivities = ReturnType<typeof createPoolActivities>;

@@ -1,7 +1,9 @@
 /**
  * What watches a host between its runs, in its worker: the Docker event watcher, the disk watcher and the local
  * looks (src/watch/), over one requester per loop that keeps each request until Temporal takes it. Looking is
- * local and free; only a look or an event that finds something to do requests a run.
+ * local and free; only a look or an event that finds something to do requests a run. The looks and the requesters
+ * are the loops' registry's (src/loops/registry.ts): each loop's look and its way of being requested, as its unit
+ * declares them. Events are the reconcile loop's to hear, and disk pressure the gc loop's.
  */
 import type { Client } from '@temporalio/client';
 import { WriteQueue } from '../db/busy';
@@ -14,17 +16,13 @@ import { EventWatcher, type EventWatcherOptions } from '../watch/event-watcher';
 import type { HostDeps } from '../host/deps';
 import { EngineView } from '../watch/engine-view';
 import { EventHints } from '../watch/event-hints';
-import { lookForGc } from '../host/gc/look';
-import { lookForPool } from '../host/pool/look';
-import { lookForReconcile } from '../host/reconcile/look';
 import { BACK_UP_AFTER_SEC } from '../host/reconcile/observe';
-import type { LoopName } from '../ids';
-import { crashPolicy } from '../policy/crash';
+import { LOOPS, type Loop, type LoopName } from '../loops/registry';
 import type { Settings } from '../settings';
 import { unixSeconds } from '../time';
 import { LoopRequester, type FailingRequest } from '../watch/requests';
 import { LookRunner, type EventPath, type LoopLook } from '../watch/look-runner';
-import { isPermanentRefusal, requestReconcile, requestRun } from '../temporal/operations';
+import { isPermanentRefusal } from '../temporal/operations';
 
 export type HostRequests = Record<LoopName, LoopRequester>;
 
@@ -44,9 +42,9 @@ interface WatchParts {
 }
 
 /**
- * One requester per loop, each sending the way a run of that loop is requested (see src/temporal/schedules.ts), counting each
- * attempt's outcome, and keeping a request that fails for `keeper status` (keeper_request_failures; a previous run's
- * rows go at the start).
+ * One requester per loop, each sending the way its unit requests a run (its schedule's trigger, or its own), counting
+ * each attempt's outcome, and keeping a request that fails for `keeper status` (keeper_request_failures; a previous
+ * run's rows go at the start).
  */
 export function hostRequests(client: Client, { settings, deps }: WatchParts): HostRequests {
   const { log, db } = deps;
@@ -72,14 +70,19 @@ export function hostRequests(client: Client, { settings, deps }: WatchParts): Ho
         ? recordRequestFailure(db, hostId, { loop, ...f, failingSince: Math.floor(f.sinceMs / 1000) }, unixSeconds(deps.clock))
         : clearRequestFailure(db, hostId, loop),
     );
-  const make = (loop: LoopName, send: Send) =>
-    new LoopRequester({ loop, send: counted(loop, send), log, isPermanent: isPermanentRefusal, onFailing: kept(loop), clock: deps.clock });
-  clearRequestFailure(db, hostId);
-  return {
-    reconcile: make('reconcile', (why, serviceId) => requestReconcile(client, settings.hostId, serviceId, why)),
-    pool: make('pool', () => requestRun(client, settings.hostId, 'pool', { unlessPaused: true })),
-    gc: make('gc', () => requestRun(client, settings.hostId, 'gc', { unlessPaused: true })),
+  const make = ({ name: loop, request }: Loop) => {
+    const send: Send = (why, serviceId) => request(client, hostId, why, serviceId);
+    return new LoopRequester({
+      loop,
+      send: counted(loop, send),
+      log,
+      isPermanent: isPermanentRefusal,
+      onFailing: kept(loop),
+      clock: deps.clock,
+    });
   };
+  clearRequestFailure(db, hostId);
+  return Object.fromEntries(LOOPS.map((l) => [l.name, make(l)])) as HostRequests;
 }
 
 /** The Docker event watcher: it requests a reconcile tick when an ah container changes. */
@@ -146,18 +149,14 @@ export function createLooks(
   });
 }
 
-/** Each loop's local look, at its interval; GC's first waits --gc-first-delay, as its first sweep does. */
+/** Each loop's local look, at its interval (or the one given), the first no sooner than its first delay. */
 function hostLooks(settings: Settings, deps: HostDeps, intervalsMs: Partial<Record<LoopName, number>>): LoopLook[] {
-  const gcEvery = intervalsMs.gc ?? settings.gcLookIntervalMs;
-  return [
-    {
-      loop: 'reconcile',
-      everyMs: intervalsMs.reconcile ?? settings.reconcileLookIntervalMs,
-      look: (view) => lookForReconcile(deps, crashPolicy(settings), view),
-    },
-    { loop: 'pool', everyMs: intervalsMs.pool ?? settings.poolLookIntervalMs, look: (view) => lookForPool(deps, view) },
-    { loop: 'gc', everyMs: gcEvery, firstAfterMs: Math.max(gcEvery, settings.gcFirstDelayMs), look: (view) => lookForGc(deps, view) },
-  ];
+  return LOOPS.flatMap(({ name, look }) => {
+    if (!look) return [];
+    const everyMs = intervalsMs[name] ?? settings[look.every];
+    const firstAfterMs = Math.max(everyMs, look.firstDelay ? settings[look.firstDelay] : 0);
+    return [{ loop: name, everyMs, firstAfterMs, look: (view) => look.find(deps, view) }];
+  });
 }
 
 /** The three, over one set of requests, with the event watcher as the looks' event path. */

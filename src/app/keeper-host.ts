@@ -6,7 +6,6 @@
  */
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
 import { DockerClient } from '../docker/client';
 import type { DiskWatcher, DiskWatcherOptions } from '../host/disk-watcher';
@@ -14,11 +13,10 @@ import type { EventWatcher, EventWatcherOptions } from '../watch/event-watcher';
 import type { HostDeps } from '../host/deps';
 import { EventHints } from '../watch/event-hints';
 import { taskQueueFor } from '../ids';
+import { createActivities, LOOPS, type LoopName } from '../loops/registry';
+import { ensureLoopSchedules } from '../loops/schedules';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
-import { requestPoolRefill, requestRun } from '../temporal/operations';
-import { ensureSchedules } from '../temporal/schedules';
-import type { LoopName } from '../ids';
 import type { EventPath, LookRunner } from '../watch/look-runner';
 import {
   createDiskWatcher,
@@ -48,7 +46,7 @@ export interface KeeperHost {
   deps: HostDeps;
   /** A worker polling this host's task queue with every workflow and this host's activities. */
   createWorker(parts: WorkerParts): Promise<Worker>;
-  /** This host's schedules, created or updated in place; then a first pool refill (its schedule is a 6-hour backstop). */
+  /** This host's loops' schedules, created or updated in place; then a first run of each loop that asks for one (the pool's). */
   ensureSchedules(client: Client): Promise<void>;
   /**
    * This host's run requests through `client`, one per loop, each kept until Temporal takes it: the event watcher,
@@ -112,7 +110,7 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         connection: w.connection,
         namespace: w.namespace,
         taskQueue: taskQueueFor(settings.hostId),
-        activities: createActivities(deps, { requestPoolRefill: (client) => requestPoolRefill(client, settings.hostId) }),
+        activities: createActivities(deps),
         interceptors: { activity: activityInterceptors },
         ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
         shutdownGraceTime: w.shutdownGraceTime ?? SHUTDOWN_GRACE,
@@ -123,15 +121,16 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
       });
     },
     async ensureSchedules(client) {
-      await ensureSchedules(client, settings);
-      // The pool's schedule is a backstop (--pool-interval, 6 h): a starting worker fills its pool now, not hours later. Best
-      // effort: a cluster busy starting many hosts' schedules may time out the pause check (a query of the new
-      // schedule), and a worker must not fail its start for a refill its schedule makes anyway.
-      await requestRun(client, settings.hostId, 'pool', { unlessPaused: true }).catch((err: Error) =>
-        deps.log.warn("could not request a first pool refill; the pool's look requests one once it finds the pool short", {
-          error: err.message,
-        }),
-      );
+      await ensureLoopSchedules(client, settings);
+      // Best effort: a cluster busy starting many hosts' schedules may time out the pause check (a query of the new
+      // schedule), and a worker must not fail its start for a run its look or its schedule requests anyway.
+      for (const loop of LOOPS.filter((l) => l.runAtStart)) {
+        await loop.request(client, settings.hostId, 'worker start').catch((err: Error) =>
+          deps.log.warn(`could not request a first ${loop.name} run; its look requests one once it finds something to do`, {
+            error: err.message,
+          }),
+        );
+      }
     },
     eventWatcher: (client, opts = {}) => createEventWatcher(parts$, requests(client), opts),
     diskWatcher: (client, opts = {}) => createDiskWatcher(parts$, requests(client), opts),

@@ -19,7 +19,7 @@ import { poolNetworkIsolates } from '../../src/policy/pool';
 import type { RawSettings, Settings } from '../../src/settings';
 import { ids, taskQueueFor } from '../../src/ids';
 import { requestPoolRefill } from '../../src/temporal/operations';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
 import {
@@ -303,7 +303,7 @@ describe('claims and refills', () => {
     const t = poolDb();
     db = t.db;
     const settings = settingsFor(t.file, { poolInterval: '1h', poolSize: '1', temporalAddress: inject('devServerAddress') });
-    await ensureSchedules(env.client, settings, ['pool']);
+    await ensureLoopSchedules(env.client, settings, ['pool']);
     const worker = await keeperWorker(env, { db, docker, settings });
     try {
       await worker.runUntil(async () => {

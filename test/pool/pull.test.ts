@@ -14,7 +14,7 @@ import type { PoolStatusReport } from '../../src/host/pool/admin';
 import { ImagePulls } from '../../src/host/pool/pull';
 import { ids, taskQueueFor } from '../../src/ids';
 import type { Settings } from '../../src/settings';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { poolRefill } from '../../src/workflows';
 import type { PoolRefillResult } from '../../src/contracts/pool';
 import { keeperInProcess } from '../helpers/cli';
@@ -107,7 +107,7 @@ describe('template images pulled in the background', () => {
     const settings = settingsFor(file, 'default,node,python');
     const capture = captureLog();
     // The pool schedule of this host, with an hour between its own runs: a refill within the test is one asked for.
-    await ensureSchedules(env.client, settings, ['pool']);
+    await ensureLoopSchedules(env.client, settings, ['pool']);
     const worker = await keeperWorker(env, { db, docker, settings, log: capture.log });
     try {
       await worker.runUntil(async () => {

@@ -7,6 +7,7 @@ import type { EventWatcher } from '../../src/watch/event-watcher';
 import { ids } from '../../src/ids';
 import { createKeeperHost } from '../../src/app/keeper-host';
 import type { Settings } from '../../src/settings';
+import { loopSchedules } from '../../src/loops/schedules';
 import { scheduleOptions } from '../../src/temporal/schedules';
 import { waitFor } from '../helpers/fixtures';
 import { captureLog } from '../helpers/log';
@@ -24,7 +25,7 @@ export interface Host {
  * calendar tomorrow, so that no tick runs unless something triggers it: a tick seen then is the watcher's.
  */
 export async function startHost(env: TestWorkflowEnvironment, db: StateDb, settings: Settings, periodic: boolean): Promise<Host> {
-  const options = scheduleOptions('reconcile', settings);
+  const options = scheduleOptions(loopSchedules(settings, ['reconcile'])[0], settings.hostId);
   if (!periodic) options.spec = { ...options.spec, startAt: new Date(Date.now() + 86_400_000) };
   await env.client.schedule.create(options);
   const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });

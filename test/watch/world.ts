@@ -8,7 +8,8 @@ import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { freePort } from '../../src/temporal/dev-server';
-import { deleteSchedule, hostFootprint, terminateWorkflow } from '../../src/temporal/footprint';
+import { deleteSchedule, terminateWorkflow } from '../../src/temporal/footprint';
+import { loopFootprint } from '../../src/loops/schedules';
 import { startKeeper } from '../helpers/cli';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
@@ -66,7 +67,7 @@ export async function watchedHost(
     if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
     // A server of the test's own goes with its test; the suite's keeps nothing of this host.
     if (!opts.temporalAddress) {
-      const f = await hostFootprint(client, hostId);
+      const f = await loopFootprint(client, hostId);
       for (const s of f.schedules) await deleteSchedule(client, s.scheduleId);
       for (const w of f.running) await terminateWorkflow(client, w.workflowId, 'test cleanup');
     }

@@ -6,7 +6,7 @@
  */
 import type { temporal } from '@temporalio/proto';
 import { describe, expect, it, vi } from 'vitest';
-import type { Activities } from '../../src/activities';
+import type { Activities } from '../../src/loops/registry';
 import type { HeldCircuit } from '../../src/contracts/circuit';
 import type { CircuitRef, Housekeeping, TickApplied, TickObservation, TickSummary } from '../../src/contracts/reconcile';
 import { ids } from '../../src/ids';
