@@ -122,12 +122,12 @@ export async function steadyService(h: PathHost): Promise<{ sid: string; cid: st
   addService(h.db, h.tenant, { containerId: cid }, sid);
   const startedAtMs = Date.now();
   await waitFor(
-    'a look at the new service',
-    () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid),
+    "keeper's first snapshot of the new service",
+    () => h.db.prepare('SELECT 1 FROM keeper_container_snapshots WHERE service_id = ?').get(sid),
     BOUND_MS,
     200,
   );
-  await waitFor('the start look', () => Date.now() - startedAtMs > 13_000 && h.watch.events.idle, BOUND_MS, 200);
+  await waitFor('the start request', () => Date.now() - startedAtMs > 13_000 && h.watch.events.idle, BOUND_MS, 200);
   return { sid, cid };
 }
 

@@ -1,10 +1,10 @@
 /**
  * Crash rules, pure: the window, the threshold, the circuit backoff by escalation, escalation decay, and
- * how many deaths lie between two looks at a container. Workflows, activities and tests share them.
+ * how many deaths lie between two snapshots of a container. Workflows, activities and tests share them.
  * All times are unix seconds.
  */
 import type { Settings } from '../settings';
-import type { ContainerLook, CrashPolicy } from '../contracts/reconcile';
+import type { ContainerSnapshot, CrashPolicy } from '../contracts/reconcile';
 
 export function crashPolicy(s: Pick<Settings, 'crashWindowMs' | 'crashThreshold' | 'circuitBackoffMs' | 'escalationDecayMs'>): CrashPolicy {
   const sec = (ms: number) => Math.round(ms / 1000);
@@ -89,7 +89,7 @@ export function openingAt(escalation: number, lastOpenedAt: number | null, now: 
   return { escalation: next, retryAt: now + backoffFor(next, p.backoffSec) };
 }
 
-// ---- deaths between two looks ----
+// ---- deaths between two snapshots ----
 
 /** A container that is not running now and that Docker will not bring back by itself counts as a death. */
 export function isDown(state: string): boolean {
@@ -97,17 +97,17 @@ export function isDown(state: string): boolean {
 }
 
 /**
- * Deaths between two looks at the same container, `previous` and `current`. Docker increments RestartCount each
+ * Deaths between two snapshots of the same container, `previous` and `current`. Docker increments RestartCount each
  * time its restart policy restarts the container (it enters `restarting` already incremented), and a manual
  * start resets it to 0; a container that is down now and was not before died once more.
  *
- * With no earlier look, this is the rule for when no die event can be had (deathsAtFirstLook dates them first):
+ * With no earlier snapshot, this is the rule for when no die event can be had (deathsAtFirstSnapshot dates them first):
  * only deaths known to be recent count, the container's whole RestartCount if it was created inside the window
  * (all those restarts happened inside it), otherwise just a down container.
  */
 export function deathsBetween(
-  previous: ContainerLook | null,
-  current: ContainerLook,
+  previous: ContainerSnapshot | null,
+  current: ContainerSnapshot,
   createdAtSec: number,
   nowSec: number,
   windowSec: number,
@@ -121,10 +121,10 @@ export function deathsBetween(
   return Math.max(0, restarts + downNow - (isDown(previous.state) ? 1 : 0));
 }
 
-// ---- keeper's first look at a container ----
+// ---- keeper's first snapshot of a container ----
 
-/** What keeper's first look at a container takes as already seen, and what it may count. */
-export interface FirstLook {
+/** What keeper's first snapshot of a container takes as already seen, and what it may count. */
+export interface FirstSnapshot {
   /**
    * Deaths up to this moment are the baseline: before the container existed, before keeper ran on this state DB
    * (ah's to count, and its row holds what it counted), or already counted on the service row (a crash window
@@ -157,8 +157,8 @@ function counted(v: unknown, nowSec: number): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : nowSec;
 }
 
-/** The baseline of keeper's first look at a container created at `createdAtSec`, with the service's window. */
-export function firstLookOf(createdAtSec: number, row: CountedBefore, nowSec: number, windowSec: number): FirstLook {
+/** The baseline of keeper's first snapshot of a container created at `createdAtSec`, with the service's window. */
+export function firstSnapshotOf(createdAtSec: number, row: CountedBefore, nowSec: number, windowSec: number): FirstSnapshot {
   const marks = [row.lastCrashedAt, row.crashWindowStart, row.lastRecordedAt].map((v) => counted(v, nowSec));
   // Counted at a whole second: any death up to the end of that second may have been counted then.
   const countedUntilMs = Math.max(...marks.map((m) => (m === null ? -Infinity : (m + 1) * 1000)));
@@ -172,13 +172,13 @@ export function firstLookOf(createdAtSec: number, row: CountedBefore, nowSec: nu
 }
 
 /**
- * Deaths at keeper's first look at a container: the restarts whose die event (`restartDieTimesMs`, the matched
+ * Deaths at keeper's first snapshot of a container: the restarts whose die event (`restartDieTimesMs`, the matched
  * die events of the last RestartCount restarts, oldest first) falls after the baseline, plus, when the events of
  * older restarts are gone, those older ones if the old rule counts them; and a container that is down now, unless
  * the row already counted that death.
  */
-export function deathsAtFirstLook(
-  f: FirstLook,
+export function deathsAtFirstSnapshot(
+  f: FirstSnapshot,
   restartCount: number,
   restartDieTimesMs: number[],
   down: { now: boolean; atMs: number | null },

@@ -32,7 +32,7 @@ describe('the reconcile look (in-memory engine)', () => {
   it('finds nothing on a steady host, and a death once, with its time, until a tick counts it', async () => {
     const h = memoryHost();
     const { sid, cid } = await runningService(h);
-    await tick(h); // keeper's first look: the baseline
+    await tick(h); // keeper's first snapshot: the baseline
     h.advance(60);
     expect(keysOf(await reconcileLook(h))).toEqual([]);
 
@@ -78,14 +78,14 @@ describe('the reconcile look (in-memory engine)', () => {
     expect(found.items).toEqual([{ key: `back-up:${sid}`, coveredByStartRequest: true }]);
   });
 
-  it('swaps a look that changed with nothing to count (a health check passing) itself, and asks for nothing', async () => {
+  it('swaps a snapshot that changed with nothing to count (a health check passing) itself, and requests nothing', async () => {
     const h = memoryHost();
     const { sid, cid } = await runningService(h);
     await tick(h);
     h.engine.setHealth(cid, 'healthy');
     expect(keysOf(await reconcileLook(h))).toEqual([]);
-    const look = h.db.prepare('SELECT health FROM keeper_container_looks WHERE service_id = ?').get(sid) as { health: string };
-    expect(look.health).toBe('healthy');
+    const snapshot = h.db.prepare('SELECT health FROM keeper_container_snapshots WHERE service_id = ?').get(sid) as { health: string };
+    expect(snapshot.health).toBe('healthy');
   });
 });
 
@@ -127,7 +127,7 @@ describe('the reconcile look on a slow engine (in-memory engine)', () => {
   it("finds a restart that a slow list reports: the list's ages count from its answer, not from the look's start", async () => {
     const h = memoryHost();
     const { sid, cid } = await runningService(h);
-    await tick(h); // keeper's last look at it: t
+    await tick(h); // keeper's last snapshot of it: t
     h.advance(3);
     h.engine.die(cid, { exitCode: 137 }); // t+3: Docker restarts it at once
     h.advance(2);

@@ -3,14 +3,14 @@ import {
   backoffFor,
   countCrashes,
   crashPolicy,
-  deathsAtFirstLook,
+  deathsAtFirstSnapshot,
   deathsBetween,
   decayedEscalation,
-  firstLookOf,
+  firstSnapshotOf,
   openingAt,
   reachesThreshold,
 } from '../../src/policy/crash';
-import type { ContainerLook } from '../../src/contracts/reconcile';
+import type { ContainerSnapshot } from '../../src/contracts/reconcile';
 import { loadSettings } from '../../src/settings';
 
 const p = crashPolicy(loadSettings({ hostId: 'h' }, {}));
@@ -71,7 +71,7 @@ describe('escalation decay', () => {
 });
 
 describe('deathsBetween', () => {
-  const look = (state: string, restartCount: number, containerId = 'c1'): ContainerLook => ({
+  const look = (state: string, restartCount: number, containerId = 'c1'): ContainerSnapshot => ({
     containerId,
     state,
     restartCount,
@@ -143,10 +143,10 @@ describe("keeper's first look at a container: its baseline", () => {
       { countFromMs: 1_101_000, countsUndated: false },
     ],
   ])('%s', (_what, fields, windowSec, expected) => {
-    expect(firstLookOf(created, { ...row, ...fields }, now, windowSec)).toEqual({ ...expected, rowCrashed: false });
+    expect(firstSnapshotOf(created, { ...row, ...fields }, now, windowSec)).toEqual({ ...expected, rowCrashed: false });
   });
   it('knows when the row already shows the crash', () => {
-    expect(firstLookOf(created, { ...row, status: 'crashed' }, now, 600).rowCrashed).toBe(true);
+    expect(firstSnapshotOf(created, { ...row, status: 'crashed' }, now, 600).rowCrashed).toBe(true);
   });
 });
 
@@ -187,6 +187,6 @@ describe("keeper's first look at a container: its deaths", () => {
       1,
     ],
   ])('%s', (_what, look, restartCount, dieTimes, down, deaths) => {
-    expect(deathsAtFirstLook(look, restartCount, dieTimes, down)).toBe(deaths);
+    expect(deathsAtFirstSnapshot(look, restartCount, dieTimes, down)).toBe(deaths);
   });
 });

@@ -179,7 +179,8 @@ export function absenceWorld(engineName: string) {
     expect(times[2] - times[0]).toBeLessThan(10_000);
   }
 
-  const looked = (s: { db: StateDb; sid: string }) => s.db.prepare('SELECT * FROM keeper_container_looks WHERE service_id = ?').get(s.sid);
+  const looked = (s: { db: StateDb; sid: string }) =>
+    s.db.prepare('SELECT * FROM keeper_container_snapshots WHERE service_id = ?').get(s.sid);
   const gapsOf = (times: number[]) => times.slice(1).map((t, i) => t - times[i]);
 
   /** A service under unless-stopped running `cmd`, on a state DB of its own. */

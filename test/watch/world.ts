@@ -105,8 +105,8 @@ export async function lookedAtService(
   const sid = `svc-${Math.random().toString(36).slice(2, 8)}`;
   const cid = await runServiceContainer(h.fixture, tenant, sid, spec);
   addService(h.db, tenant, { containerId: cid }, sid);
-  const looked = () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid);
-  await waitFor('keeper to look at the new service', looked, boundMs, 250);
+  const looked = () => h.db.prepare('SELECT 1 FROM keeper_container_snapshots WHERE service_id = ?').get(sid);
+  await waitFor("keeper's first snapshot of the new service", looked, boundMs, 250);
   const startedAtSec = Math.floor((await h.fixture.docker.inspectContainer(cid)).startedAtMs! / 1000);
   const startRequestRan = () => (lastLoopResult(h.db, 'reconcile')?.finishedAt ?? 0) >= startedAtSec + 11;
   await waitFor('the tick the start requested', startRequestRan, boundMs, 250);

@@ -1,15 +1,15 @@
 /**
- * The tick's crash evidence. For the containers whose look shows deaths, or may (keeper's first look at a
- * container that Docker has restarted), it reads the engine's events since keeper's last look (one read for all
- * of them, only when some container may have died), counts a first look's deaths from their die events
+ * The tick's crash evidence. For the containers whose new snapshot shows deaths, or may (keeper's first snapshot of
+ * a container that Docker has restarted), it reads the engine's events since keeper's last snapshot (one read for
+ * all of them, only when some container may have died), counts a first snapshot's deaths from their die events
  * (policy/crash.ts), works out each death's facts (policy/death-facts.ts), dates them (policy/death-dating.ts)
  * and applies the engine-stop rule (policy/engine-stop.ts): a death the engine itself caused is held, not
  * counted, while the engine may still start the container again.
  */
 import type { ContainerDetails, DockerEvent, Engine } from '../../docker/engine';
 import { DockerError } from '../../docker/errors';
-import type { ContainerLook, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
-import { deathsAtFirstLook, type FirstLook } from '../../policy/crash';
+import type { ContainerSnapshot, CountedDeath, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
+import { deathsAtFirstSnapshot, type FirstSnapshot } from '../../policy/crash';
 import { crashReason } from '../../policy/crash-words';
 import { dateDeaths, restartLoopOf, type RestartLoop } from '../../policy/death-dating';
 import {
@@ -23,29 +23,29 @@ import {
 import { isHeldEngineStop, stoppedByEngine } from '../../policy/engine-stop';
 import { LABEL } from '../../names';
 
-/** A container whose look shows deaths, waiting for its evidence. */
+/** A container whose new snapshot shows deaths, waiting for its evidence. */
 export interface PendingCrash {
   serviceId: string;
   /** As the service row holds it (maybe a 12-character prefix). */
   containerId: string;
   /** The engine's full id: events name containers by it. */
   fullId: string;
-  /** The look this crash replaces, and the look that proves it. */
-  stored: ContainerLook | null;
-  current: ContainerLook;
-  /** Deaths the look shows: RestartCount's, and one more when the container is down now (at a first look, the events decide). */
+  /** The snapshot this crash replaces, and the snapshot that proves it. */
+  stored: ContainerSnapshot | null;
+  current: ContainerSnapshot;
+  /** Deaths the snapshot shows: RestartCount's, and one more when the container is down now (at a first snapshot, the events decide). */
   deaths: number;
-  /** keeper's first look at this container: its deaths are counted from their die events after this baseline. */
-  firstLook?: FirstLook;
+  /** keeper's first snapshot of this container: its deaths are counted from their die events after this baseline. */
+  firstSnapshot?: FirstSnapshot;
   /** No death counted after all: a crashed service whose container has been up long enough is back up. */
   backUpIfNoDeaths?: boolean;
   downNow: boolean;
   unhealthy: boolean;
   statusAfter: 'crashed' | 'running';
   run: RunState;
-  /** Events from here on can be this container's deaths: keeper's last look at it, or a first look's baseline. */
+  /** Events from here on can be this container's deaths: keeper's last snapshot of it, or a first snapshot's baseline. */
   sinceMs: number;
-  /** Events are read from here (a first look reads from the container's creation, to tell gone events from the baseline); sinceMs when absent. */
+  /** Events are read from here (a first snapshot reads from the container's creation, to tell gone events from the baseline); sinceMs when absent. */
   readFromMs?: number;
   /** The service's own crash policy, from its labels. */
   rules?: ServiceCrashRules;
@@ -80,12 +80,12 @@ export async function settleCrashes(
   for (const p of pending) settle(p, events.get(p.fullId) ?? [], obs, nowMs, graceMs);
 }
 
-/** The deaths to count: the look's, or at a first look those whose die event falls after the baseline. */
+/** The deaths to count: the snapshot's, or at a first snapshot those whose die event falls after the baseline. */
 function deathCount(p: PendingCrash, events: ContainerEventFact[]): number {
-  if (!p.firstLook) return p.deaths;
+  if (!p.firstSnapshot) return p.deaths;
   const restarts = p.current.restartCount;
   const dies = restartDiesOf(p.run, p.downNow, events, restarts).map((d) => d.atMs);
-  return deathsAtFirstLook(p.firstLook, restarts, dies, { now: p.downNow, atMs: p.run.finishedAtMs });
+  return deathsAtFirstSnapshot(p.firstSnapshot, restarts, dies, { now: p.downNow, atMs: p.run.finishedAtMs });
 }
 
 /** How Docker restarted the container between the counted deaths: what places those that kept no time. */
@@ -109,7 +109,7 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   let statusAfter = p.statusAfter;
   const look = p.downNow ? deaths[deaths.length - 1] : undefined;
   if (look && isHeldEngineStop(look, p.run, events, nowMs, graceMs)) {
-    // As if the engine had not stopped it yet: the next look decides again, from the same earlier look.
+    // As if the engine had not stopped it yet: the next observation decides again, from the same earlier snapshot.
     deaths.pop();
     next = { ...p.current, state: 'running', health: p.stored?.health ?? '' };
     statusAfter = 'running';
@@ -119,7 +119,7 @@ function settle(p: PendingCrash, events: ContainerEventFact[], obs: TickObservat
   }
   if (p.unhealthy) deaths.push(healthCheckDeath(p.run, nowMs));
   if (deaths.length === 0) {
-    if (!p.stored || !sameLook(p.stored, next)) obs.looks.push({ serviceId: p.serviceId, expected: p.stored, next });
+    if (!p.stored || !sameSnapshot(p.stored, next)) obs.looks.push({ serviceId: p.serviceId, expected: p.stored, next });
     if (p.backUpIfNoDeaths) obs.backUp.push({ serviceId: p.serviceId, containerId: p.containerId });
     return;
   }
@@ -176,7 +176,7 @@ export async function readDeathEvents(
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;
     // The facts that events carry are then unknown; the inspect's still stand.
-    if (obs.transientSamples.length < 3) obs.transientSamples.push(`events since the last look: ${err.message}`);
+    if (obs.transientSamples.length < 3) obs.transientSamples.push(`events since the last snapshot: ${err.message}`);
     return byContainer;
   }
   for (const e of events) {
@@ -190,11 +190,11 @@ export async function readDeathEvents(
   return byContainer;
 }
 
-/** The look's own fields, without what a stored look adds (its time): what a compare-and-set compares. */
-export function asLook(l: ContainerLook): ContainerLook {
+/** The snapshot's own fields, without what a stored snapshot adds (its time): what a compare-and-set compares. */
+export function asSnapshot(l: ContainerSnapshot): ContainerSnapshot {
   return { containerId: l.containerId, state: l.state, restartCount: l.restartCount, health: l.health };
 }
 
-export function sameLook(a: ContainerLook, b: ContainerLook): boolean {
+export function sameSnapshot(a: ContainerSnapshot, b: ContainerSnapshot): boolean {
   return a.containerId === b.containerId && a.state === b.state && a.restartCount === b.restartCount && a.health === b.health;
 }

@@ -2,15 +2,15 @@
  * The reconcile loop's look: what a tick would do now, found without a tick. It runs the tick's own
  * observation (src/host/reconcile/observe.ts: the round's one container list, an inspect only of containers that
  * may have changed, the engine's events only when one died) and reads the rows the tick's DB-only steps would
- * change. Like the tick's observation it writes only bookkeeping of the look itself: the looks it confirmed
- * unchanged move their time forward, and a look that changed with nothing to count (a health check that passed, a
- * first look's baseline) is swapped by the same compare-and-set a tick uses. Everything else is left to the tick it
+ * change. Like the tick's observation it writes only bookkeeping of keeper's container snapshots: those it confirmed
+ * unchanged move their time forward, and a snapshot that changed with nothing to count (a health check that passed, a
+ * first snapshot's baseline) is swapped by the same compare-and-set a tick uses. Everything else is left to the tick it
  * requests. An engine that did not answer (or some reads that failed) makes the look fail, with the engine's line.
  */
 import { whenWritable } from '../../db/busy';
 import { unheldCircuits } from '../../db/circuit-holds';
 import { environmentsDue, problemReported } from '../../db/hosted';
-import { swapLook } from '../../db/looks';
+import { swapSnapshot } from '../../db/container-snapshots';
 import { expiredCircuits, servicesDue } from '../../db/services';
 import type { CircuitRef, CrashPolicy, TickObservation } from '../../contracts/reconcile';
 import { crashPolicy } from '../../policy/crash';
@@ -33,8 +33,8 @@ export async function lookForReconcile(
   const now = unixSeconds(deps.clock);
   const rows = rowsDue(deps, policy, now);
   const obs = await observeHost(deps, policy, now, view);
-  await whenWritable('the looks swapped', () => {
-    for (const l of obs.looks) swapLook(deps.db, l.serviceId, l.expected, l.next, now); // compare-and-set: safe again
+  await whenWritable('the snapshots swapped', () => {
+    for (const l of obs.looks) swapSnapshot(deps.db, l.serviceId, l.expected, l.next, now); // compare-and-set: safe again
   });
   const seen = observed(deps, obs);
   return { items: [...seen.items, ...rows.items], serviceId: seen.serviceId ?? rows.serviceId, ...unseen(obs) };

@@ -1,27 +1,27 @@
 /**
  * The reconcile tick's observation: the engine's containers (one list, src/watch/engine-view.ts, filtered by label
  * here: services, databases, environments), SQLite, and an inspect only for the containers that may have changed
- * since keeper's last look. It acts on nothing: it returns what changed, which the apply step acts on with
- * compare-and-set writes. Its one write is bookkeeping of the look itself: the looks it confirmed unchanged move
- * their time forward (touchLooks), which changes no state.
+ * since keeper's last snapshot of them. It acts on nothing: it returns what changed, which the apply step acts on
+ * with compare-and-set writes. Its one write is bookkeeping of the snapshots: those it confirmed unchanged move
+ * their time forward (touchSnapshots), which changes no state.
  */
 import pLimit from 'p-limit';
-import type { ContainerLook, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
+import type { ContainerSnapshot, CountedDeath, CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
 import type { ContainerDetails, ContainerSummary } from '../../docker/engine';
 import { DockerError } from '../../docker/errors';
 import { whenWritable } from '../../db/busy';
 import { lastRecordedAt } from '../../db/crash-records';
 import { keeperArrivedAt } from '../../db/keeper-hosts';
-import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
+import { readSnapshots, touchSnapshots, type StoredSnapshot } from '../../db/container-snapshots';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
-import { deathsBetween, firstLookOf, isDown, type CountedBefore } from '../../policy/crash';
+import { deathsBetween, firstSnapshotOf, isDown, type CountedBefore } from '../../policy/crash';
 import { dateDeaths } from '../../policy/death-dating';
 import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
 import { EngineView } from '../../watch/engine-view';
-import { asLook, runStateOf, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
+import { asSnapshot, runStateOf, sameSnapshot, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
@@ -61,7 +61,7 @@ export async function observeHost(
   }
   // The list's status texts ("Up 40 seconds") count from when the engine answered, which a slow engine makes later
   // than `now`: their ages are read against a time no earlier than the answer, or a start that came after `now`
-  // would read as before it, and the look it replaces would be kept (its death never inspected).
+  // would read as before it, and the snapshot it replaces would be kept (its death never inspected).
   const listedAt = unixSeconds(deps.clock);
   const [serviceList, databaseList, environmentList] = lists.map(indexById);
   const inspector = new Inspector(docker, obs);
@@ -76,7 +76,7 @@ export async function observeHost(
   const observer = serviceObserver({
     listed: serviceList,
     listedAt,
-    looks: readLooks(db),
+    snapshots: readSnapshots(db),
     countedBefore,
     inspector,
     policy,
@@ -86,7 +86,7 @@ export async function observeHost(
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   await observeOomConfirmations(docker, db, deps.clock.nowMs(), obs);
-  await whenWritable('the unchanged looks touched', () => touchLooks(db, observer.unchanged, now));
+  await whenWritable('the unchanged snapshots touched', () => touchSnapshots(db, observer.unchanged, now));
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
   findSplitBrain(services, serviceList, obs);
@@ -142,8 +142,8 @@ interface ServiceContext {
   listed: Listed;
   /** When the list had answered (unix s): its status texts' ages count from no later than this. */
   listedAt: number;
-  looks: Map<string, StoredLook>;
-  /** What the service row and keeper's records of its container counted before: a first look's baseline. */
+  snapshots: Map<string, StoredSnapshot>;
+  /** What the service row and keeper's records of its container counted before: a first snapshot's baseline. */
   countedBefore: (s: ServiceRow) => CountedBefore;
   inspector: Inspector;
   policy: CrashPolicy;
@@ -152,7 +152,7 @@ interface ServiceContext {
   hinted: (containerId: string, sinceSec: number) => boolean;
 }
 
-/** Observes watched services one by one, collecting those confirmed unchanged since keeper's last look. */
+/** Observes watched services one by one, collecting those confirmed unchanged since keeper's last snapshot. */
 function serviceObserver(ctx: ServiceContext) {
   const unchanged: string[] = [];
   const pending: PendingCrash[] = [];
@@ -165,11 +165,11 @@ function serviceObserver(ctx: ServiceContext) {
   async function observe(s: ServiceRow): Promise<void> {
     obs.checked++;
     const containerId = s.containerId as string;
-    const stored = ctx.looks.get(s.id);
+    const stored = ctx.snapshots.get(s.id);
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
-    // An event since the last look is a hint that the list may not show yet: the list lags a death's `die` event.
-    if (summary && previous && !ctx.hinted(containerId, previous.lookedAt - 1) && unchangedSince(summary, previous, ctx.listedAt)) {
+    // An event since the last snapshot is a hint that the list may not show yet: the list lags a death's `die` event.
+    if (summary && previous && !ctx.hinted(containerId, previous.seenAt - 1) && unchangedSince(summary, previous, ctx.listedAt)) {
       rulesOf(s, summary.labels, ctx.policy, obs);
       unchanged.push(s.id);
       return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));
@@ -177,7 +177,7 @@ function serviceObserver(ctx: ServiceContext) {
     const details = await ctx.inspector.inspect(containerId, `service ${s.id}`);
     if (details === 'transient') return;
     const rules = rulesOf(s, summary?.labels ?? (details === 'missing' ? undefined : details.labels), ctx.policy, obs);
-    const current = lookOf(containerId, details, previous);
+    const current = snapshotOf(containerId, details, previous);
     if (details === 'missing' && s.status === 'crashed') {
       if (previous?.state === 'missing' || !previous) obs.gone.push({ serviceId: s.id, containerId });
       else
@@ -195,14 +195,14 @@ function serviceObserver(ctx: ServiceContext) {
     }
     const upSec = details === 'missing' || !details.startedAt ? 0 : obs.now - details.startedAt;
     if (recordDeaths(ctx, pending, s, { stored: stored ?? null, previous, current, rules }, details, upSec)) return;
-    if (!stored || !sameLook(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored ?? null, next: current });
+    if (!stored || !sameSnapshot(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored ?? null, next: current });
     else unchanged.push(s.id);
     backUp(s, current.state === 'running', upSec);
   }
   return { observe, unchanged, pending };
 }
 
-/** Deaths since the previous look, or a container that turned unhealthy: one crash, once its evidence is in. */
+/** Deaths since the previous snapshot, or a container that turned unhealthy: one crash, once its evidence is in. */
 function recordDeaths(
   { obs, policy, countedBefore }: ServiceContext,
   pending: PendingCrash[],
@@ -212,7 +212,7 @@ function recordDeaths(
     previous,
     current,
     rules,
-  }: { stored: StoredLook | null; previous: StoredLook | null; current: ContainerLook; rules?: ServiceCrashRules },
+  }: { stored: StoredSnapshot | null; previous: StoredSnapshot | null; current: ContainerSnapshot; rules?: ServiceCrashRules },
   details: ContainerDetails | 'missing',
   upSec: number,
 ): boolean {
@@ -233,25 +233,25 @@ function recordDeaths(
     return true;
   }
   const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
-  // keeper's first look at a container Docker restarted: its die events decide which deaths count.
-  const firstLook = previous ? undefined : firstLookOf(details.createdAt, countedBefore(s), obs.now, windowSec);
-  const mayHaveDied = firstLook ? current.restartCount > 0 || isDown(current.state) : deaths > 0;
+  // keeper's first snapshot of a container Docker restarted: its die events decide which deaths count.
+  const firstSnapshot = previous ? undefined : firstSnapshotOf(details.createdAt, countedBefore(s), obs.now, windowSec);
+  const mayHaveDied = firstSnapshot ? current.restartCount > 0 || isDown(current.state) : deaths > 0;
   if (!mayHaveDied && !unhealthy) return false;
   const down = isDown(current.state) || current.state === 'restarting' || unhealthy || upSec < BACK_UP_AFTER_SEC;
   pending.push({
     serviceId: s.id,
     containerId: s.containerId as string,
     fullId: details.id,
-    stored: stored && asLook(stored),
+    stored: stored && asSnapshot(stored),
     current,
     deaths,
     unhealthy,
     downNow: isDown(current.state),
     statusAfter: down ? 'crashed' : 'running',
     run: runStateOf(details),
-    sinceMs: firstLook ? firstLook.countFromMs : (previous as StoredLook).lookedAt * 1000,
-    ...(firstLook && {
-      firstLook,
+    sinceMs: firstSnapshot ? firstSnapshot.countFromMs : (previous as StoredSnapshot).seenAt * 1000,
+    ...(firstSnapshot && {
+      firstSnapshot,
       readFromMs: details.createdAt * 1000,
       backUpIfNoDeaths: s.status === 'crashed' && current.state === 'running' && upSec >= BACK_UP_AFTER_SEC,
     }),
@@ -277,12 +277,12 @@ function rulesOf(
 /** A container that is gone (404): nothing of its death is left to read. */
 const MISSING: CountedDeath = { seenBy: 'missing', diedAtMs: null, exitCode: null, oomKilled: null, engineError: '', logWindow: null };
 
-/** A vanished container's deaths lie somewhere since keeper's last look: spread over that time. */
-function missingDeaths(deaths: number, previous: StoredLook | null, nowSec: number): CountedDeath[] {
-  return dateDeaths(Array<CountedDeath>(deaths).fill(MISSING), { sinceMs: (previous?.lookedAt ?? nowSec) * 1000, untilMs: nowSec * 1000 });
+/** A vanished container's deaths lie somewhere since keeper's last snapshot: spread over that time. */
+function missingDeaths(deaths: number, previous: StoredSnapshot | null, nowSec: number): CountedDeath[] {
+  return dateDeaths(Array<CountedDeath>(deaths).fill(MISSING), { sinceMs: (previous?.seenAt ?? nowSec) * 1000, untilMs: nowSec * 1000 });
 }
 
-function lookOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerLook | null): ContainerLook {
+function snapshotOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerSnapshot | null): ContainerSnapshot {
   return details === 'missing'
     ? { containerId, state: 'missing', restartCount: previous?.restartCount ?? 0, health: '' }
     : { containerId, state: details.status, restartCount: details.restartCount, health: details.health };
@@ -290,8 +290,8 @@ function lookOf(containerId: string, details: ContainerDetails | 'missing', prev
 
 function crashOf(
   s: ServiceRow,
-  expected: ContainerLook | null,
-  next: ContainerLook,
+  expected: ContainerSnapshot | null,
+  next: ContainerSnapshot,
   what: {
     deaths: number;
     reason: string;
@@ -301,15 +301,15 @@ function crashOf(
     rules?: ServiceCrashRules;
   },
 ): TickObservation['crashes'][number] {
-  return { serviceId: s.id, containerId: s.containerId as string, expectedLook: expected && asLook(expected), nextLook: next, ...what };
+  return { serviceId: s.id, containerId: s.containerId as string, expectedLook: expected && asSnapshot(expected), nextLook: next, ...what };
 }
 
-/** The list proves nothing happened to this container since the last look: same state, no start or stop since. */
-function unchangedSince(c: ContainerSummary, previous: StoredLook, nowSec: number): boolean {
+/** The list proves nothing happened to this container since the last snapshot: same state, no start or stop since. */
+function unchangedSince(c: ContainerSummary, previous: StoredSnapshot, nowSec: number): boolean {
   return (
     c.state === previous.state &&
     isUnhealthy(c.status) === (previous.health === 'unhealthy') &&
-    !mayHaveChangedSince(c.status, previous.lookedAt, nowSec)
+    !mayHaveChangedSince(c.status, previous.seenAt, nowSec)
   );
 }
 
