@@ -85,10 +85,9 @@ function options(): Options & { cases: string[] } {
   };
 }
 
-/** Every loop has completed a run and the pool is full: start-up is over. */
 /**
  * Until every loop has completed a run, the pool is full, and the host is quiet: no run of it running, and longer
- * than a start's look (11 s) since the services started, so that their start looks do not fall in the window.
+ * than a start's request (11 s) since the services started, so that their start requests do not fall in the window.
  */
 async function settle(h: CostHost): Promise<void> {
   const startedAtMs = Date.now();

@@ -107,7 +107,7 @@ export async function startPathHost(): Promise<PathHost> {
 
 const BOUND_MS = 10 * 60_000;
 
-/** A running service keeper has looked at, once the tick its start asked for has run (nothing else pending). */
+/** A running service keeper has a snapshot of, once the tick its start requested has run (nothing else pending). */
 export async function steadyService(h: PathHost): Promise<{ sid: string; cid: string }> {
   const sid = `svc-${crypto.randomBytes(3).toString('hex')}`;
   const cid = await h.docker.createContainer({

@@ -60,7 +60,7 @@ export function watcherFor(
 
 /**
  * Ticks the host has finished: the schedule's (triggered or not; workflow ids cannot tell them apart, the schedule
- * names a run by the second it started) and the event watcher's runs of its event tick.
+ * names a run by the second it started) and the event watcher's reconcileOnEvents runs.
  */
 export async function ticksDone(env: TestWorkflowEnvironment, hostId: string): Promise<number> {
   const d = await env.client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe();

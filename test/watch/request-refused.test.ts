@@ -1,6 +1,6 @@
 /**
  * A run request Temporal refuses for good, in a real `keeper worker`: an operator deleted the host's reconcile
- * schedule, and a crash asks for a tick (through the schedule, which is gone: NOT_FOUND). The worker says so at warn,
+ * schedule, and a crash requests a tick (through the schedule, which is gone: NOT_FOUND). The worker says so at warn,
  * counts it in keeper_run_requests_total{outcome="refused"}, keeps it for `keeper status` with since when and its
  * error, and sends it again; once the schedule is back (as the worker's next start makes it), the kept request is
  * taken and the crash committed, and `keeper status` shows nothing failing.

@@ -93,8 +93,8 @@ export function watcherState(db: StateDb, hostId: string): string | undefined {
 }
 
 /**
- * A running service of `tenant` that keeper has looked at (its baseline), once the tick the event watcher asks for
- * 11 s after a container starts has run: from then on, only what the test does asks for anything.
+ * A running service of `tenant` that keeper has a snapshot of (its baseline), once the tick the event watcher requests
+ * 11 s after a container starts has run: from then on, only what the test does requests anything.
  */
 export async function lookedAtService(
   h: WatchedHost,
