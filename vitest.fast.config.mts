@@ -36,7 +36,7 @@ export default defineConfig({
             'test/host/**/*.test.ts',
             // the Engine contract against the in-memory engine (its real-engine run, test/engine/real.test.ts, is the integration tier's).
             'test/engine/memory.test.ts',
-            'test/events/watcher-rules.test.ts',
+            'test/watch/event-watcher-rules.test.ts',
             'test/settings.test.ts',
             'test/compose.test.ts',
             'test/readme.test.ts',

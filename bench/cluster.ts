@@ -47,7 +47,7 @@ async function measureOn(
   temporalEnv: Record<string, string> | undefined,
   o: { services: number; ticks: number; kills: number },
 ): Promise<Figures> {
-  // The periodic tick is pushed out of the way: ticks here are the bench's own, or the watcher's.
+  // The schedule's tick is pushed out of the way: ticks here are the bench's own, or the watcher's.
   const host = await startBenchHost({ reconcileInterval: '1h' }, undefined, temporalEnv);
   const engine = new EngineFixture();
   const crash: Mode = { name: 'events', kills: o.kills, latenciesMs: [] };

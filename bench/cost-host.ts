@@ -17,7 +17,8 @@ import { DockerClient } from '../src/docker/client';
 import { createKeeperHost, type KeeperHost } from '../src/app/keeper-host';
 import { silentLogger } from '../src/log';
 import { createService } from '../src/host/services';
-import { loadSettings, type Settings } from '../src/settings';
+import { SCHEDULED_LOOPS } from '../src/loops/registry';
+import { loadSettings, optionName, SETTINGS, type Settings } from '../src/settings';
 import { connectClient, resolveTemporalTarget } from '../src/temporal/connection';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { connectNative } from '../src/temporal/native';
@@ -67,7 +68,8 @@ export async function startCostHost(workflowBundle: { codePath: string }, loopIn
   // No environment: every setting is keeper's default, except the tenant runtime (the engines here lack gVisor) and,
   // with --loop-interval, the schedules' backstop intervals (measured shorter, scaled back to their defaults).
   const every = loopIntervalMs ? `${loopIntervalMs}ms` : undefined;
-  const intervals = every ? { reconcileInterval: every, poolInterval: every, gcInterval: every } : {};
+  const flagOf = (key: string) => optionName(SETTINGS.find((s) => s.key === key)!.flag);
+  const intervals = every ? Object.fromEntries(SCHEDULED_LOOPS.map((l) => [flagOf(l.schedule.every), every])) : {};
   const settings = loadSettings(
     {
       db: path.join(dir, 'state.db'),

@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import type { temporal } from '@temporalio/proto';
-import { ids, LOOP_LIST, LOOPS, type LoopName } from '../src/ids';
+import { ids } from '../src/ids';
+import { LOOPS, SCHEDULED_LOOPS, type Loop, type LoopName } from '../src/loops/registry';
 import type * as workflows from '../src/workflows';
 import { actionsOf, add, difference, eventTimeMs, scrapeActions, weighEvents, type Counts, type EventWeight } from './cost-history';
 import type { CostHost } from './cost-host';
@@ -18,20 +19,21 @@ const OTHER_WORKFLOWS = { circuit: 'circuitBreaker', notify: 'notifyOperators' }
 
 /**
  * A row per loop, then per other run of a loop (the event runs, by what starts them: `events`), then the circuits,
- * the alerts, and the rest; the loop list (src/ids.ts) gives the loops' rows and their workflow types.
+ * the alerts, and the rest; the loops' registry (src/loops/registry.ts) gives the loops' rows and their workflow types.
  */
-type KeysOf<T> = T extends unknown ? keyof T : never;
-export type LoopRow = LoopName | KeysOf<(typeof LOOP_LIST)[number]['otherRuns']> | keyof typeof OTHER_WORKFLOWS | 'other';
+export type LoopRow = string;
+const otherRunsOf = (l: Loop): [string, string][] => Object.entries(l.otherRuns ?? {});
 export const LOOP_ROWS: readonly LoopRow[] = [
-  ...LOOP_LIST.flatMap((l) => [l.name, ...(Object.keys(l.otherRuns) as LoopRow[])]),
-  ...(Object.keys(OTHER_WORKFLOWS) as LoopRow[]),
+  ...LOOPS.flatMap((l) => [l.name, ...otherRunsOf(l).map(([by]) => by)]),
+  ...Object.keys(OTHER_WORKFLOWS),
   'other',
 ];
 
 const LOOP_OF_TYPE = new Map<string, LoopRow>([
-  ...LOOP_LIST.flatMap(
-    (l) => [[l.workflowType, l.name], ...Object.entries(l.otherRuns).map(([by, type]) => [type, by])] as [string, LoopRow][],
-  ),
+  ...LOOPS.flatMap((l) => [
+    ...(l.schedule ? [[l.schedule.workflowType, l.name] as [string, LoopRow]] : []),
+    ...otherRunsOf(l).map(([by, type]) => [type, by] as [string, LoopRow]),
+  ]),
   ...Object.entries(OTHER_WORKFLOWS).map(([row, type]) => [type, row] as [string, LoopRow]),
 ]);
 
@@ -77,7 +79,7 @@ async function snapshot(h: CostHost): Promise<Snapshot> {
   const actions = await scrapeActions(h.metricsUrl);
   const dbBytes = sizeOf(h.temporalDbFile) + sizeOf(`${h.temporalDbFile}-wal`);
   const schedules = new Map<LoopName, { runId: string; size: number } | undefined>();
-  for (const loop of LOOPS) {
+  for (const { name: loop } of SCHEDULED_LOOPS) {
     const d = await h.client.workflow
       .getHandle(schedulerId(h, loop))
       .describe()
@@ -155,7 +157,7 @@ async function readSchedules(
   loops: Map<LoopRow, LoopFigures>,
   notes: string[],
 ): Promise<void> {
-  for (const loop of LOOPS) {
+  for (const { name: loop } of SCHEDULED_LOOPS) {
     const b = before.schedules.get(loop);
     const a = after.schedules.get(loop);
     if (!a || !b) {

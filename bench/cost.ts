@@ -1,8 +1,8 @@
 /**
  * `npm run bench:cost`: what one keeper host costs on its Temporal cluster, where an operator pays per action and
- * per stored byte. One host at the default settings (reconcile every 30 s, pool every 60 s, GC every 5 min, the
- * event watcher on) on the CLI's dev server, whose `action` counter meters actions as Temporal Cloud bills them
- * (local activities included, as `BatchMarkers`). Two cases, each on a fresh server and host:
+ * per stored byte. One host at the default settings (the loops' schedules every 1 h, 6 h and 6 h, their looks every
+ * 10 s, 15 s and 1 min, the event watcher on) on the CLI's dev server, whose `action` counter meters actions as
+ * Temporal Cloud bills them (local activities included, as `BatchMarkers`). Two cases, each on a fresh server and host:
  * - idle: 20 healthy services (keeper-test/web) and a full warm pool (the default templates, their images tagged
  *   from the test image);
  * - busy: the same, plus one crash-looping service (keeper-test/crashloop), created when the window opens, so the
@@ -27,8 +27,8 @@ import { readServices } from '../src/db/services';
 import { DockerClient } from '../src/docker/client';
 import { crashContainer } from '../test/helpers/crash';
 import { loadSettings, parseDuration } from '../src/settings';
-import { LOOP_LIST } from '../src/ids';
-import { triggerLoop } from '../src/temporal/operations';
+import { SCHEDULED_LOOPS } from '../src/loops/registry';
+import { requestRun } from '../src/temporal/operations';
 import { measureWindow, type CaseFigures } from './cost-window';
 import {
   CRASHLOOP_IMAGE,
@@ -85,14 +85,13 @@ function options(): Options & { cases: string[] } {
   };
 }
 
-/** Every loop has completed a run and the pool is full: start-up is over. */
 /**
  * Until every loop has completed a run, the pool is full, and the host is quiet: no run of it running, and longer
- * than a start's look (11 s) since the services started, so that their start looks do not fall in the window.
+ * than a start's request (11 s) since the services started, so that their start requests do not fall in the window.
  */
 async function settle(h: CostHost): Promise<void> {
   const startedAtMs = Date.now();
-  const wanted = LOOP_LIST.map((l) => l.workflowType);
+  const wanted = SCHEDULED_LOOPS.map((l) => l.schedule.workflowType);
   const poolTarget = Math.min(h.settings.poolMaxTotal, h.settings.poolSize * h.settings.pooledTemplates.length);
   let done = false;
   const check = async () => {
@@ -103,9 +102,9 @@ async function settle(h: CostHost): Promise<void> {
     const running = await h.client.workflow.count(`KeeperHost="${h.settings.hostId}" AND ExecutionStatus="Running"`);
     done = wanted.every((t) => seen.has(t)) && ready >= poolTarget && running.count === 0 && Date.now() - startedAtMs > 15_000;
   };
-  // The schedules' intervals are aligned to the epoch (GC's and the pool's hourly): start-up asks each loop for
-  // one run now rather than waiting for its first mark.
-  for (const loop of ['reconcile', 'gc'] as const) await triggerLoop(h.client, h.settings.hostId, loop);
+  // The schedules' intervals are aligned to the epoch: start-up requests a run of each loop now rather than waiting
+  // for its first mark (the worker's start requested the pool's already; a second joins it).
+  for (const { name } of SCHEDULED_LOOPS) await requestRun(h.client, h.settings.hostId, name);
   const deadline = Date.now() + 5 * 60_000;
   for (;;) {
     await check();
@@ -154,11 +153,9 @@ async function runCase(kind: Case, o: Options, bundle: { codePath: string }): Pr
     const kills = stopCrashing();
     if (kind === 'crash') figures.notes.push(perCrash(figures, kills));
     const defaults = loadSettings({}, {});
-    figures.scale = {
-      reconcile: h.settings.reconcileIntervalMs / defaults.reconcileIntervalMs,
-      pool: h.settings.poolIntervalMs / defaults.poolIntervalMs,
-      gc: h.settings.gcIntervalMs / defaults.gcIntervalMs,
-    };
+    figures.scale = Object.fromEntries(
+      SCHEDULED_LOOPS.map(({ name, schedule }) => [name, h.settings[schedule.every] / defaults[schedule.every]]),
+    );
     return figures;
   } finally {
     await teardown(mark);

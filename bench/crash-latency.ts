@@ -3,8 +3,8 @@
  * containers, each seen once by a tick; then one kill per service (SIGKILL of its main process from the host, as
  * the kernel would; Docker's unless-stopped policy brings it back), timed until the service row shows the crash.
  */
-import { readLooks } from '../src/db/looks';
-import { triggerReconcile } from '../src/temporal/operations';
+import { readSnapshots } from '../src/db/container-snapshots';
+import { requestReconcile } from '../src/temporal/operations';
 import { crashContainer } from '../test/helpers/crash';
 import { uniqueId, type EngineFixture } from '../test/helpers/fixtures';
 import { addService, addTenant, runServiceContainer } from '../test/reconcile/rows';
@@ -36,8 +36,8 @@ async function prepareServices(host: BenchHost, engine: EngineFixture, n: number
     addService(host.db, tenant, { containerId: cid }, sid);
     out.push({ sid, cid });
   }
-  await triggerReconcile(host.client, host.settings.hostId);
-  await waitUntil(() => out.every((s) => readLooks(host.db).get(s.sid)?.state === 'running'), 60_000, 'a first look at every service');
+  await requestReconcile(host.client, host.settings.hostId);
+  await waitUntil(() => out.every((s) => readSnapshots(host.db).get(s.sid)?.state === 'running'), 60_000, 'a first look at every service');
   return out;
 }
 

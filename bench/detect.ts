@@ -1,6 +1,6 @@
 /**
  * `npm run bench:detect`: how long a crash takes to be committed in SQLite, with the event watcher and with
- * the periodic tick alone, in the same run, on a real engine, a real keeper worker and its real schedule.
+ * the schedule's tick alone, in the same run, on a real engine, a real keeper worker and its real schedule.
  *
  * Each kill crashes a different service's container (SIGKILL of its main process from the host, as the
  * kernel would; Docker's unless-stopped policy brings it back), so that no service reaches the circuit

@@ -8,8 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { LOOPS, type LoopName } from '../src/ids';
-import { LOOP_WORKFLOWS } from '../src/temporal/schedules';
+import { SCHEDULED_LOOPS, type LoopName } from '../src/loops/registry';
 import { scrapeActions, total } from './cost-history';
 
 const CLOCK_TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
@@ -139,9 +138,9 @@ export interface Run {
   closeMs: number | undefined;
 }
 
-const LOOP_OF_TYPE = new Map<string, LoopName>(LOOPS.map((l) => [LOOP_WORKFLOWS[l].name, l]));
+const LOOP_OF_TYPE = new Map<string, LoopName>(SCHEDULED_LOOPS.map((l) => [l.schedule.workflowType, l.name]));
 /** A schedule's run is `<workflowId>-<its mark, RFC 3339>`; keeper's workflow id is `keeper-<host>-<loop>`. */
-const RUN_ID = /^keeper-(.+)-(reconcile|gc|pool)-(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/;
+const RUN_ID = new RegExp(`^keeper-(.+)-(${[...LOOP_OF_TYPE.values()].join('|')})-(\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ)$`);
 
 /** Every loop run started since `sinceMs`, with its schedule's mark. */
 export async function listRuns(client: Client, sinceMs: number): Promise<Run[]> {

@@ -1,6 +1,6 @@
 /** bench:fleet's output: a header that says what ran, and one markdown row per fleet size. */
 import os from 'node:os';
-import { LOOPS, type LoopName } from '../src/ids';
+import { LOOP_NAMES as LOOPS, type LoopName } from '../src/loops/registry';
 import type { Rates } from './fleet-measure';
 import { quantile } from './host';
 

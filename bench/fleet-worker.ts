@@ -15,7 +15,7 @@ import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createKeeperHost, type KeeperHost } from '../src/app/keeper-host';
 import { openStateDb, type StateDb } from '../src/db/open';
-import type { EventWatcher } from '../src/events/watcher';
+import type { EventWatcher } from '../src/watch/event-watcher';
 import { silentLogger } from '../src/log';
 import { loadSettings, type RawSettings } from '../src/settings';
 import { connectClient, resolveTemporalTarget } from '../src/temporal/connection';

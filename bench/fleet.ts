@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { LOOPS } from '../src/ids';
+import { LOOP_NAMES as LOOPS } from '../src/loops/registry';
 import { loadSettings, parseDuration } from '../src/settings';
 import { connectClient, resolveTemporalTarget } from '../src/temporal/connection';
 import { freePort } from '../src/temporal/dev-server';

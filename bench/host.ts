@@ -11,7 +11,7 @@ import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
-import type { EventWatcher } from '../src/events/watcher';
+import type { EventWatcher } from '../src/watch/event-watcher';
 import { createKeeperHost } from '../src/app/keeper-host';
 import { silentLogger } from '../src/log';
 import { loadSettings, type RawSettings, type Settings } from '../src/settings';
@@ -19,7 +19,7 @@ import { connectClient, resolveTemporalTarget } from '../src/temporal/connection
 import { startDevServer } from '../src/temporal/dev-server';
 import { connectNative } from '../src/temporal/native';
 import { installRuntime } from '../src/temporal/runtime';
-import { ensureSchedules } from '../src/temporal/schedules';
+import { ensureLoopSchedules } from '../src/loops/schedules';
 
 export interface BenchHost {
   db: StateDb;
@@ -71,7 +71,7 @@ export async function startBenchHost(raw: RawSettings = {}, db?: StateDb, tempor
     shutdownGraceTime: '2s',
     workflowBundle: bundleOutOfProcess(dir),
   });
-  await ensureSchedules(client, settings, ['reconcile']);
+  await ensureLoopSchedules(client, settings, ['reconcile']);
   const running = worker.run();
   let watcher: EventWatcher | undefined;
   return {

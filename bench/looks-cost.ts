@@ -9,12 +9,12 @@ import path from 'node:path';
 import { openStateDb, type StateDb } from '../src/db/open';
 import { DockerClient } from '../src/docker/client';
 import type { HostDeps } from '../src/host/deps';
-import { EngineView } from '../src/host/engine-view';
-import { lookForGc } from '../src/host/looks/gc-look';
-import { lookForPool } from '../src/host/looks/pool-look';
-import { lookForReconcile } from '../src/host/looks/reconcile-look';
+import { EngineView } from '../src/watch/engine-view';
+import { lookForGc } from '../src/host/gc/look';
+import { lookForPool } from '../src/host/pool/look';
+import { lookForReconcile } from '../src/host/reconcile/look';
 import { createPoolEntry } from '../src/host/pool/refill';
-import type { LoopName } from '../src/ids';
+import type { LoopName } from '../src/loops/registry';
 import { silentLogger } from '../src/log';
 import { crashPolicy } from '../src/policy/deaths/decision';
 import { loadSettings } from '../src/settings';
@@ -70,7 +70,7 @@ async function measure(
 }
 
 /**
- * How often a round of looks comes, on average: the looks due at the same moment share one (src/sensors/sensors.ts),
+ * How often a round of looks comes, on average: the looks due at the same moment share one (src/watch/look-runner.ts),
  * so a minute at 10 s, 15 s and 60 s has 8 rounds (at 10, 15, 20, 30, 40, 45, 50 and 60 s), not 11.
  */
 export function meanRoundIntervalMs(intervalsMs: number[]): number {
@@ -121,7 +121,7 @@ async function hostWith(
 
 /**
  * What the looks cost over a minute at their intervals: each loop's look given a view already listed (its own engine
- * calls only), and the view's one container list, which each round of looks makes once (src/sensors/sensors.ts).
+ * calls only), and the view's one container list, which each round of looks makes once (src/watch/look-runner.ts).
  * Each `samples` times after one warm-up look (the reconcile look's first one sets its baselines).
  */
 export async function measureLookCosts(services: number, samples: number): Promise<LookCost[]> {

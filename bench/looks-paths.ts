@@ -107,7 +107,7 @@ export async function startPathHost(): Promise<PathHost> {
 
 const BOUND_MS = 10 * 60_000;
 
-/** A running service keeper has looked at, once the tick its start asked for has run (nothing else pending). */
+/** A running service keeper has a snapshot of, once the tick its start requested has run (nothing else pending). */
 export async function steadyService(h: PathHost): Promise<{ sid: string; cid: string }> {
   const sid = `svc-${crypto.randomBytes(3).toString('hex')}`;
   const cid = await h.docker.createContainer({
@@ -122,12 +122,12 @@ export async function steadyService(h: PathHost): Promise<{ sid: string; cid: st
   addService(h.db, h.tenant, { containerId: cid }, sid);
   const startedAtMs = Date.now();
   await waitFor(
-    'a look at the new service',
-    () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid),
+    "keeper's first snapshot of the new service",
+    () => h.db.prepare('SELECT 1 FROM keeper_container_snapshots WHERE service_id = ?').get(sid),
     BOUND_MS,
     200,
   );
-  await waitFor('the start look', () => Date.now() - startedAtMs > 13_000 && h.watch.events.idle, BOUND_MS, 200);
+  await waitFor('the start request', () => Date.now() - startedAtMs > 13_000 && h.watch.events.idle, BOUND_MS, 200);
   return { sid, cid };
 }
 

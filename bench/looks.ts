@@ -1,5 +1,5 @@
 /**
- * `npm run bench:looks`: the worker's local looks (src/sensors/), which make every path that Docker's event stream
+ * `npm run bench:looks`: the worker's local looks (src/watch/), which make every path that Docker's event stream
  * does not cover at least as fast as ah's own loops, at no cost to the Temporal cluster.
  * - what the looks cost the host: engine API calls and CPU (keeper's and dockerd's) per look and per minute at their
  *   default intervals, with --services running services and a full pool, beside what ah's loops ask of the engine;

@@ -9,12 +9,7 @@
  */
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 import type { WatcherState } from './db/events';
-import type { StateDb } from './db/open';
-import { readyByTemplate } from './db/pool';
-import { countOpenCircuits } from './db/services';
 import type { DiskVerdict } from './contracts/disk';
-import type { GcClassSummary } from './contracts/gc';
-import type { LoopName } from './ids';
 
 export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
   return {
@@ -57,7 +52,7 @@ export function createKeeperMetrics(meter: MetricMeter = noopMetricMeter) {
     looks: meter.createCounter(
       'keeper_looks',
       'looks',
-      "the worker's local looks, by loop and whether one found something to do (found: yes, which asks for a run, or no)",
+      "the worker's local looks, by loop and whether one found something to do (found: yes, which requests a run, or no)",
     ),
     runRequests: meter.createCounter(
       'keeper_run_requests',
@@ -92,26 +87,6 @@ export function recordDiskVerdict(metrics: KeeperMetrics, verdict: DiskVerdict):
     if (p.totalBytes === null || p.freeBytes === null || p.totalBytes <= 0) continue;
     metrics.diskUsedRatio.set((p.totalBytes - p.freeBytes) / p.totalBytes, { path: p.path, role: p.role });
   }
-}
-
-/**
- * What each loop's recorded result adds to the metrics: the one place that decides it, called as a run records its
- * result (src/activities/loop-results.ts). A tick's gives the open circuits (counted from the DB: a tick opens and
- * recovers them, and so do their workflows), a sweep's its removals by class (every class the sweep ran, 0
- * included, so each class's series exists from the first sweep), a refill's the ready containers per template.
- */
-const LOOP_RESULT_METRICS: { [L in LoopName]: (metrics: KeeperMetrics, db: StateDb, result: unknown) => void } = {
-  reconcile: (metrics, db) => metrics.circuitsOpen.set(countOpenCircuits(db)),
-  gc: (metrics, _db, result) => {
-    for (const c of (result as { summary?: GcClassSummary[] })?.summary ?? []) metrics.gcRemovals.add(c.removed, { class: c.class });
-  },
-  pool: (metrics, db) => {
-    for (const t of readyByTemplate(db)) metrics.poolReady.set(t.ready, { template: t.id });
-  },
-};
-
-export function recordLoopMetrics(metrics: KeeperMetrics, db: StateDb, loop: LoopName, result: unknown): void {
-  LOOP_RESULT_METRICS[loop](metrics, db, result);
 }
 
 /** An alert's deliveries that ended, by kind and outcome. */

@@ -49,7 +49,7 @@ export const poolVolumeName = (entryId: string) => `${POOL_VOLUME_PREFIX}${entry
 
 /**
  * keeper's own: the volume the event watcher creates and removes at once to prove that a stream it reopened delivers
- * live events (src/events/watcher.ts). Not `ah-`, so GC never takes it for ah's; labelled, so an operator can tell it.
+ * live events (src/watch/event-watcher.ts). Not `ah-`, so GC never takes it for ah's; labelled, so an operator can tell it.
  */
 export const KEEPER_PROBE_LABEL = 'keeper.probe';
 export const eventProbeVolume = (hostId: string) => `keeper-events-probe-${hostId}`;

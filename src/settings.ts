@@ -34,7 +34,7 @@ export interface Settings {
   /** Unset: a checkout's provisioned CLI, else `temporal` on PATH (src/temporal/dev-server.ts). */
   temporalCli: string | undefined;
   reconcileIntervalMs: number;
-  /** How often the worker's local looks run (src/sensors/): no Temporal call unless a look finds something to do. */
+  /** How often the worker's local looks run (src/watch/): no Temporal call unless a look finds something to do. */
   reconcileLookIntervalMs: number;
   poolLookIntervalMs: number;
   gcLookIntervalMs: number;
@@ -213,7 +213,7 @@ function spec<K extends keyof Settings>(
   return { key, flag, env: 'KEEPER_' + flag.toUpperCase().replace(/-/g, '_'), default: defaultValue, parse, help, ...extra };
 }
 
-/** Every setting, in the order of the README's table. */
+/** Every setting; the README's table groups them by loop (src/cli/config-table.ts), each group in this order. */
 export const SETTINGS: SettingSpec[] = [
   spec(
     'db',
@@ -257,7 +257,7 @@ export const SETTINGS: SettingSpec[] = [
     'reconcile-interval',
     '1h',
     positiveDuration,
-    "the reconcile schedule's backstop: a tick this often, besides those the event watcher and the local looks ask for",
+    "the reconcile schedule's backstop: a tick this often, besides those the event watcher and the local looks request",
   ),
   spec(
     'reconcileLookIntervalMs',
@@ -316,7 +316,7 @@ export const SETTINGS: SettingSpec[] = [
     'gc-interval',
     '6h',
     positiveDuration,
-    "the gc schedule's backstop: a sweep this often, besides those the local looks ask for",
+    "the gc schedule's backstop: a sweep this often, besides those the local looks request",
   ),
   spec(
     'gcLookIntervalMs',
@@ -363,7 +363,7 @@ export const SETTINGS: SettingSpec[] = [
     'pool-interval',
     '6h',
     positiveDuration,
-    "the pool schedule's backstop: a refill this often, besides those claims and the local looks ask for",
+    "the pool schedule's backstop: a refill this often, besides those claims and the local looks request",
   ),
   spec(
     'poolLookIntervalMs',

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AH_MIGRATIONS } from '../src/db/ah-schema';
-import { readLooks, setLook, touchLooks } from '../src/db/looks';
+import { readSnapshots, setSnapshot, touchSnapshots } from '../src/db/container-snapshots';
 import { openStateDb, schemaVersion, StateDbError, type StateDb } from '../src/db/open';
 import { AH_DDL, ahSnapshot, makeAhDb } from './helpers/ah-db';
 import { tempDir } from './helpers/fixtures';
@@ -125,7 +125,7 @@ describe('a new state DB', () => {
   });
 });
 
-describe('touchLooks', () => {
+describe('touchSnapshots', () => {
   /** Counts statement executions on this handle, the way bench:scale does, to show the cost does not grow with N. */
   function countStatements(db: StateDb): { count: number } {
     const counter = { count: 0 };
@@ -138,20 +138,20 @@ describe('touchLooks', () => {
     }) as StateDb['prepare'];
     return counter;
   }
-  const look = (containerId: string) => ({ containerId, state: 'running', restartCount: 0, health: '' });
-  const lookedAt = (db: StateDb) => new Map([...readLooks(db)].map(([id, l]) => [id, l.lookedAt]));
+  const snapshot = (containerId: string) => ({ containerId, state: 'running', restartCount: 0, health: '' });
+  const seenAt = (db: StateDb) => new Map([...readSnapshots(db)].map(([id, l]) => [id, l.seenAt]));
 
-  it('moves every given look to now in one statement (more ids than SQLite binds), never back, and no other look', () => {
+  it('moves every given snapshot to now in one statement (more ids than SQLite binds), never back, and no other snapshot', () => {
     const db = open(path.join(tempDir(), 'state.db'));
     // 1200 ids: more than the 999 parameters older SQLite builds allow, so an IN (?, ?, …) list would not do.
     const ids = Array.from({ length: 1200 }, (_, i) => `svc-${i}`);
-    for (const id of ids) setLook(db, id, look(`c-${id}`), 100);
-    setLook(db, 'svc-newer', look('c-newer'), 300);
-    setLook(db, 'svc-other', look('c-other'), 100);
+    for (const id of ids) setSnapshot(db, id, snapshot(`c-${id}`), 100);
+    setSnapshot(db, 'svc-newer', snapshot('c-newer'), 300);
+    setSnapshot(db, 'svc-other', snapshot('c-other'), 100);
     const statements = countStatements(db);
-    touchLooks(db, [...ids, 'svc-newer', 'svc-unknown'], 200);
+    touchSnapshots(db, [...ids, 'svc-newer', 'svc-unknown'], 200);
     expect(statements.count).toBe(1);
-    const after = lookedAt(db);
+    const after = seenAt(db);
     expect(ids.filter((id) => after.get(id) !== 200)).toEqual([]);
     expect(after.get('svc-newer')).toBe(300);
     expect(after.get('svc-other')).toBe(100);
@@ -160,11 +160,11 @@ describe('touchLooks', () => {
 
   it('runs no statement for an empty list', () => {
     const db = open(path.join(tempDir(), 'state.db'));
-    setLook(db, 'svc-a', look('c-a'), 100);
+    setSnapshot(db, 'svc-a', snapshot('c-a'), 100);
     const statements = countStatements(db);
-    touchLooks(db, [], 200);
+    touchSnapshots(db, [], 200);
     expect(statements.count).toBe(0);
-    expect(lookedAt(db).get('svc-a')).toBe(100);
+    expect(seenAt(db).get('svc-a')).toBe(100);
   });
 });
 

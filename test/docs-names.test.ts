@@ -112,16 +112,21 @@ function workflowTypes(): Set<string> {
   return names;
 }
 
-/** The activity names: the properties of `Activities`, the type of what createActivities returns (type-checked). */
+/**
+ * The activity names: the properties of each `…Activities` type src/activities/ exports (what a group's factory
+ * returns: each loop's, and the host's own), type-checked. The worker registers them all (src/loops/registry.ts).
+ */
 function activityNames(): Set<string> {
   const roots = files('src/activities').map((f) => path.join(ROOT, f));
   // Only the activity files: their other imports are not needed to name the returned object's properties.
   const program = ts.createProgram(roots, { noResolve: true, types: [], noEmit: true, strict: true, target: ts.ScriptTarget.ES2022 });
   const checker = program.getTypeChecker();
-  const index = checker.getSymbolAtLocation(program.getSourceFile(path.join(ROOT, 'src/activities/index.ts'))!)!;
-  const activities = checker.getExportsOfModule(index).find((s) => s.name === 'Activities');
-  if (!activities) throw new Error('src/activities/index.ts exports no Activities type');
-  return new Set(checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(activities)).map((p) => p.name));
+  const groups = roots.flatMap((f) => {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(f)!);
+    return module ? checker.getExportsOfModule(module).filter((s) => /Activities$/.test(s.name) && s.flags & ts.SymbolFlags.TypeAlias) : [];
+  });
+  if (groups.length < 6) throw new Error(`src/activities/ exports ${groups.length} …Activities types, not one per group`);
+  return new Set(groups.flatMap((g) => checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(g)).map((p) => p.name)));
 }
 
 /** Folders of the repository a doc may cite a path in, and src/'s rooms (cited as `db/services.ts`). */

@@ -44,12 +44,12 @@ export const START_FIRST = [
   'test/cluster/connect.test.ts',
   'test/upgrade/in-flight.test.ts',
   'test/install/package.test.ts',
-  'test/sensors/reconcile-look.test.ts',
-  'test/sensors/pool-look.test.ts',
+  'test/watch/reconcile-look.test.ts',
+  'test/watch/pool-look.test.ts',
   'test/reconcile/absence-rollover.test.ts',
   'test/reconcile/absence.test.ts',
-  'test/sensors/gc-look.test.ts',
-  'test/sensors/engine-wedge.test.ts',
+  'test/watch/gc-look.test.ts',
+  'test/watch/engine-wedge.test.ts',
 ];
 
 function lanes(given: string | undefined): number {

@@ -33,3 +33,6 @@ export function createCircuitActivities(deps: HostDeps) {
     },
   };
 }
+
+/** What the workflows proxy (`proxyActivities<CircuitActivities>`): the types only. */
+export type CircuitActivities = ReturnType<typeof createCircuitActivities>;

@@ -7,7 +7,7 @@ import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { HostDeps } from '../host/deps';
 import { GC_CLASSES, gcClassNamed, listGcClasses } from '../host/gc/registry';
-import { recordLoopRun } from './loop-results';
+import { resultOnly, type RecordRun } from './loop-results';
 import {
   PER_CLASS_ACTIVITIES,
   type GcClassInput,
@@ -19,7 +19,8 @@ import {
 
 type ClassActivity = (input: GcClassInput) => Promise<GcClassResult>;
 
-export function createGcActivities(deps: HostDeps) {
+/** `record`: how a sweep's summary is kept (its loop's unit gives it what the summary adds to the metrics). */
+export function createGcActivities(deps: HostDeps, record: RecordRun = resultOnly(deps, 'gc')) {
   const gc = { ...deps, log: deps.log.child({ loop: 'gc' }) };
   /** Runs one class; a name this worker does not know (a newer build's list) fails the class, not the sweep. */
   const runGcClass = async ({ cls, ...input }: GcClassRun): Promise<GcClassResult> => {
@@ -44,7 +45,10 @@ export function createGcActivities(deps: HostDeps) {
 
     /** Stores the sweep's summary as the gc loop's last result (for `keeper status`) and counts its removals. */
     async recordGcSweep(summary: unknown): Promise<void> {
-      await recordLoopRun(deps, 'gc', activityInfo().workflowExecution?.workflowId ?? '', summary);
+      await record(activityInfo().workflowExecution?.workflowId ?? '', summary);
     },
   };
 }
+
+/** What the workflows proxy (`proxyActivities<GcActivities>`): the types only. */
+export type GcActivities = ReturnType<typeof createGcActivities>;

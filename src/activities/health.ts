@@ -14,3 +14,6 @@ export function createHealthActivities(deps: HostDeps) {
     },
   };
 }
+
+/** What the workflows proxy (`proxyActivities<HealthActivities>`): the types only. */
+export type HealthActivities = ReturnType<typeof createHealthActivities>;

@@ -33,3 +33,6 @@ export function createNotifyActivities(deps: HostDeps) {
       recordNotifications({ ...deps, log }, event, ends),
   };
 }
+
+/** What the workflows proxy (`proxyActivities<NotifyActivities>`): the types only. */
+export type NotifyActivities = ReturnType<typeof createNotifyActivities>;

@@ -1,6 +1,6 @@
 /**
  * The poolRefill workflow's activities. The plan starts the background pull of a pooled template's absent image,
- * which asks for a refill through the worker's client when it ends (and when a failed one may be tried again). A
+ * which requests a refill through the worker's client when it ends (and when a failed one may be tried again). A
  * pool entry that cannot be made by retrying (its template is gone, its image is not on the engine, its name is
  * taken) fails as non-retryable, typed by its reason, so the workflow reports it once instead of retrying. A missing image is normally found by the plan, which leaves the template
  * out and reports it as a condition of the refill (logged once, by recordPoolRefill); one removed between the
@@ -18,19 +18,25 @@ import type { DiskVerdict } from '../contracts/disk';
 import type { PoolEntryRequest, PoolEntryResult, PoolRefillResult } from '../contracts/pool';
 import { ImagePulls } from '../host/pool/pull';
 import { refillConditions, refillUnchecked } from '../policy/conditions';
-import { recordLoopRun } from './loop-results';
+import { resultOnly, type RecordRun } from './loop-results';
 
 /**
- * Asks this host's pool schedule for a refill through `client`, and says what happened; app/ wires it to the
- * schedules (an activity reaches no schedule itself).
+ * Requests a refill of this host's pool schedule through `client`, and says what happened; the pool loop's unit
+ * (src/loops/pool.ts) wires it to the schedules (an activity reaches no schedule itself).
  */
 export type PoolRefillRequester = (client: Client) => Promise<string>;
 
-export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillRequester) {
+/**
+ * `requestRefill`: how a background pull requests a refill (none: it requests none); `record`: how a refill's result
+ * is kept (its loop's unit gives both).
+ */
+export function createPoolActivities(deps: HostDeps, hooks: { requestRefill?: PoolRefillRequester; record?: RecordRun } = {}) {
+  const { requestRefill } = hooks;
+  const record = hooks.record ?? resultOnly(deps, 'pool');
   // The worker's client, from the last plan: a pull outlives the activity that started it.
   let client: Client | undefined;
   const pulls = new ImagePulls(deps, async (why) => {
-    const refill = client && requestRefill ? await requestRefill(client) : 'not triggered: this host asks for no refills';
+    const refill = client && requestRefill ? await requestRefill(client) : 'not requested: this host requests no refills';
     deps.log.info(`${why}: refill ${refill}`, { loop: 'pool' });
   });
   return {
@@ -61,10 +67,13 @@ export function createPoolActivities(deps: HostDeps, requestRefill?: PoolRefillR
      * the metrics) and logs its conditions once (a missing image, the disk guard), not every refill.
      */
     async recordPoolRefill(result: PoolRefillResult): Promise<void> {
-      await recordLoopRun(deps, 'pool', activityInfo().workflowExecution?.workflowId ?? '', result);
+      await record(activityInfo().workflowExecution?.workflowId ?? '', result);
       await whenWritable('the pool conditions reported', () =>
         reportConditions(deps, 'pool', refillConditions(result), refillUnchecked(result)),
       );
     },
   };
 }
+
+/** What the workflows proxy (`proxyActivities<PoolActivities>`): the types only. */
+export type PoolActivities = ReturnType<typeof createPoolActivities>;

@@ -15,10 +15,11 @@ import { labelConditions } from '../policy/service-crash-policy';
 import { unixSeconds } from '../time';
 import { summariseTick, tickActed, uniqueByService } from '../policy/tick-summary';
 import { tickWords } from '../policy/run-words';
-import { recordLoopRun } from './loop-results';
+import { resultOnly, type RecordRun } from './loop-results';
 import type { Housekeeping, ReconciledHost, TickApplied, TickObservation, TickSummary } from '../contracts/reconcile';
 
-export function createReconcileActivities(deps: HostDeps) {
+/** `record`: how a tick's summary is kept (its loop's unit gives it what the summary adds to the metrics). */
+export function createReconcileActivities(deps: HostDeps, record: RecordRun = resultOnly(deps, 'reconcile')) {
   const log = deps.log.child({ loop: 'reconcile' });
   const policy = crashPolicy(deps.settings);
   const observe = async (): Promise<TickObservation> => {
@@ -33,7 +34,6 @@ export function createReconcileActivities(deps: HostDeps) {
     );
     return obs;
   };
-  const record = (summary: TickSummary, workflowId: string): Promise<void> => recordLoopRun(deps, 'reconcile', workflowId, summary);
   return {
     async housekeep(): Promise<Housekeeping> {
       return whenWritable('housekeeping', () => housekeep(deps, policy));
@@ -54,7 +54,7 @@ export function createReconcileActivities(deps: HostDeps) {
       const circuits = handOverCircuits(deps, wanted);
       const { expiredCircuits, hostId, ...housekeeping } = housekept;
       const summary = summariseTick(obs, applied, housekeeping, expiredCircuits.length);
-      await record(summary, workflowId);
+      await record(workflowId, summary);
       deps.hints?.notePass({ observedFromMs, finishedAtMs: deps.clock.nowMs() });
       const services = [...new Set([...obs.crashes.map((c) => c.serviceId), ...circuits.map((c) => c.serviceId)])];
       return { hostId, circuits, summary, services, details: tickActed(summary) ? tickWords(summary) : undefined };
@@ -65,7 +65,10 @@ export function createReconcileActivities(deps: HostDeps) {
     },
 
     async recordTickResult(summary: TickSummary, workflowId: string): Promise<void> {
-      await record(summary, workflowId);
+      await record(workflowId, summary);
     },
   };
 }
+
+/** What the workflows proxy (`proxyActivities<ReconcileActivities>`): the types only. */
+export type ReconcileActivities = ReturnType<typeof createReconcileActivities>;

@@ -1,7 +1,9 @@
 /**
  * What watches a host between its runs, in its worker: the Docker event watcher, the disk watcher and the local
- * looks (src/sensors/), over one requester per loop that keeps each request until Temporal takes it. Looking is
- * local and free; only a look or an event that finds something to do asks for a run.
+ * looks (src/watch/), over one requester per loop that keeps each request until Temporal takes it. Looking is
+ * local and free; only a look or an event that finds something to do requests a run. The looks and the requesters
+ * are the loops' registry's (src/loops/registry.ts): each loop's look and its way of being requested, as its unit
+ * declares them. Events are the reconcile loop's to hear, and disk pressure the gc loop's.
  */
 import type { Client } from '@temporalio/client';
 import { WriteQueue } from '../db/busy';
@@ -10,28 +12,24 @@ import { oneLine } from '../text';
 import { lastLoopResult } from '../db/loop-results';
 import { clearRequestFailure, recordRequestFailure } from '../db/request-failures';
 import { DiskWatcher, type DiskWatcherOptions } from '../host/disk-watcher';
-import { EventWatcher, type EventWatcherOptions } from '../events/watcher';
+import { EventWatcher, type EventWatcherOptions } from '../watch/event-watcher';
 import type { HostDeps } from '../host/deps';
-import { EngineView } from '../host/engine-view';
-import { EventHints } from '../host/event-hints';
-import { lookForGc } from '../host/looks/gc-look';
-import { lookForPool } from '../host/looks/pool-look';
-import { lookForReconcile } from '../host/looks/reconcile-look';
+import { EngineView } from '../watch/engine-view';
+import { EventHints } from '../watch/event-hints';
 import { BACK_UP_AFTER_SEC } from '../policy/deaths/shown';
-import type { LoopName } from '../ids';
-import { crashPolicy } from '../policy/deaths/decision';
+import { LOOPS, type Loop, type LoopName } from '../loops/registry';
 import type { Settings } from '../settings';
 import { unixSeconds } from '../time';
-import { LoopRequester, type FailingRequest } from '../sensors/requests';
-import { Sensors, type EventWitness, type LoopLook } from '../sensors/sensors';
-import { isPermanentRefusal, triggerGcSweep, triggerLoop, triggerReconcile } from '../temporal/operations';
+import { LoopRequester, type FailingRequest } from '../watch/requests';
+import { LookRunner, type EventPath, type LoopLook } from '../watch/look-runner';
+import { isPermanentRefusal } from '../temporal/operations';
 
 export type HostRequests = Record<LoopName, LoopRequester>;
 
 export interface HostWatch {
   events: EventWatcher;
   disk: DiskWatcher;
-  sensors: Sensors;
+  looks: LookRunner;
   requests: HostRequests;
   start(): void;
   /** Stops in reverse, requests first: a request that Temporal has not taken is dropped, not waited for. */
@@ -44,9 +42,9 @@ interface WatchParts {
 }
 
 /**
- * One requester per loop, each sending the way that loop is asked for (see src/temporal/schedules.ts), counting each
- * attempt's outcome, and keeping a request that fails for `keeper status` (keeper_request_failures; a previous run's
- * rows go at the start).
+ * One requester per loop, each sending the way its unit requests a run (its schedule's trigger, or its own), counting
+ * each attempt's outcome, and keeping a request that fails for `keeper status` (keeper_request_failures; a previous
+ * run's rows go at the start).
  */
 export function hostRequests(client: Client, { settings, deps }: WatchParts): HostRequests {
   const { log, db } = deps;
@@ -72,17 +70,22 @@ export function hostRequests(client: Client, { settings, deps }: WatchParts): Ho
         ? recordRequestFailure(db, hostId, { loop, ...f, failingSince: Math.floor(f.sinceMs / 1000) }, unixSeconds(deps.clock))
         : clearRequestFailure(db, hostId, loop),
     );
-  const make = (loop: LoopName, send: Send) =>
-    new LoopRequester({ loop, send: counted(loop, send), log, isPermanent: isPermanentRefusal, onFailing: kept(loop), clock: deps.clock });
-  clearRequestFailure(db, hostId);
-  return {
-    reconcile: make('reconcile', (why, serviceId) => triggerReconcile(client, settings.hostId, serviceId, why)),
-    pool: make('pool', () => triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true })),
-    gc: make('gc', () => triggerGcSweep(client, settings.hostId)),
+  const make = ({ name: loop, request }: Loop) => {
+    const send: Send = (why, serviceId) => request(client, hostId, why, serviceId);
+    return new LoopRequester({
+      loop,
+      send: counted(loop, send),
+      log,
+      isPermanent: isPermanentRefusal,
+      onFailing: kept(loop),
+      clock: deps.clock,
+    });
   };
+  clearRequestFailure(db, hostId);
+  return Object.fromEntries(LOOPS.map((l) => [l.name, make(l)])) as HostRequests;
 }
 
-/** The Docker event watcher: it asks for a reconcile tick when an ah container changes. */
+/** The Docker event watcher: it requests a reconcile tick when an ah container changes. */
 export function createEventWatcher(
   { settings, deps }: WatchParts,
   requests: HostRequests,
@@ -96,15 +99,15 @@ export function createEventWatcher(
     log: deps.log.child({ loop: 'events' }),
     debounceMs: settings.eventDebounceMs,
     // Once a restarted container has run long enough to count as back up, and a second more.
-    lookAfterStartMs: (BACK_UP_AFTER_SEC + 1) * 1000,
-    requestTick: async (serviceId) => (await requests.reconcile.request('docker events', serviceId)) === 'taken',
+    requestAfterStartMs: (BACK_UP_AFTER_SEC + 1) * 1000,
+    request: async (serviceId) => (await requests.reconcile.request('docker events', serviceId)) === 'taken',
     clock: deps.clock,
     metrics: deps.metrics,
     ...opts,
   });
 }
 
-/** The disk watcher: it asks for a GC sweep when a guarded path crosses the block threshold. */
+/** The disk watcher: it requests a GC sweep when a guarded path crosses the block threshold. */
 export function createDiskWatcher(
   { deps }: WatchParts,
   requests: HostRequests,
@@ -117,26 +120,26 @@ export function createDiskWatcher(
   });
 }
 
-/** The local looks, each loop's at its --*-look-interval; the event watcher, when given, is their witness. */
-export function createSensors(
+/** The local looks, each loop's at its --*-look-interval; the event watcher, when given, is their event path. */
+export function createLooks(
   { settings, deps }: WatchParts,
   requests: HostRequests,
-  opts: { witness?: EventWitness; intervalsMs?: Partial<Record<LoopName, number>> },
-): Sensors {
+  opts: { eventPath?: EventPath; intervalsMs?: Partial<Record<LoopName, number>> },
+): LookRunner {
   // In order, each waiting for another writer's lock awaited; a look does not wait for its own record.
   const lookStates = new WriteQueue((what, err) => deps.log.warn(`${what} not recorded for keeper status`, { error: oneLine(err) }));
-  return new Sensors({
+  return new LookRunner({
     looks: hostLooks(settings, deps, opts.intervalsMs ?? {}),
     view: () => new EngineView(deps.docker),
-    ask: (loop, why, serviceId) => requests[loop].request(why, serviceId),
+    request: (loop, why, serviceId) => requests[loop as LoopName].request(why, serviceId),
     lastRunFinishedAtMs: (loop) => {
       const at = lastLoopResult(deps.db, loop)?.finishedAt;
       return at === undefined ? undefined : at * 1000;
     },
-    witness: opts.witness,
+    eventPath: opts.eventPath,
     passedOver: (changeAtMs, lookStartedMs) => deps.hints?.passedOver(changeAtMs, lookStartedMs) ?? false,
     record: (loop, o) => {
-      const report = o.error === undefined ? { found: o.items.length, asked: o.asked } : { error: o.error };
+      const report = o.error === undefined ? { found: o.items.length, requested: o.requested } : { error: o.error };
       const nowSec = unixSeconds(deps.clock);
       return lookStates.push(`the ${loop} look's state`, () => recordLookState(deps.db, settings.hostId, loop, report, nowSec));
     },
@@ -146,38 +149,34 @@ export function createSensors(
   });
 }
 
-/** Each loop's local look, at its interval; GC's first waits --gc-first-delay, as its first sweep does. */
+/** Each loop's local look, at its interval (or the one given), the first no sooner than its first delay. */
 function hostLooks(settings: Settings, deps: HostDeps, intervalsMs: Partial<Record<LoopName, number>>): LoopLook[] {
-  const gcEvery = intervalsMs.gc ?? settings.gcLookIntervalMs;
-  return [
-    {
-      loop: 'reconcile',
-      everyMs: intervalsMs.reconcile ?? settings.reconcileLookIntervalMs,
-      look: (view) => lookForReconcile(deps, crashPolicy(settings), view),
-    },
-    { loop: 'pool', everyMs: intervalsMs.pool ?? settings.poolLookIntervalMs, look: (view) => lookForPool(deps, view) },
-    { loop: 'gc', everyMs: gcEvery, firstAfterMs: Math.max(gcEvery, settings.gcFirstDelayMs), look: (view) => lookForGc(deps, view) },
-  ];
+  return LOOPS.flatMap(({ name, look }) => {
+    if (!look) return [];
+    const everyMs = intervalsMs[name] ?? settings[look.every];
+    const firstAfterMs = Math.max(everyMs, look.firstDelay ? settings[look.firstDelay] : 0);
+    return [{ loop: name, everyMs, firstAfterMs, look: (view) => look.find(deps, view) }];
+  });
 }
 
-/** The three, over one set of requests, with the event watcher as the looks' witness. */
+/** The three, over one set of requests, with the event watcher as the looks' event path. */
 export function createHostWatch(parts: WatchParts, requests: HostRequests): HostWatch {
   const events = createEventWatcher(parts, requests, {});
   const disk = createDiskWatcher(parts, requests, {});
-  const sensors = createSensors(parts, requests, { witness: events });
+  const looks = createLooks(parts, requests, { eventPath: events });
   return {
     events,
     disk,
-    sensors,
+    looks,
     requests,
     start() {
       events.start();
       disk.start();
-      sensors.start();
+      looks.start();
     },
     async stop() {
       await Promise.all(Object.values(requests).map((r) => r.stop()));
-      await sensors.stop();
+      await looks.stop();
       await events.stop();
       await disk.stop();
     },

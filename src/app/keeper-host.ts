@@ -6,25 +6,23 @@
  */
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from '../activities';
 import { heartbeatInterceptor } from '../activities/heartbeat';
 import { DockerClient } from '../docker/client';
 import type { DiskWatcher, DiskWatcherOptions } from '../host/disk-watcher';
-import type { EventWatcher, EventWatcherOptions } from '../events/watcher';
+import type { EventWatcher, EventWatcherOptions } from '../watch/event-watcher';
 import type { HostDeps } from '../host/deps';
-import { EventHints } from '../host/event-hints';
+import { EventHints } from '../watch/event-hints';
 import { taskQueueFor } from '../ids';
+import { createActivities, LOOPS, type LoopName } from '../loops/registry';
+import { ensureLoopSchedules } from '../loops/schedules';
 import type { Settings } from '../settings';
 import { prebuiltBundle, WORKFLOWS_PATH } from '../temporal/bundle';
-import { requestPoolRefill, triggerLoop } from '../temporal/operations';
-import { ensureSchedules } from '../temporal/schedules';
-import type { LoopName } from '../ids';
-import type { EventWitness, Sensors } from '../sensors/sensors';
+import type { EventPath, LookRunner } from '../watch/look-runner';
 import {
   createDiskWatcher,
   createEventWatcher,
   createHostWatch,
-  createSensors,
+  createLooks,
   hostRequests,
   type HostRequests,
   type HostWatch,
@@ -48,22 +46,22 @@ export interface KeeperHost {
   deps: HostDeps;
   /** A worker polling this host's task queue with every workflow and this host's activities. */
   createWorker(parts: WorkerParts): Promise<Worker>;
-  /** This host's schedules, created or updated in place; then a first pool refill (its schedule is a 6-hour backstop). */
+  /** This host's loops' schedules, created or updated in place; then a first run of each loop that asks for one (the pool's). */
   ensureSchedules(client: Client): Promise<void>;
   /**
    * This host's run requests through `client`, one per loop, each kept until Temporal takes it: the event watcher,
    * the disk watcher and the local looks all ask through them.
    */
   requests(client: Client): HostRequests;
-  /** The Docker event watcher (not started): it asks for a reconcile tick when an ah container changes. */
+  /** The Docker event watcher (not started): it requests a reconcile tick when an ah container changes. */
   eventWatcher(client: Client, opts?: Pick<EventWatcherOptions, 'reconnect'>): EventWatcher;
-  /** The local looks (not started): each loop's, at its --*-look-interval; the watcher, when given, is their witness. */
-  sensors(client: Client, opts?: { witness?: EventWitness; intervalsMs?: Partial<Record<LoopName, number>> }): Sensors;
-  /** The disk watcher (not started): it asks the gc schedule for a sweep when a guarded path crosses the block threshold. */
+  /** The local looks (not started): each loop's, at its --*-look-interval; the watcher, when given, is their event path. */
+  looks(client: Client, opts?: { eventPath?: EventPath; intervalsMs?: Partial<Record<LoopName, number>> }): LookRunner;
+  /** The disk watcher (not started): it requests a sweep of the gc schedule when a guarded path crosses the block threshold. */
   diskWatcher(client: Client, opts?: Pick<DiskWatcherOptions, 'intervalMs' | 'cooldownMs'>): DiskWatcher;
   /**
    * Everything that watches this host between runs, not started: the event watcher, the disk watcher and the local
-   * looks (with the watcher as their witness), over one set of requests. A worker starts it and stops it.
+   * looks (with the watcher as their event path), over one set of requests. A worker starts it and stops it.
    */
   watch(client: Client): HostWatch;
   /** Closes what the host opened itself (the DB when it was not given). */
@@ -90,7 +88,7 @@ export type { HostRequests, HostWatch } from './host-watch';
 export function createKeeperHost(settings: Settings, parts: HostParts = {}): KeeperHost {
   const opened = openHost(settings, 'worker', parts);
   // What the event watcher hears, for the runs and looks of this worker: a list entry of a container with a newer
-  // event is no proof of anything (src/host/event-hints.ts).
+  // event is no proof of anything (src/watch/event-hints.ts).
   const deps = { ...opened.deps, hints: opened.deps.hints ?? new EventHints() };
   const { metrics } = deps;
   // The adapter counts the engine API calls it makes; an engine given in its place (a test double) is not counted.
@@ -112,7 +110,7 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
         connection: w.connection,
         namespace: w.namespace,
         taskQueue: taskQueueFor(settings.hostId),
-        activities: createActivities(deps, { requestPoolRefill: (client) => requestPoolRefill(client, settings.hostId) }),
+        activities: createActivities(deps),
         interceptors: { activity: activityInterceptors },
         ...(bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
         shutdownGraceTime: w.shutdownGraceTime ?? SHUTDOWN_GRACE,
@@ -123,17 +121,20 @@ export function createKeeperHost(settings: Settings, parts: HostParts = {}): Kee
       });
     },
     async ensureSchedules(client) {
-      await ensureSchedules(client, settings);
-      // The pool's schedule is a backstop (--pool-interval, 6 h): a starting worker fills its pool now, not hours later. Best
-      // effort: a cluster busy starting many hosts' schedules may time out the pause check (a query of the new
-      // schedule), and a worker must not fail its start for a refill its schedule makes anyway.
-      await triggerLoop(client, settings.hostId, 'pool', { unlessPaused: true }).catch((err: Error) =>
-        deps.log.warn('could not ask for a first pool refill; the pool schedule refills within the hour', { error: err.message }),
-      );
+      await ensureLoopSchedules(client, settings);
+      // Best effort: a cluster busy starting many hosts' schedules may time out the pause check (a query of the new
+      // schedule), and a worker must not fail its start for a run its look or its schedule requests anyway.
+      for (const loop of LOOPS.filter((l) => l.runAtStart)) {
+        await loop.request(client, settings.hostId, 'worker start').catch((err: Error) =>
+          deps.log.warn(`could not request a first ${loop.name} run; its look requests one once it finds something to do`, {
+            error: err.message,
+          }),
+        );
+      }
     },
     eventWatcher: (client, opts = {}) => createEventWatcher(parts$, requests(client), opts),
     diskWatcher: (client, opts = {}) => createDiskWatcher(parts$, requests(client), opts),
-    sensors: (client, opts = {}) => createSensors(parts$, requests(client), opts),
+    looks: (client, opts = {}) => createLooks(parts$, requests(client), opts),
     watch: (client) => createHostWatch(parts$, requests(client)),
     close: opened.close,
   };

@@ -7,7 +7,8 @@ import type { Client } from '@temporalio/client';
 import { recordHostStart } from '../db/keeper-hosts';
 import type { StateDb } from '../db/open';
 import type { Logger } from '../log';
-import { footprintWords, hostFootprint } from '../temporal/footprint';
+import { loopFootprint } from '../loops/schedules';
+import { footprintWords } from '../temporal/footprint';
 import { isoSeconds, unixSeconds } from '../time';
 import { oneLine } from '../text';
 
@@ -19,7 +20,7 @@ export async function warnOfOtherHostIds(client: Client, db: StateDb, hostId: st
   const warned: string[] = [];
   try {
     for (const other of recordHostStart(db, hostId, unixSeconds())) {
-      const left = footprintWords(await hostFootprint(client, other.hostId));
+      const left = footprintWords(await loopFootprint(client, other.hostId));
       if (!left) continue;
       warned.push(other.hostId);
       log.warn(

@@ -12,14 +12,8 @@ import { openCircuits, purgeRefusal, removeState, workerStoppedCleanly, type Sta
 import { ids, taskQueueFor } from '../ids';
 import { inFlight, missingChoice, type AlertChoice, type CircuitChoice, type InFlight, type OpenCircuit } from '../policy/uninstall';
 import type { Settings } from '../settings';
-import {
-  deleteSchedule,
-  hostFootprint,
-  HOST_WORKFLOW_TYPES as TYPES,
-  lastPollAgoMs,
-  LIVE_POLL_WITHIN_MS,
-  terminateWorkflow,
-} from '../temporal/footprint';
+import { HOST_WORKFLOW_TYPES as TYPES, loopFootprint } from '../loops/schedules';
+import { deleteSchedule, lastPollAgoMs, LIVE_POLL_WITHIN_MS, terminateWorkflow } from '../temporal/footprint';
 import { resetCircuit } from '../temporal/operations';
 import { hostTemporal } from './host-temporal';
 import { Keeper } from './keeper';
@@ -96,7 +90,7 @@ async function uninstallOnTemporal(
 ): Promise<UninstallReport> {
   const host = settings.hostId;
   await refuseLiveWorker(client, host, workerStopped);
-  const footprint = await hostFootprint(client, host);
+  const footprint = await loopFootprint(client, host);
   const flight = inFlight(footprint.running, circuitRows, (sid) => ids.circuit(host, sid), TYPES);
   const refusal = missingChoice(flight, opts);
   if (refusal) throw new UninstallRefused(refusal, host, flight);
@@ -107,7 +101,7 @@ async function uninstallOnTemporal(
   }
   for (const id of flight.loopRuns) if (await terminateWorkflow(client, id, 'keeper uninstall')) report.loopRunsStopped.push(id);
   await settleCircuits(client, settings, flight, opts.circuits, report);
-  const alerts = (await hostFootprint(client, host)).running.filter((w) => w.type === TYPES.alert).map((w) => w.workflowId);
+  const alerts = (await loopFootprint(client, host)).running.filter((w) => w.type === TYPES.alert).map((w) => w.workflowId);
   for (const id of alerts) {
     if (opts.alerts === 'drop' && (await terminateWorkflow(client, id, 'keeper uninstall --alerts drop'))) report.alerts.dropped.push(id);
     else if (opts.alerts !== 'drop') report.alerts.left.push(id);

@@ -2,7 +2,8 @@
 import path from 'node:path';
 import type { StartedWorker } from '../app/keeper';
 import { planNotification } from '../host/notifications';
-import { ids, LOOPS, taskQueueFor } from '../ids';
+import { ids, taskQueueFor } from '../ids';
+import { SCHEDULED_LOOPS } from '../loops/registry';
 import { hostRunsQuery } from '../search-attributes';
 import { describeTarget } from '../temporal/connection';
 import { webhooksWords } from './words';
@@ -23,9 +24,9 @@ export async function workerBanner({ client, settings, temporal, tenants }: Star
     `  UI          ${temporal.uiUrl ? `${temporal.uiUrl}/namespaces/${temporal.target.namespace}/workflows?query=${query}` : 'your Temporal UI'}`,
     '  schedules',
   ];
-  for (const loop of LOOPS) {
-    const d = await client.schedule.getHandle(ids.schedule(settings.hostId, loop)).describe();
-    lines.push(`    ${loop.padEnd(10)} ${d.state.paused ? 'paused' : 'next run ' + (d.info.nextActionTimes[0]?.toISOString() ?? '-')}`);
+  for (const { name } of SCHEDULED_LOOPS) {
+    const d = await client.schedule.getHandle(ids.schedule(settings.hostId, name)).describe();
+    lines.push(`    ${name.padEnd(10)} ${d.state.paused ? 'paused' : 'next run ' + (d.info.nextActionTimes[0]?.toISOString() ?? '-')}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -2,8 +2,8 @@
  * `keeper pool refill --once | status | claim | drain`.
  *
  * refill runs the poolRefill workflow once. claim, status and drain work on this host's DB and engine directly:
- * a claim must be fast and must never wait for a worker. After a claim the pool schedule is triggered (unless
- * paused; BUFFER_ONE, so a refill runs after any running one).
+ * a claim must be fast and must never wait for a worker. After a claim a refill is requested of the pool schedule
+ * (unless paused; BUFFER_ONE, so a refill runs after any running one).
  */
 import type { Command } from 'commander';
 import type { HostDeps } from '../host/deps';
@@ -124,7 +124,7 @@ function registerClaimCommand(pool: Command): void {
         // Best effort: the claim has succeeded; without a refill now, the pool's next look or run refills.
         const refill = await k
           .withOperatorClient((client) => requestPoolRefill(client, settings.hostId), 2000)
-          .catch((err: Error) => `not triggered (${oneLine(err)}); the next pool run refills`);
+          .catch((err: Error) => `not requested (${oneLine(err)}); the next pool run refills`);
         return { ...result, refill };
       });
       print(claimed, !!opts.json, renderClaim);

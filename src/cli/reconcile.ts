@@ -11,7 +11,8 @@ export function registerReconcileCommand(program: Command): void {
     .option('--once', 'run a single tick and print its summary')
     .addOption(jsonOption())
     .action(async (opts: { once?: boolean; json?: boolean }, cmd: Command) => {
-      if (!opts.once) throw new UsageError('reconcile needs --once (the reconcile schedule runs the periodic ticks)');
+      if (!opts.once)
+        throw new UsageError('reconcile needs --once (the reconcile schedule, the event watcher and the looks start the other ticks)');
       const settings = settingsFrom(cmd);
       const run = await withKeeper(settings, (k) =>
         k.runWorkflowOnce(reconcileTick, ids.once(settings.hostId, 'reconcile', Date.now()), []),

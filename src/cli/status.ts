@@ -10,7 +10,8 @@ import { givenSettings, type Settings } from '../settings';
 import { operatorTarget } from '../app/keeper';
 import { describeTarget } from '../temporal/connection';
 import { agoWords, isoSeconds } from '../time';
-import { lastCrashWords, loopResultWords, webhooksWords } from './words';
+import { loopNamed } from '../loops/registry';
+import { lastCrashWords, webhooksWords } from './words';
 import { jsonOption, print, settingsFrom, table, withHost, withSettings } from './common';
 
 type StatusView = Omit<HostStatus, 'worker'> & {
@@ -123,12 +124,12 @@ const looks: Section = ({ looks: rows, now }) => {
     'looks',
     indent(
       table(
-        ['loop', 'last look', 'found', 'last asked for a run', 'failing'],
+        ['loop', 'last look', 'found', 'last requested a run', 'failing'],
         rows.map((l) => [
           l.loop,
           l.lookedAt === null ? '-' : agoWords(l.lookedAt, now),
           found(l),
-          l.askedAt === null ? '-' : agoWords(l.askedAt, now),
+          l.requestedAt === null ? '-' : agoWords(l.requestedAt, now),
           l.failingSince === null ? '-' : `since ${agoWords(l.failingSince, now)}: ${l.error}`,
         ]),
       ),
@@ -147,7 +148,7 @@ const requests: Section = ({ requests: rows, now }) => {
     'run requests not taken',
     indent(
       table(
-        ['loop', 'failing', 'attempts', 'asked by', 'error'],
+        ['loop', 'failing', 'attempts', 'requested by', 'error'],
         rows.map((r) => [r.loop, `since ${agoWords(r.failingSince, now)}`, r.attempts, r.why, `${r.refused ? 'REFUSED: ' : ''}${r.error}`]),
       ),
     ),
@@ -172,20 +173,26 @@ const writers: Section = (s) => {
   return [`crash counts   ${c ? `WARNING: ${c.summary}` : 'counted by keeper alone'}`];
 };
 
-/** Each loop's last result in words (src/cli/words.ts), with how long ago it finished. */
+/**
+ * Each loop's last result in its unit's words (src/loops/), with how long ago it finished. A row of a loop this
+ * keeper has no unit for (another version recorded it) says so.
+ */
 const lastRuns: Section = (s) => {
   if (s.loops.length === 0) return ['', 'last runs', '  none yet'];
+  const words = (l: (typeof s.loops)[number]) => loopNamed(l.loop)?.words(l.result) ?? UNKNOWN_LOOP;
   return [
     '',
     'last runs',
     indent(
       table(
         ['loop', 'finished', 'result'],
-        s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), loopResultWords(l.loop, l.result)]),
+        s.loops.map((l) => [l.loop, agoWords(l.finishedAt, s.now), words(l)]),
       ),
     ),
   ];
 };
+
+const UNKNOWN_LOOP = 'a loop this keeper does not have (recorded by another version of keeper)';
 
 const SECTIONS: Section[] = [
   header,

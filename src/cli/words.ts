@@ -1,11 +1,12 @@
 /**
  * Words only the commands print (the worker's banner borrows the webhooks' words); each loop's result in words
- * is in policy/run-words.ts, since workflow runs say it of themselves too.
+ * is in policy/run-words.ts, since workflow runs say it of themselves too, and each loop's unit names its own
+ * (src/loops/).
  */
 import type { PullView } from '../contracts/pool';
 import { agoWords } from '../time';
 
-export { loopResultWords, refillWords } from '../policy/run-words';
+export { refillWords } from '../policy/run-words';
 
 /**
  * A service's last recorded death for `keeper status`: `3 min ago: exit code 137 (OOM killed)`. When no fact of

@@ -5,15 +5,22 @@
  * Times are unix seconds unless a name says ms.
  */
 
-/** What keeper last saw of a service's container. */
-export interface ContainerLook {
+/**
+ * keeper's snapshot of a service's container: what it last saw of it. Fields of the types below that hold snapshots
+ * keep their names from before the word (`expectedLook`, `nextLook`, `looks`): they cross the workflow–activity
+ * boundary, and a run in flight sends them as it recorded them.
+ */
+export interface ContainerSnapshot {
   containerId: string;
   state: string; // running | restarting | exited | dead | created | paused | missing
   restartCount: number;
   health: string;
 }
 
-/** How a death was told (src/policy/deaths/facts.ts): a look, an event, RestartCount alone, a health check, a vanished container. */
+/**
+ * How a death was told (src/policy/deaths/facts.ts): the inspect of a container down now (`look`, as
+ * keeper_crash_records stores it), an event, RestartCount alone, a health check, a vanished container.
+ */
 export type SeenBy = 'event' | 'look' | 'restart-count' | 'health-check' | 'missing';
 
 export interface LogWindow {
@@ -62,12 +69,14 @@ export interface ServiceCrashRules {
   expectedExitCodes: number[];
 }
 
-/** One observed crash: the look it replaces, the look that proves it, and how many deaths lie between. */
+/** One observed crash: the snapshot it replaces, the snapshot that proves it, and how many deaths lie between. */
 export interface CrashRecord {
   serviceId: string;
   containerId: string;
-  expectedLook: ContainerLook | null;
-  nextLook: ContainerLook;
+  /** The snapshot it replaces (null: keeper had none). */
+  expectedLook: ContainerSnapshot | null;
+  /** The snapshot that proves it. */
+  nextLook: ContainerSnapshot;
   deaths: number;
   reason: string;
   /** `running` when Docker already brought the container back up long enough ago. */
@@ -123,8 +132,9 @@ export interface TickObservation {
   transientErrors: number;
   transientSamples: string[]; // the first few, for the log
   crashes: (CrashRecord & { restart: boolean })[];
-  looks: { serviceId: string; expected: ContainerLook | null; next: ContainerLook }[];
-  unchanged: number; // containers confirmed unchanged since keeper's last look
+  /** Snapshots that changed with nothing to count (a health check that passed, a first snapshot): swapped as they are. */
+  looks: { serviceId: string; expected: ContainerSnapshot | null; next: ContainerSnapshot }[];
+  unchanged: number; // containers confirmed unchanged since keeper's last snapshot
   /** Deaths the engine itself caused (its own stop), held while it may start the containers again. */
   engineStopsHeld?: number;
   backUp: { serviceId: string; containerId: string }[];

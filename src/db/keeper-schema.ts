@@ -339,3 +339,55 @@ CREATE TABLE keeper_circuit_opening_floor (
   opening INTEGER NOT NULL          -- the highest opening number of a service whose rows GC pruned
 );`,
 });
+
+// ---- one word for each idea: the 30xx range ----
+
+/**
+ * Triggers that copy each write of one of two tables of the same rows to the other (their times named `fromTime`
+ * and `toTime`), unless it holds the row already: recursive triggers are off, and a copy fires the other table's
+ * trigger, which finds the row there and copies nothing back. No conflict clause: a trigger's would give way to the
+ * statement's (an older build's upsert). Part of keeper_3001's SQL, which has shipped: never change what it makes.
+ */
+function copyWrites(from: string, to: string, fromTime: string, toTime: string): string {
+  const copy = (
+    event: 'INSERT' | 'UPDATE',
+  ) => `CREATE TRIGGER ${from}_${event === 'INSERT' ? 'inserted' : 'updated'} AFTER ${event} ON ${from}
+WHEN NOT EXISTS (SELECT 1 FROM ${to} d WHERE d.service_id = NEW.service_id AND d.container_id = NEW.container_id
+  AND d.state = NEW.state AND d.restart_count = NEW.restart_count AND d.health = NEW.health AND d.${toTime} = NEW.${fromTime})
+BEGIN
+  UPDATE ${to} SET container_id = NEW.container_id, state = NEW.state, restart_count = NEW.restart_count,
+    health = NEW.health, ${toTime} = NEW.${fromTime} WHERE service_id = NEW.service_id;
+  INSERT INTO ${to} (service_id, container_id, state, restart_count, health, ${toTime})
+    SELECT NEW.service_id, NEW.container_id, NEW.state, NEW.restart_count, NEW.health, NEW.${fromTime}
+     WHERE NOT EXISTS (SELECT 1 FROM ${to} WHERE service_id = NEW.service_id);
+END;`;
+  return `${copy('INSERT')}
+${copy('UPDATE')}
+CREATE TRIGGER ${from}_deleted AFTER DELETE ON ${from}
+BEGIN
+  DELETE FROM ${to} WHERE service_id = OLD.service_id;
+END;`;
+}
+
+KEEPER_MIGRATIONS.push({
+  name: 'keeper_3001_container_snapshots',
+  sql: `
+-- keeper_container_looks under the name of what it holds: keeper's snapshot of each service's container, the state a
+-- crash is counted against by compare-and-set (a "look" is now only what a loop's local look finds). Builds from
+-- before this migration keep working on the DB (a newer CLI may migrate it under an older worker): they read and
+-- write keeper_container_looks, which stays, kept equal to keeper_container_snapshots by triggers both ways and in
+-- the same statement, so a compare-and-set on either is one on both. A later release drops it, once no build from
+-- before this one runs.
+CREATE TABLE keeper_container_snapshots (
+  service_id TEXT PRIMARY KEY,
+  container_id TEXT NOT NULL,
+  state TEXT NOT NULL,            -- running | restarting | exited | dead | created | paused | missing
+  restart_count INTEGER NOT NULL,
+  health TEXT NOT NULL DEFAULT '',
+  seen_at INTEGER NOT NULL        -- unix seconds; the container was in this state then
+);
+INSERT INTO keeper_container_snapshots (service_id, container_id, state, restart_count, health, seen_at)
+  SELECT service_id, container_id, state, restart_count, health, looked_at FROM keeper_container_looks;
+${copyWrites('keeper_container_looks', 'keeper_container_snapshots', 'looked_at', 'seen_at')}
+${copyWrites('keeper_container_snapshots', 'keeper_container_looks', 'seen_at', 'looked_at')}`,
+});

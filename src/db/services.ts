@@ -12,7 +12,7 @@ import type { CircuitRef, CrashPolicy, CrashRecord } from '../contracts/reconcil
 import type { ServiceRowFields } from '../policy/rows';
 import { insertCrashRecords, type LogTail } from './crash-records';
 import { recordDeployment, type DeploymentTrigger } from './deployments';
-import { swapLook } from './looks';
+import { swapSnapshot } from './container-snapshots';
 import { openingWhy } from '../policy/circuit-words';
 import {
   IS_CURRENT_OPENING,
@@ -27,7 +27,7 @@ import type { StateDb } from './open';
 
 /**
  * A service row as the reconciler reads it: the fields its rules check (policy/rows.ts), the tenant, and when a
- * crash was last counted on it (unix seconds as ah or keeper wrote them; a first look counts only later deaths).
+ * crash was last counted on it (unix seconds as ah or keeper wrote them; a first snapshot counts only later deaths).
  */
 export interface ServiceRow extends ServiceRowFields {
   tenantId: string;
@@ -53,7 +53,7 @@ export interface CrashOutcome {
 }
 
 /**
- * Counts a crash once: the look swap is the compare-and-set, and the service row must still be the watched
+ * Counts a crash once: the snapshot swap is the compare-and-set, and the service row must still be the watched
  * one (same container, circuit closed). What it writes is the decision of a death's story (crashDecision), taken
  * here with the row's own counters; at the threshold the circuit opens in the same transaction. Each death is
  * recorded (keeper_crash_records) in the same transaction too, with its log tail from `tails`.
@@ -61,7 +61,7 @@ export interface CrashOutcome {
 export function recordCrash(db: StateDb, c: CrashRecord, now: number, hostPolicy: CrashPolicy, tails: LogTail[] = []): CrashOutcome {
   return db
     .transaction((): CrashOutcome => {
-      if (!swapLook(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
+      if (!swapSnapshot(db, c.serviceId, c.expectedLook, c.nextLook, now)) return { counted: 0, crashCount: 0 };
       const row = watchedRow(db, c);
       if (!row || c.deaths <= 0) return { counted: 0, crashCount: row?.crash_count ?? 0 };
       const counters = {

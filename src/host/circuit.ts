@@ -7,7 +7,7 @@ import { DockerError, ignoreNotFound } from '../docker/errors';
 import { heldOpening, holdCurrentOpening, holdCurrentOpeningIf } from '../db/circuit-holds';
 import { takeOverOpening } from '../db/circuit-openings';
 import { deathsOfWindow } from '../db/crash-records';
-import { setLook } from '../db/looks';
+import { setSnapshot } from '../db/container-snapshots';
 import { closeCircuit, isOpenOn, listCircuits, readCircuit, type CircuitRow, type Recovery } from '../db/services';
 import type { DeathSummary, HeldCircuit, RecoveryResult } from '../contracts/circuit';
 import type { CircuitRef } from '../contracts/reconcile';
@@ -25,7 +25,7 @@ export async function holdCircuit(
   const seen = readCircuit(db, serviceId);
   if (!seen?.open) return notOpen(seen);
   if (isValidContainerId(seen.containerId)) await ignoreNotFound(docker.stopContainer(seen.containerId));
-  // From here this opening has its timer: the worker's look no longer asks a tick to hand it over. One keeper has
+  // From here this opening has its timer: the worker's look no longer requests a tick to hand it over. One keeper has
   // not numbered (ah opened it; a reset came before any tick) is taken over here.
   const now = unixSeconds(clock);
   const opening = holdCurrentOpening(db, serviceId, now);
@@ -77,7 +77,7 @@ export async function recoverCircuit(
   const recovered = closeCircuit(db, { ...r, ...started }, now);
   if (recovered && started.status === 'running' && containerId) {
     // A start through the API resets RestartCount: later deaths are counted from 0.
-    setLook(db, r.serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
+    setSnapshot(db, r.serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
   }
   // Not closed by this attempt: closed meanwhile (another attempt), or open again on a newer opening.
   if (!recovered) return readCircuit(db, r.serviceId)?.open ? { recovered, reopened: true } : { recovered };

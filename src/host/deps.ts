@@ -9,7 +9,7 @@ import type { Logger } from '../log';
 import type { KeeperMetrics } from '../metrics';
 import type { Settings } from '../settings';
 import type { Clock } from '../time';
-import type { EventHints } from './event-hints';
+import type { EventHints } from '../watch/event-hints';
 
 export interface HostDeps {
   db: StateDb;

@@ -1,6 +1,6 @@
 /**
  * The disk watcher (W-D4 of docs/ah-differences.md): every few seconds it measures the guarded paths (statfs
- * only, no Temporal call) and, when a path crosses the block threshold, asks for one GC sweep at once
+ * only, no Temporal call) and, when a path crosses the block threshold, requests one GC sweep at once
  * (src/policy/disk.ts decides: one per crossing, at most one per cooldown). The sweep is an ordinary gcSweep
  * run through the host's gc schedule, so every age and ownership guard applies unchanged. It also keeps the
  * pool's hold (src/host/disk.ts): set at the block, cleared under the warning threshold. Each check sets the disk
@@ -16,7 +16,7 @@ import { recordDiskVerdict } from '../metrics';
 
 /** How often the paths are measured: a statfs each, so cheap; short enough to act before a filling disk is full. */
 export const DISK_CHECK_INTERVAL_MS = 10_000;
-/** No two sweeps are asked for within this long, however often usage goes back and forth over the threshold. */
+/** No two sweeps are requested within this long, however often usage goes back and forth over the threshold. */
 export const DISK_SWEEP_COOLDOWN_MS = 60_000;
 
 export interface DiskWatcherOptions {
@@ -29,7 +29,7 @@ export interface DiskWatcherOptions {
 
 export interface DiskCheck {
   verdict: DiskVerdict;
-  /** A sweep was asked for by this check. */
+  /** A sweep was requested by this check. */
   sweepRequested: boolean;
 }
 
@@ -39,7 +39,7 @@ export class DiskWatcher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = true;
-  /** Checks done, and sweeps asked for (accepted or declined) by them. */
+  /** Checks done, and sweeps requested (accepted or declined) by them. */
   checks = 0;
   sweepsRequested = 0;
 
@@ -56,7 +56,7 @@ export class DiskWatcher {
     await this.running;
   }
 
-  /** One check: measure, keep the pool hold, and ask for a sweep if the policy says so. */
+  /** One check: measure, keep the pool hold, and request a sweep if the policy says so. */
   async check(): Promise<DiskCheck> {
     const { deps, requestSweep } = this.opts;
     const paths = await this.guarded();
@@ -77,7 +77,7 @@ export class DiskWatcher {
         else deps.log.warn('disk pressure: started a GC sweep now', { disk: verdict.message });
       },
       (err) => {
-        // Asked again once the cooldown is over, while the path is still at the block.
+        // Requested again once the cooldown is over, while the path is still at the block.
         this.state = { ...this.state, swept: false };
         deps.log.warn('disk pressure: could not start a GC sweep; trying again after the cooldown', {
           disk: verdict.message,

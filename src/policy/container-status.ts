@@ -1,12 +1,12 @@
 /**
  * Reading Docker's container list "Status" text, e.g. `Up 3 minutes (unhealthy)`, `Exited (1) 5 seconds ago`,
  * `Restarting (1) Less than a second ago`. The list carries it for free, so a tick can tell which containers
- * may have changed since its last look without inspecting each one.
+ * may have changed since keeper's last snapshot of them without inspecting each one.
  *
  * The durations in it are rounded (go-units' HumanDuration): `2 hours` is anything from 1.5 to 2.5 hours, `2 days`
  * 47.5 to 71.5 hours. Each text is read as the range of durations Docker words that way, never as the number it
  * shows: a container that restarted 20 minutes into a 2-hour absence reads `Up 2 hours` when keeper comes back,
- * and only the range's lower bound (1.5 hours) says it may have restarted since keeper's last look.
+ * and only the range's lower bound (1.5 hours) says it may have restarted since keeper's last snapshot.
  */
 
 const MINUTE_SEC = 60;

@@ -63,7 +63,7 @@ export function judgeDisk(usages: DiskUsage[], warnAt: number, blockAt: number):
   return { level, warnAt, blockAt, paths, message, flaggedPaths: flagged.map((p) => p.path) };
 }
 
-// ---- disk pressure: a path at the block threshold asks GC for a sweep, and holds the pool's block ----
+// ---- disk pressure: a path at the block threshold requests a GC sweep, and holds the pool's block ----
 
 /** What the disk watcher remembers between checks. */
 export interface DiskPressureState {
@@ -84,7 +84,7 @@ const atWarn = (v: DiskVerdict) => v.paths.some((p) => p.level === 'block' || p.
 /**
  * One check of the watcher: a crossing of the block threshold requests one GC sweep, at once unless the last
  * one was requested less than `cooldownMs` ago (then once the cooldown is over, if still at block). A path
- * that stays at block asks no more: the gc schedule sweeps it on its interval, and a new crossing asks again.
+ * that stays at block requests no more: the gc schedule sweeps it on its interval, and a new crossing requests again.
  */
 export function diskPressureStep(
   prev: DiskPressureState,

@@ -1,7 +1,7 @@
 /**
  * Background pulls of pooled templates' images, pure: whether to start a pull, when to try a failed one again,
  * how a pull's progress and failure read. A refill never waits on a pull: it leaves the template out this round,
- * and the pull asks for a refill when it ends.
+ * and the pull requests a refill when it ends.
  */
 import type { PullView } from '../contracts/pool';
 import { exponentialBackoff } from './backoff';

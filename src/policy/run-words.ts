@@ -3,9 +3,9 @@
  * (its current details), and what `keeper status` and `keeper pool status` print for the rows of
  * keeper_loop_results, e.g. `ok: 3 services, 0 crashes, 0 circuits opened`, `ok: removed 2 (containers 1,
  * volumes 1)`, `warning: template node image missing; 1 created`. Workflow code uses them, so they live in
- * policy/ rather than cli/. A result starts with its level: ok, warning (keeper carries on, an operator may act)
- * or error (the loop could not do its work). Results recorded by an older keeper may lack fields: each counts as
- * none.
+ * policy/ rather than cli/; each loop's unit names its own (src/loops/), so a loop without words does not compile.
+ * A result starts with its level: ok, warning (keeper carries on, an operator may act) or error (the loop could not
+ * do its work). Results recorded by an older keeper may lack fields: each counts as none.
  */
 import type { GcClassSummary, GcSweepResult } from '../contracts/gc';
 import type { PoolRefillResult } from '../contracts/pool';
@@ -21,15 +21,6 @@ export function count(n: number, one: string, many = `${one}s`, after = ''): str
 
 const line = (level: ResultLevel, parts: string[]) => `${level}: ${parts.filter(Boolean).join(', ')}`;
 const nonZero = (n: number | undefined, text: (n: number) => string) => (n ? text(n) : '');
-
-/** A loop's last result in words; a loop keeper has no words for yet is shown as its JSON, cut short. */
-export function loopResultWords(loop: string, result: unknown): string {
-  if (result === null || typeof result !== 'object') return JSON.stringify(result);
-  if (loop === 'reconcile') return tickWords(result as Partial<TickSummary>);
-  if (loop === 'gc') return gcWords(result as Partial<GcSweepResult>);
-  if (loop === 'pool') return refillWords(result as PoolRefillResult);
-  return JSON.stringify(result).slice(0, 100);
-}
 
 /** A reconcile tick: what it checked and counted, then only what happened. */
 export function tickWords(t: Partial<TickSummary>): string {

@@ -1,33 +1,37 @@
 /**
- * What one keeper host id has on Temporal: its schedules (src/ids.ts) and its running workflows (found by the
- * KeeperHost search attribute, or its task queue), and the two ways `keeper uninstall` removes them. A worker
- * that starts under a new host id uses it to warn of the old id's leftovers (src/app/other-host-ids.ts).
+ * What one keeper host id has on Temporal: its loops' schedules (the loops' registry, src/loops/registry.ts, names
+ * them) and its running workflows (found by the KeeperHost search attribute, or its task queue), and the two ways
+ * `keeper uninstall` removes them. A worker that starts under a new host id uses it to warn of the old id's
+ * leftovers (src/app/other-host-ids.ts).
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { ids, LOOP_LIST, loopRunTypes, LOOPS, taskQueueFor, type LoopName } from '../ids';
+import { ids, taskQueueFor } from '../ids';
 import { KeeperHost } from '../search-attributes';
-import type * as workflows from '../workflows';
+import type { WorkflowType } from './schedules';
 
-type WorkflowType = keyof typeof workflows;
 const HEALTH: WorkflowType = 'hostHealth';
-/** A host's workflow types as uninstall treats them: the loops' runs from the loop list, circuits, alerts. */
-export const HOST_WORKFLOW_TYPES: { circuit: WorkflowType; alert: WorkflowType; stoppable: readonly string[] } = {
-  circuit: 'circuitBreaker',
-  alert: 'notifyOperators',
-  stoppable: [...LOOP_LIST.flatMap(loopRunTypes), HEALTH],
-};
+
+/** A host's workflow types as uninstall treats them: the loops' runs (given), the health check's, circuits, alerts. */
+export function hostWorkflowTypes(loopRunTypes: readonly string[]): {
+  circuit: WorkflowType;
+  alert: WorkflowType;
+  stoppable: readonly string[];
+} {
+  return { circuit: 'circuitBreaker', alert: 'notifyOperators', stoppable: [...loopRunTypes, HEALTH] };
+}
 
 export interface HostFootprint {
   hostId: string;
-  schedules: { loop: LoopName; scheduleId: string; paused: boolean }[];
+  schedules: { loop: string; scheduleId: string; paused: boolean }[];
   /** Running workflows of the host: loop runs, circuit breakers, alerts. */
   running: { workflowId: string; type: string; startedAt: string }[];
 }
 
-export async function hostFootprint(client: Client, hostId: string): Promise<HostFootprint> {
+/** The host's schedules of the `scheduled` loops that exist, and its running workflows. */
+export async function hostFootprint(client: Client, hostId: string, scheduled: readonly string[]): Promise<HostFootprint> {
   const schedules: HostFootprint['schedules'] = [];
-  for (const loop of LOOPS) {
+  for (const loop of scheduled) {
     const scheduleId = ids.schedule(hostId, loop);
     try {
       const d = await client.schedule.getHandle(scheduleId).describe();

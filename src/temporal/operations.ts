@@ -1,6 +1,7 @@
 /**
- * Every way keeper starts or signals its own workflows, in one typed module: a run of a loop now (through its
- * schedule, or the event tick by signal-with-start), a one-shot run of a workflow, a circuit's reset. The worker,
+ * Every way keeper starts or signals its own workflows, in one typed module: a request for a run of a loop now
+ * (through its schedule, or a reconcileOnEvents run by signal-with-start), a one-shot run of a workflow, a circuit's
+ * reset. The worker,
  * the one-shot commands and the CLI call these with a client the composition root (src/app/) made; none of them
  * spells a workflow id, a signal or a search attribute itself.
  */
@@ -13,7 +14,7 @@ import {
 } from '@temporalio/client';
 import { NamespaceNotFoundError, WorkflowNotFoundError, type Workflow, type WorkflowResultType } from '@temporalio/common';
 import type { CircuitState } from '../contracts/circuit';
-import { ids, taskQueueFor, type LoopName } from '../ids';
+import { ids, taskQueueFor } from '../ids';
 import { hostAttributes, serviceAttributes } from '../search-attributes';
 import { circuitBreaker } from '../workflows/circuitBreaker';
 import { circuitResetSignal, moreEventsSignal } from '../workflows/messages';
@@ -21,13 +22,14 @@ import { reconcileOnEvents } from '../workflows/reconcileOnEvents';
 import { firstLine } from '../text';
 
 /**
- * Starts one run of `loop` now through the host's schedule, so the schedule stays the one thing that starts
- * runs (same workflow id prefix, search attributes and timeout). BUFFER_ONE, not the schedule's SKIP: a
- * request during a running run is never dropped; it yields exactly one follow-up run, which sees whatever
- * happened during the first. With `unlessPaused`, a paused schedule is left alone (a trigger would run even
- * on a paused one): keeper's own requests must respect an operator's pause; the operator's own do not.
+ * Requests one run of `loop` now through the host's schedule (Temporal's trigger), so the schedule stays the one
+ * thing that starts runs (same workflow id prefix, search attributes and timeout). BUFFER_ONE, not the schedule's
+ * SKIP: a request during a running run is never dropped; it yields exactly one follow-up run, which sees whatever
+ * happened during the first. With `unlessPaused`, a paused schedule is left alone (a trigger would run even on a
+ * paused one): keeper's own requests must respect an operator's pause; the operator's own do not. False: declined
+ * (paused).
  */
-export async function triggerLoop(client: Client, hostId: string, loop: LoopName, opts: { unlessPaused?: boolean } = {}): Promise<boolean> {
+export async function requestRun(client: Client, hostId: string, loop: string, opts: { unlessPaused?: boolean } = {}): Promise<boolean> {
   const handle = client.schedule.getHandle(ids.schedule(hostId, loop));
   if (opts.unlessPaused && (await handle.describe()).state.paused) return false;
   await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
@@ -35,16 +37,16 @@ export async function triggerLoop(client: Client, hostId: string, loop: LoopName
 }
 
 /**
- * A request for a tick (the event watcher's, a local look's): signal-with-start of the host's event tick, not a
- * schedule trigger, so it costs one start (or one signal into the tick already running, which then looks again)
- * instead of a schedule patch and a run with the schedule's own timer, memo and markers. The run carries the service
- * that asked for it, so the UI finds it by host and service. A paused reconcile schedule is left alone: an operator's
- * pause covers the events and the looks too.
+ * A request for a tick (the event watcher's, a local look's): signal-with-start of the host's reconcileOnEvents run,
+ * not a schedule trigger, so it costs one start (or one signal into the run already going, which then makes one more
+ * pass) instead of a schedule patch and a run with the schedule's own timer, memo and markers. The run carries the
+ * service that requested it, so the UI finds it by host and service. A paused reconcile schedule is left alone: an
+ * operator's pause covers the events and the looks too.
  */
-export async function triggerReconcile(client: Client, hostId: string, serviceId?: string, why = 'docker events'): Promise<boolean> {
+export async function requestReconcile(client: Client, hostId: string, serviceId?: string, why = 'docker events'): Promise<boolean> {
   if ((await client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe()).state.paused) return false;
   await client.workflow.signalWithStart(reconcileOnEvents, {
-    workflowId: ids.eventTick(hostId),
+    workflowId: ids.reconcileOnEvents(hostId),
     taskQueue: taskQueueFor(hostId),
     signal: moreEventsSignal,
     signalArgs: [],
@@ -55,11 +57,6 @@ export async function triggerReconcile(client: Client, hostId: string, serviceId
   return true;
 }
 
-/** A sweep now (disk pressure, a GC look); an operator's pause is respected. */
-export function triggerGcSweep(client: Client, hostId: string): Promise<boolean> {
-  return triggerLoop(client, hostId, 'gc', { unlessPaused: true });
-}
-
 /**
  * A refill now, best effort (after a claim, or when a template image's background pull ended or its next try is
  * due): unless the pool schedule is paused. Returns what happened, in words; a failure only means the next refill
@@ -67,10 +64,10 @@ export function triggerGcSweep(client: Client, hostId: string): Promise<boolean>
  */
 export async function requestPoolRefill(client: Client, hostId: string): Promise<string> {
   try {
-    return (await triggerLoop(client, hostId, 'pool', { unlessPaused: true })) ? 'triggered' : 'not triggered: the pool schedule is paused';
+    return (await requestRun(client, hostId, 'pool', { unlessPaused: true })) ? 'requested' : 'not requested: the pool schedule is paused';
   } catch (err) {
     const e = err as Error;
-    return `not triggered (${firstLine(e.message) || e.name}); the next pool run refills`;
+    return `not requested (${firstLine(e.message) || e.name}); the next pool run refills`;
   }
 }
 

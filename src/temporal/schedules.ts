@@ -1,13 +1,13 @@
 /**
- * This host's three schedules, created or updated at worker start and never duplicated. Each has overlap SKIP
- * and a short catch-up window, so an outage is not followed by a backlog of ticks.
+ * A host's loops' backstop schedules, created or updated at worker start and never duplicated: one per loop that
+ * declares one (src/loops/, whose registry hands them in). Each has overlap SKIP and a short catch-up window, so an
+ * outage is not followed by a backlog of runs.
  */
 import { createHash } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { ids, LOOP_LIST, LOOPS, loopRunTypes, taskQueueFor, type LoopName } from '../ids';
+import { ids, taskQueueFor } from '../ids';
 import { hostAttributes, hostRunsQuery } from '../search-attributes';
-import type { Settings } from '../settings';
-import * as workflows from '../workflows';
+import type * as workflows from '../workflows';
 
 export const CATCHUP_WINDOW = '1 minute';
 
@@ -16,57 +16,51 @@ export const CATCHUP_WINDOW = '1 minute';
  * schedules do not all fire at the epoch-aligned instant. 500 hosts' hourly pool and GC schedules firing in the same
  * second left a quarter of the runs unstarted within the catch-up window (docs/benchmarks.md, the fleet).
  */
-export function schedulePhaseMs(hostId: string, loop: LoopName, everyMs: number): number {
+export function schedulePhaseMs(hostId: string, loop: string, everyMs: number): number {
   const hash = createHash('sha256').update(`${hostId}/${loop}`).digest().readUInt32BE(0);
   return Math.floor((hash / 2 ** 32) * (everyMs / 1000)) * 1000;
 }
 
-type Loop = (typeof LOOP_LIST)[number];
-type WorkflowType = keyof typeof workflows;
-
 /**
- * The workflow each loop's schedule starts, from the loop list (src/ids.ts). Indexing the bundle's exports by the
- * list's types is the check that each is a workflow keeper registers: a type that is none does not compile.
+ * A workflow type the bundle registers: a loop that names one that is none does not compile (src/loops/unit.ts
+ * types its workflow types by this).
  */
-export const LOOP_WORKFLOWS = Object.fromEntries(LOOP_LIST.map((l) => [l.name, workflows[l.workflowType]])) as {
-  [L in Loop as L['name']]: (typeof workflows)[L['workflowType']];
-};
-/** Likewise for the loops' other runs. */
-export const LOOP_OTHER_RUNS: Readonly<Record<string, WorkflowType>> = Object.assign(
-  {},
-  ...LOOP_LIST.map((l) => l.otherRuns),
-) satisfies Record<string, WorkflowType>;
+export type WorkflowType = keyof typeof workflows;
 
-export function scheduleOptions(loop: LoopName, settings: Settings, now = new Date()): ScheduleOptions {
-  const every: Record<LoopName, number> = {
-    reconcile: settings.reconcileIntervalMs,
-    gc: settings.gcIntervalMs,
-    pool: settings.poolIntervalMs,
-  };
+/** What a loop's backstop schedule is made of, its settings read (src/loops/registry.ts makes them). */
+export interface LoopSchedule {
+  loop: string;
+  /** The workflow type its schedule starts. */
+  workflowType: WorkflowType;
+  everyMs: number;
+  /** No run before this long after the worker starts (a restarted host settles first), when given. */
+  firstDelayMs?: number;
+}
+
+export function scheduleOptions(s: LoopSchedule, hostId: string, now = new Date()): ScheduleOptions {
   return {
-    scheduleId: ids.schedule(settings.hostId, loop),
+    scheduleId: ids.schedule(hostId, s.loop),
     spec: {
-      intervals: [{ every: every[loop], offset: schedulePhaseMs(settings.hostId, loop, every[loop]) }],
-      // GC's first sweep waits, so that a restarted host has settled before anything is removed.
-      startAt: loop === 'gc' ? new Date(now.getTime() + settings.gcFirstDelayMs) : undefined,
+      intervals: [{ every: s.everyMs, offset: schedulePhaseMs(hostId, s.loop, s.everyMs) }],
+      startAt: s.firstDelayMs === undefined ? undefined : new Date(now.getTime() + s.firstDelayMs),
     },
     action: {
       type: 'startWorkflow',
-      workflowType: LOOP_WORKFLOWS[loop],
-      taskQueue: taskQueueFor(settings.hostId),
-      workflowId: ids.schedule(settings.hostId, loop),
+      workflowType: s.workflowType,
+      taskQueue: taskQueueFor(hostId),
+      workflowId: ids.schedule(hostId, s.loop),
       args: [],
       workflowExecutionTimeout: '10 minutes',
-      typedSearchAttributes: hostAttributes(settings.hostId),
+      typedSearchAttributes: hostAttributes(hostId),
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: CATCHUP_WINDOW, pauseOnFailure: false },
   };
 }
 
 /** Creates each schedule, or updates it in place (keeping its paused state) if it exists. */
-export async function ensureSchedules(client: Client, settings: Settings, loops: readonly LoopName[] = LOOPS): Promise<void> {
-  for (const loop of loops) {
-    const options = scheduleOptions(loop, settings);
+export async function ensureSchedules(client: Client, hostId: string, schedules: readonly LoopSchedule[]): Promise<void> {
+  for (const schedule of schedules) {
+    const options = scheduleOptions(schedule, hostId);
     try {
       await client.schedule.create(options);
     } catch (err) {
@@ -83,7 +77,7 @@ export async function ensureSchedules(client: Client, settings: Settings, loops:
 
 /** A loop's schedule as `keeper schedules list` shows it. */
 export interface ScheduleRow {
-  loop: LoopName;
+  loop: string;
   scheduleId: string;
   paused: boolean;
   note: string;
@@ -95,11 +89,17 @@ export interface ScheduleRow {
   newestRun: { startedAt: string; type: string; status: string } | null;
 }
 
+/** A scheduled loop as `keeper schedules list` describes it: its name, and the workflow types of its runs. */
+export interface ScheduledRuns {
+  loop: string;
+  runTypes: readonly string[];
+}
+
 /** This host's schedules, one row per loop. */
-export async function describeSchedules(client: Client, hostId: string): Promise<ScheduleRow[]> {
+export async function describeSchedules(client: Client, hostId: string, loops: readonly ScheduledRuns[]): Promise<ScheduleRow[]> {
   const out: ScheduleRow[] = [];
-  for (const entry of LOOP_LIST) {
-    const loop = entry.name;
+  for (const entry of loops) {
+    const loop = entry.loop;
     const d = await client.schedule.getHandle(ids.schedule(hostId, loop)).describe();
     const every = d.spec.intervals?.[0]?.every;
     out.push({
@@ -117,10 +117,8 @@ export async function describeSchedules(client: Client, hostId: string): Promise
 }
 
 /** The newest run of a loop on this host: visibility lists running runs first, then the most recently closed. */
-async function newestRun(client: Client, hostId: string, loop: (typeof LOOP_LIST)[number]): Promise<ScheduleRow['newestRun']> {
-  const types = loopRunTypes(loop)
-    .map((t) => `WorkflowType="${t}"`)
-    .join(' OR ');
+async function newestRun(client: Client, hostId: string, loop: ScheduledRuns): Promise<ScheduleRow['newestRun']> {
+  const types = loop.runTypes.map((t) => `WorkflowType="${t}"`).join(' OR ');
   for await (const run of client.workflow.list({ query: `${hostRunsQuery(hostId)} AND (${types})`, pageSize: 1 })) {
     return { startedAt: run.startTime.toISOString(), type: run.type, status: run.status.name.toLowerCase() };
   }
@@ -128,7 +126,7 @@ async function newestRun(client: Client, hostId: string, loop: (typeof LOOP_LIST
 }
 
 /** Pauses or resumes a loop's schedule, with a note that says who did. */
-export async function setSchedulePaused(client: Client, hostId: string, loop: LoopName, paused: boolean, note: string): Promise<void> {
+export async function setSchedulePaused(client: Client, hostId: string, loop: string, paused: boolean, note: string): Promise<void> {
   const handle = client.schedule.getHandle(ids.schedule(hostId, loop));
   if (paused) await handle.pause(note);
   else await handle.unpause(note);

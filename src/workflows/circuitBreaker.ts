@@ -25,7 +25,7 @@ import {
   startChild,
   upsertMemo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { CircuitActivities } from '../activities/circuit';
 import type { CircuitInput, CircuitState, HeldCircuit } from '../contracts/circuit';
 import type { NotificationEvent } from '../contracts/notification';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
@@ -36,7 +36,7 @@ import { circuitRecheckSignal, circuitResetSignal, circuitStateQuery } from './m
 import { notifyOperators } from './notifyOperators';
 import { CIRCUIT_ALERTS_PATCH, CIRCUIT_OPENINGS_PATCH } from './patches';
 
-const { holdCircuit, holdSameOpening, recoverCircuit } = proxyActivities<Activities>({
+const { holdCircuit, holdSameOpening, recoverCircuit } = proxyActivities<CircuitActivities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '1m',
   // The host's queue may be gone for a while (the host is down): keep trying, the timer already fired.

@@ -13,7 +13,7 @@ import {
   proxyLocalActivities,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { GcActivities } from '../activities/gc';
 import {
   PER_CLASS_ACTIVITIES,
   type GcClass,
@@ -34,10 +34,10 @@ import { GC_BUILD_IMAGES_PATCH, GC_CLASS_REGISTRY_PATCH, GC_CRASH_RECORDS_PATCH,
 // a second later, is for a transient engine error; a class that still fails waits for the next sweep.
 const CLASS = { startToCloseTimeout: '3m', scheduleToCloseTimeout: '4m', retry: { maximumAttempts: 2, initialInterval: '1s' } } as const;
 /** Sweeps started before the local-activities patch replay remote activities; a sweep now is one workflow task. */
-const remote = proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...CLASS });
-const local = proxyLocalActivities<Activities>(CLASS);
+const remote = proxyActivities<GcActivities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...CLASS });
+const local = proxyLocalActivities<GcActivities>(CLASS);
 /** The class list is read from memory: it fails only with the worker. */
-const { gcClasses } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 3 } });
+const { gcClasses } = proxyLocalActivities<GcActivities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 3 } });
 
 export async function gcSweep(options: GcSweepOptions = {}): Promise<GcSweepResult> {
   const dryRun = options.dryRun ?? false;
@@ -67,7 +67,7 @@ async function sweepRegistry(dryRun: boolean): Promise<GcClassResult[]> {
  * How sweeps started before the class registry ran, and so replay: one activity per class, in this order, two
  * classes behind the patches they came with. History: never changes, and no class is added here.
  */
-async function sweepPerClass(gc: Activities, dryRun: boolean): Promise<GcClassResult[]> {
+async function sweepPerClass(gc: GcActivities, dryRun: boolean): Promise<GcClassResult[]> {
   type Cls = keyof typeof PER_CLASS_ACTIVITIES;
   const run = (cls: Cls, input: Omit<GcClassInput, 'dryRun'>) =>
     runClass(cls, { ...input, dryRun }, (i) => gc[PER_CLASS_ACTIVITIES[cls]](i));

@@ -1,9 +1,9 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { HealthActivities } from '../activities/health';
 import type { HostHealth } from '../contracts/health';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 
-const { readEngineInfo, readSchemaVersion } = proxyActivities<Activities>({
+const { readEngineInfo, readSchemaVersion } = proxyActivities<HealthActivities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '2m',

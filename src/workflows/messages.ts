@@ -14,5 +14,5 @@ export const circuitStateQuery = defineQuery<CircuitState>('state');
  */
 export const circuitRecheckSignal = defineSignal<[opening: number]>('recheck');
 
-/** The event watcher's request for one more reconcile pass (signal-with-start of the host's event tick). */
+/** The event watcher's request for one more reconcile pass (signal-with-start of the host's reconcileOnEvents run). */
 export const moreEventsSignal = defineSignal('moreEvents');

@@ -7,12 +7,12 @@
  * delivery ended is recorded for `keeper status`. Started by the circuit breaker workflow (parent-close ABANDON).
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { NotifyActivities } from '../activities/notify';
 import type { DeliveryEnd, NotificationEvent, NotifyResult } from '../contracts/notification';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 import { notificationKey } from '../policy/notification';
 
-const { planNotification, recordNotifications } = proxyActivities<Activities>({
+const { planNotification, recordNotifications } = proxyActivities<NotifyActivities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '1m' },
@@ -20,7 +20,7 @@ const { planNotification, recordNotifications } = proxyActivities<Activities>({
 
 export async function notifyOperators(event: NotificationEvent): Promise<NotifyResult> {
   const plan = await planNotification();
-  const { deliverNotification } = proxyActivities<Activities>({
+  const { deliverNotification } = proxyActivities<NotifyActivities>({
     heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
     startToCloseTimeout: '30s', // one request times out after 10 s
     scheduleToCloseTimeout: plan.retryForMs,

@@ -12,7 +12,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { LocalActivityOptions } from '@temporalio/common';
-import type { Activities } from '../activities';
+import type { PoolActivities } from '../activities/pool';
 import type { PoolEntryResult, PoolRefillResult } from '../contracts/pool';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 import { refillWords } from '../policy/run-words';
@@ -28,14 +28,14 @@ const CREATE: LocalActivityOptions = {
 
 /** The refill's steps as remote activities (runs started before the local-activities patch replay these)… */
 const remote = refillSteps(
-  proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...STEP }),
-  proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...CREATE }),
+  proxyActivities<PoolActivities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...STEP }),
+  proxyActivities<PoolActivities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, ...CREATE }),
 );
 /** …or as local ones: a refill with nothing to create is one workflow task. */
-const local = refillSteps(proxyLocalActivities<Activities>(STEP), proxyLocalActivities<Activities>(CREATE));
+const local = refillSteps(proxyLocalActivities<PoolActivities>(STEP), proxyLocalActivities<PoolActivities>(CREATE));
 
 /** The steps by name (activity proxies resolve names on access: they cannot be spread). */
-function refillSteps(step: Activities, create: Activities) {
+function refillSteps(step: PoolActivities, create: PoolActivities) {
   const { detachClaimedFromPool, prunePoolGhosts, checkDiskSpace, planPoolRefill, recordPoolRefill } = step;
   return {
     detachClaimedFromPool,

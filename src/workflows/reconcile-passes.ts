@@ -16,7 +16,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ReconcileActivities } from '../activities/reconcile';
 import type { CircuitRef, TickSummary } from '../contracts/reconcile';
 import { circuitSummary } from '../policy/circuit-words';
 import { ids } from '../ids';
@@ -25,7 +25,7 @@ import { circuitBreaker } from './circuitBreaker';
 import { circuitRecheckSignal, moreEventsSignal } from './messages';
 import { CIRCUIT_OPENINGS_PATCH } from './patches';
 
-const { reconcileHost } = proxyLocalActivities<Activities>({
+const { reconcileHost } = proxyLocalActivities<ReconcileActivities>({
   startToCloseTimeout: '2m',
   scheduleToCloseTimeout: '5m',
   retry: { initialInterval: '1s', maximumAttempts: 5 },
@@ -91,7 +91,7 @@ async function askToRecheck(host: string, serviceId: string, opening: number): P
   try {
     await getExternalWorkflowHandle(ids.circuit(host, serviceId)).signal(circuitRecheckSignal, opening);
   } catch (err) {
-    // It ended between the start and the signal: the opening is still held by none, and the look asks for a tick
+    // It ended between the start and the signal: the opening is still held by none, and the look requests a tick
     // that starts its workflow.
     log.warn('circuit recheck not delivered: its workflow ended', { serviceId, opening, error: String(err) });
   }

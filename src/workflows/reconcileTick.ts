@@ -4,14 +4,14 @@
  * Every step is an idempotent activity; the history has a fixed number of events plus one per circuit started.
  */
 import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ReconcileActivities } from '../activities/reconcile';
 import type { TickSummary } from '../contracts/reconcile';
 import { HEARTBEAT_TIMEOUT_MS } from '../contracts/timeouts';
 import { summariseTick, uniqueByService } from '../policy/tick-summary';
 import { LOCAL_LOOPS_PATCH } from './patches';
 import { passWhileRequested, startCircuitBreaker } from './reconcile-passes';
 
-const { housekeep, observeHost, applyObservation, recordTickResult } = proxyActivities<Activities>({
+const { housekeep, observeHost, applyObservation, recordTickResult } = proxyActivities<ReconcileActivities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: '2m',
   scheduleToCloseTimeout: '5m',

@@ -1,6 +1,6 @@
 /**
  * bench:looks prices a round's one container list by how often rounds come: looks due at the same moment share a
- * round (src/sensors/sensors.ts, whose own test shows the sharing), so the list is made once per distinct moment.
+ * round (src/watch/look-runner.ts, whose own test shows the sharing), so the list is made once per distinct moment.
  */
 import { describe, expect, it } from 'vitest';
 import { meanRoundIntervalMs } from '../../bench/looks-cost';

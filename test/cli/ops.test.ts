@@ -12,7 +12,8 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { openStateDb } from '../../src/db/open';
 import { readWorkerConfig } from '../../src/db/worker-config';
-import { ids, LOOPS } from '../../src/ids';
+import { ids } from '../../src/ids';
+import { LOOP_NAMES } from '../../src/loops/registry';
 import { defaultText, loadSettings, SETTINGS } from '../../src/settings';
 import { resolveTemporalTarget, x509Version } from '../../src/temporal/connection';
 import { connectNative } from '../../src/temporal/native';
@@ -298,7 +299,7 @@ describe('keeper status reports what the running worker uses', () => {
     const connection = await Connection.connect({ address: inject('devServerAddress') });
     try {
       const client = new Client({ connection });
-      for (const loop of LOOPS)
+      for (const loop of LOOP_NAMES)
         await client.schedule
           .getHandle(ids.schedule(hostId, loop))
           .delete()

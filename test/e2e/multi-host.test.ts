@@ -11,7 +11,7 @@ import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
 import { ids, taskQueueFor } from '../../src/ids';
 import type { Settings } from '../../src/settings';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { hostHealth } from '../../src/workflows';
 import { extraEngine } from '../helpers/engines';
 import { tempDir, testSettings } from '../helpers/fixtures';
@@ -71,8 +71,8 @@ describe('two hosts on one Temporal server', () => {
 
   it("keeps each host's schedules apart, and creating them twice does not duplicate them", async () => {
     for (const h of hosts) {
-      await ensureSchedules(env.client, h.settings);
-      await ensureSchedules(env.client, h.settings);
+      await ensureLoopSchedules(env.client, h.settings);
+      await ensureLoopSchedules(env.client, h.settings);
     }
     for (const h of hosts) {
       for (const loop of ['reconcile', 'gc', 'pool'] as const) {

@@ -92,7 +92,7 @@ describe('keeper worker (npm start)', () => {
             60_000,
             1_000,
           );
-          expect(looked).toMatch(/^\s+loop\s+last look\s+found\s+last asked for a run\s+failing$/m);
+          expect(looked).toMatch(/^\s+loop\s+last look\s+found\s+last requested a run\s+failing$/m);
         }
         await waitFor('three schedules', async () => (await countSchedules(hostId)) === 3, 20_000);
         expect(await countSchedules(hostId)).toBe(3);

@@ -431,7 +431,7 @@ export function engineContract(host: () => ContractHost): void {
       const usage = (await engine.listContainerUsage()).find((u) => u.id === c);
       expect(usage).toMatchObject({ name: scope.name('c'), state: 'running', image: host().image, networks: [name], volumes: [] });
       expect(await engine.imageExists(usage!.imageId)).toBe(true);
-      // A usage is the list's summary too: the looks read labels and status from it (src/host/engine-view.ts).
+      // A usage is the list's summary too: the looks read labels and status from it (src/watch/engine-view.ts).
       const summary = (await engine.listContainers(scope.labels)).find((s) => s.id === c)!;
       expect(usage).toMatchObject({ status: summary.status, labels: summary.labels, createdAt: summary.createdAt });
 

@@ -15,7 +15,7 @@ import { lastLoopResults } from '../../src/db/loop-results';
 import type { DiskWatcher } from '../../src/host/disk-watcher';
 import { isPoolHeld, readDiskGuard } from '../../src/host/disk';
 import { ids, taskQueueFor } from '../../src/ids';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { poolRefill } from '../../src/workflows';
 import type { GcSweepResult } from '../../src/contracts/gc';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
@@ -56,7 +56,7 @@ it('crossing the block threshold starts a sweep at once; the pool stays blocked 
   ).toBe(true);
   // an orphan younger than --gc-min-age: the pressure sweep must keep it, as any sweep would
   const young = await fx.volume(`ah-kanban-${uniqueId()}`);
-  await ensureSchedules(env.client, settings, ['gc']);
+  await ensureLoopSchedules(env.client, settings, ['gc']);
   const schedule = env.client.schedule.getHandle(ids.schedule(settings.hostId, 'gc'));
   const host = createKeeperHost(settings, { db, docker: fx.docker, log: captureLog(lines).log });
   const watcher: DiskWatcher = host.diskWatcher(env.client, { intervalMs: 200 });

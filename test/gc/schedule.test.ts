@@ -6,8 +6,9 @@ import { expect, it } from 'vitest';
 import { lastLoopResults } from '../../src/db/loop-results';
 import { DockerClient } from '../../src/docker/client';
 import { ids } from '../../src/ids';
-import { triggerLoop } from '../../src/temporal/operations';
-import { ensureSchedules, schedulePhaseMs } from '../../src/temporal/schedules';
+import { requestRun } from '../../src/temporal/operations';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
+import { schedulePhaseMs } from '../../src/temporal/schedules';
 import { EngineFixture, freshDb, tempDir, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile, keeperWorker } from '../helpers/temporal';
 
@@ -18,7 +19,7 @@ it('a triggered gc schedule runs a real sweep on this host and records it', asyn
   const { db } = freshDb();
   const settings = testSettings({ gcMinAge: '0s', buildDir: tempDir() });
   const orphan = await fx.volume(`ah-kanban-${uniqueId()}`);
-  await ensureSchedules(env.client, settings, ['gc']);
+  await ensureLoopSchedules(env.client, settings, ['gc']);
   const schedule = env.client.schedule.getHandle(ids.schedule(settings.hostId, 'gc'));
   try {
     const described = await schedule.describe();
@@ -31,7 +32,7 @@ it('a triggered gc schedule runs a real sweep on this host and records it', asyn
 
     const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
     await worker.runUntil(async () => {
-      await triggerLoop(env.client, settings.hostId, 'gc');
+      await requestRun(env.client, settings.hostId, 'gc');
       const recorded = await waitFor('the gc loop result', () => lastLoopResults(db).find((r) => r.loop === 'gc'), 30_000);
       expect(recorded.workflowId).toMatch(new RegExp(`^keeper-${settings.hostId}-gc`));
       expect(recorded.result).toMatchObject({ totals: { removed: expect.any(Number), classErrors: 0 } });

@@ -1,11 +1,11 @@
 /**
- * The engine view (src/host/engine-view.ts) on an in-memory engine, a test double (test/helpers/memory-engine.ts)
+ * The engine view (src/watch/engine-view.ts) on an in-memory engine, a test double (test/helpers/memory-engine.ts)
  * whose label filter the Engine contract suite holds to a real engine's (test/engine/): the view filters as the
  * engine would, lists once however many loops read it, and a failed list fails every reader of that view only.
  */
 import { describe, expect, it } from 'vitest';
 import type { LabelFilter } from '../../src/docker/engine';
-import { EngineView } from '../../src/host/engine-view';
+import { EngineView } from '../../src/watch/engine-view';
 import { TEST_IMAGE } from '../helpers/fixtures';
 import { memoryHost } from './world';
 

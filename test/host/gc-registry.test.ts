@@ -11,7 +11,8 @@ import { PER_CLASS_ACTIVITIES } from '../../src/contracts/gc';
 import { beginImagePull, deleteImagePull, finishImagePull, imagePulls, recordPullProgress } from '../../src/db/image-pulls';
 import { imagePullRecords, planImagePulls, PULL_RECORD_MAX_AGE_SECONDS } from '../../src/host/gc/classes/image-pulls';
 import { GC_CLASSES, gcClassNamed, gcClassWords, listGcClasses, sweepOnHost } from '../../src/host/gc/registry';
-import { lookForGc } from '../../src/host/looks/gc-look';
+import { lookForGc } from '../../src/host/gc/look';
+import { keysOf } from '../../src/watch/finding';
 import { read } from '../helpers/repo-files';
 import { memoryHost, type MemoryHost } from './world';
 
@@ -56,10 +57,10 @@ describe('the GC class registry', () => {
   });
 
   it('leaves the classes that only trim keeper rows out of the look: an expired image-pull record asks for no sweep', async () => {
-    expect(GC_CLASSES.filter((c) => !c.lookAsks).map((c) => c.name)).toEqual(['crashRecords', 'imagePulls', 'orphanRecords']);
+    expect(GC_CLASSES.filter((c) => !c.lookRequests).map((c) => c.name)).toEqual(['crashRecords', 'imagePulls', 'orphanRecords']);
     const h = memoryHost({ gcMinAge: '0s' });
     pullRecord(h, 'keeper-test/unpooled:1', 'pulled', h.nowSec() - 3600);
-    expect((await lookForGc(h.deps)).items).toEqual([]);
+    expect(keysOf(await lookForGc(h.deps))).toEqual([]);
     const swept = await sweepOnHost(h.deps, true);
     expect(swept.map((r) => r.class)).toEqual(names);
     expect(swept.find((r) => r.class === 'imagePulls')?.planned.map((p) => p.name)).toEqual(['keeper-test/unpooled:1']);

@@ -8,27 +8,29 @@ import { clearRequestFailure, readRequestFailures, recordRequestFailure } from '
 import { memoryHost } from './world';
 
 describe('look states', () => {
-  it('keep the last look that worked, the last ask, and a failure with since when, per host and loop', () => {
+  it('keep the last look that worked, the last request, and a failure with since when, per host and loop', () => {
     const { db } = memoryHost();
-    recordLookState(db, 'h1', 'reconcile', { found: 2, asked: true }, 100);
-    recordLookState(db, 'h1', 'reconcile', { found: 0, asked: false }, 110);
-    recordLookState(db, 'h2', 'reconcile', { found: 1, asked: false }, 110);
-    expect(readLookStates(db, 'h1')).toEqual([{ loop: 'reconcile', lookedAt: 110, found: 0, askedAt: 100, error: '', failingSince: null }]);
+    recordLookState(db, 'h1', 'reconcile', { found: 2, requested: true }, 100);
+    recordLookState(db, 'h1', 'reconcile', { found: 0, requested: false }, 110);
+    recordLookState(db, 'h2', 'reconcile', { found: 1, requested: false }, 110);
+    expect(readLookStates(db, 'h1')).toEqual([
+      { loop: 'reconcile', lookedAt: 110, found: 0, requestedAt: 100, error: '', failingSince: null },
+    ]);
 
     recordLookState(db, 'h1', 'reconcile', { error: 'connect ENOENT /var/run/docker.sock' }, 120);
     recordLookState(db, 'h1', 'reconcile', { error: 'connect ECONNREFUSED' }, 130);
     recordLookState(db, 'h1', 'gc', { error: 'engine down' }, 130);
     expect(readLookStates(db, 'h1')).toEqual([
-      { loop: 'gc', lookedAt: null, found: 0, askedAt: null, error: 'engine down', failingSince: 130 },
-      { loop: 'reconcile', lookedAt: 110, found: 0, askedAt: 100, error: 'connect ECONNREFUSED', failingSince: 120 },
+      { loop: 'gc', lookedAt: null, found: 0, requestedAt: null, error: 'engine down', failingSince: 130 },
+      { loop: 'reconcile', lookedAt: 110, found: 0, requestedAt: 100, error: 'connect ECONNREFUSED', failingSince: 120 },
     ]);
 
-    recordLookState(db, 'h1', 'reconcile', { found: 1, asked: true }, 140);
+    recordLookState(db, 'h1', 'reconcile', { found: 1, requested: true }, 140);
     expect(readLookStates(db, 'h1')[1]).toEqual({
       loop: 'reconcile',
       lookedAt: 140,
       found: 1,
-      askedAt: 140,
+      requestedAt: 140,
       error: '',
       failingSince: null,
     });

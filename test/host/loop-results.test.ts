@@ -1,12 +1,13 @@
 /**
  * What a loop's run leaves when it records its result (src/activities/loop-results.ts): the loop's last result in
- * keeper_loop_results, and what src/metrics.ts decides that result adds to the metrics, on a meter that records
+ * keeper_loop_results, and what its unit (src/loops/) says that result adds to the metrics, on a meter that records
  * every call (the SDK's Prometheus exporter is tested on a real worker in test/metrics/). Real SQLite file.
  */
 import type { MetricMeter, MetricTags } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { recordLoopRun } from '../../src/activities/loop-results';
 import { lastLoopResult } from '../../src/db/loop-results';
+import { loopNamed } from '../../src/loops/registry';
 import { recordNotifications } from '../../src/host/notifications';
 import { createKeeperMetrics } from '../../src/metrics';
 import { memoryHost } from './world';
@@ -22,6 +23,10 @@ function recordingMeter(): { meter: MetricMeter; calls: string[] } {
   return { meter: meter as unknown as MetricMeter, calls };
 }
 
+/** Records a run of `loop` as its unit's activities do: its result, and what its unit says it adds to the metrics. */
+const recordRun = (deps: Parameters<typeof recordLoopRun>[0], loop: string, workflowId: string, result: unknown) =>
+  recordLoopRun(deps, loop, workflowId, result, loopNamed(loop)!.metrics);
+
 describe("a loop run's recorded result", () => {
   it("is stored as the loop's last result, and a sweep adds its removals by class, 0 included", async () => {
     const h = memoryHost();
@@ -31,7 +36,7 @@ describe("a loop run's recorded result", () => {
       { class: 'containers', planned: 2, removed: 2, failed: 0, skipped: 0 },
       { class: 'imagePulls', planned: 0, removed: 0, failed: 0, skipped: 0 },
     ];
-    await recordLoopRun(deps, 'gc', 'keeper-h-gc-1', { summary, totals: {} });
+    await recordRun(deps, 'gc', 'keeper-h-gc-1', { summary, totals: {} });
     expect(lastLoopResult(h.db, 'gc')).toMatchObject({ workflowId: 'keeper-h-gc-1', result: { summary } });
     expect(calls).toEqual(['keeper_gc_removals 2 {"class":"containers"}', 'keeper_gc_removals 0 {"class":"imagePulls"}']);
   });
@@ -40,10 +45,10 @@ describe("a loop run's recorded result", () => {
     const h = memoryHost();
     const { meter, calls } = recordingMeter();
     const deps = { ...h.deps, metrics: createKeeperMetrics(meter) };
-    await recordLoopRun(deps, 'reconcile', 'tick', { checked: 0 });
+    await recordRun(deps, 'reconcile', 'tick', { checked: 0 });
     expect(calls).toEqual(['keeper_circuits_open 0 {}']);
     calls.length = 0;
-    await recordLoopRun(deps, 'pool', 'refill', { created: [] });
+    await recordRun(deps, 'pool', 'refill', { created: [] });
     expect(calls.length).toBeGreaterThan(0);
     for (const c of calls) expect(c).toMatch(/^keeper_pool_ready 0 \{"template":"[^"]+"\}$/);
     expect([lastLoopResult(h.db, 'reconcile')?.workflowId, lastLoopResult(h.db, 'pool')?.workflowId]).toEqual(['tick', 'refill']);
@@ -51,7 +56,7 @@ describe("a loop run's recorded result", () => {
 
   it('adds nothing without metrics (a one-shot command), and alert deliveries count by kind and outcome', async () => {
     const h = memoryHost();
-    await recordLoopRun(h.deps, 'gc', 'once', { summary: [{ class: 'containers', removed: 1 }] });
+    await recordRun(h.deps, 'gc', 'once', { summary: [{ class: 'containers', removed: 1 }] });
     expect(lastLoopResult(h.db, 'gc')).not.toBeNull();
     const { meter, calls } = recordingMeter();
     const target = { id: 't1', shown: 'https://hooks.example' };

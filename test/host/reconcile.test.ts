@@ -24,9 +24,9 @@ async function tick(h: MemoryHost) {
   return { kept, obs, applied, policy };
 }
 
-/** Every row of ah's tables that a tick could touch, and keeper's looks. */
+/** Every row of ah's tables that a tick could touch, and keeper's container snapshots. */
 const rows = (h: MemoryHost) =>
-  ['services', 'deployments', 'databases', 'environments', 'keeper_container_looks'].map((t) =>
+  ['services', 'deployments', 'databases', 'environments', 'keeper_container_snapshots'].map((t) =>
     h.db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all(),
   );
 
@@ -341,7 +341,7 @@ async function rollEventsOver(h: MemoryHost): Promise<void> {
 }
 
 const recordsOf = (h: MemoryHost, sid: string) => listCrashRecords(h.db, sid, 100).reverse();
-const looks = (h: MemoryHost, sid: string) => h.db.prepare('SELECT * FROM keeper_container_looks WHERE service_id = ?').get(sid);
+const snapshotOf = (h: MemoryHost, sid: string) => h.db.prepare('SELECT * FROM keeper_container_snapshots WHERE service_id = ?').get(sid);
 
 describe("deaths found after an absence, at keeper's first look and later (in-memory engine, Docker's restart backoff)", () => {
   it('a first look at a dense loop a minute old counts every death since the creation, each at its die event, and opens the circuit', async () => {
@@ -349,7 +349,7 @@ describe("deaths found after an absence, at keeper's first look and later (in-me
     const { sid, cid } = await runningService(h);
     crashLoop(h, cid, 1, 70);
     expect(h.engine.container(cid).restartCount).toBe(10);
-    expect(looks(h, sid)).toBeUndefined();
+    expect(snapshotOf(h, sid)).toBeUndefined();
     const { applied } = await tick(h);
     expect(applied.crashes).toBe(10);
     expect(applied.opened).toHaveLength(1);
@@ -386,7 +386,7 @@ describe("deaths found after an absence, at keeper's first look and later (in-me
     h.advance(2 * 86_400);
     recordHostStart(h.db, h.settings.hostId, h.nowSec());
     expect((await tick(h)).applied).toMatchObject({ crashes: 0, opened: [] });
-    expect(looks(h, sid)).toMatchObject({ restart_count: 7, state: 'running' });
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 7, state: 'running' });
     expect(recordsOf(h, sid)).toEqual([]);
   });
 
@@ -396,7 +396,7 @@ describe("deaths found after an absence, at keeper's first look and later (in-me
     crashLoop(old, a.cid, 1, 70);
     old.engine.dropEventHistory();
     expect((await tick(old)).applied).toMatchObject({ crashes: 0, opened: [] });
-    expect(looks(old, a.sid)).toMatchObject({ restart_count: 10 });
+    expect(snapshotOf(old, a.sid)).toMatchObject({ restart_count: 10 });
 
     const recent = memoryHost({ crashWindow: '60s', crashThreshold: '3' });
     recent.engine.restartBackoff = true;

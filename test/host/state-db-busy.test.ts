@@ -2,7 +2,7 @@
  * Waiting for another writer's lock without stalling the event loop (src/db/busy.ts), on a real SQLite file whose
  * write lock a second connection holds (BEGIN IMMEDIATE), as ah's would. In one process: the holder lets go on a
  * timer, which runs only if the waiting write leaves the event loop free. A worker waiting on a lock held by another
- * process is test/sensors/sqlite-lock.test.ts.
+ * process is test/watch/sqlite-lock.test.ts.
  */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -6,7 +6,7 @@
 import { afterEach } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import type { HostDeps } from '../../src/host/deps';
-import { EventHints } from '../../src/host/event-hints';
+import { EventHints } from '../../src/watch/event-hints';
 import type { RawSettings, Settings } from '../../src/settings';
 import { freshDb, testDeps, testSettings, TEST_IMAGE, uniqueId } from '../helpers/fixtures';
 import { MemoryEngine } from '../helpers/memory-engine';

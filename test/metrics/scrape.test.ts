@@ -11,7 +11,8 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { DockerClient } from '../../src/docker/client';
-import { ids, LOOPS } from '../../src/ids';
+import { ids } from '../../src/ids';
+import { LOOP_NAMES } from '../../src/loops/registry';
 import { freePort } from '../../src/temporal/dev-server';
 import { keeper, startKeeper } from '../helpers/cli';
 import { CRASHLOOP_IMAGE, tempDir, uniqueId, waitFor } from '../helpers/fixtures';
@@ -90,7 +91,7 @@ async function forgetHost(host: string, serviceId: string | undefined): Promise<
   const connection = await Connection.connect({ address: inject('devServerAddress') });
   try {
     const client = new Client({ connection });
-    for (const loop of LOOPS)
+    for (const loop of LOOP_NAMES)
       await client.schedule
         .getHandle(ids.schedule(host, loop))
         .delete()

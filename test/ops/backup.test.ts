@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { deleteSchedule, hostFootprint, terminateWorkflow } from '../../src/temporal/footprint';
+import { deleteSchedule, terminateWorkflow } from '../../src/temporal/footprint';
+import { loopFootprint } from '../../src/loops/schedules';
 import { keeperInProcess } from '../helpers/cli';
 import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
 import { EngineFixture, freshDb, tempDir, uniqueId, waitFor } from '../helpers/fixtures';
@@ -36,7 +37,7 @@ beforeAll(() => {
 afterAll(async () => {
   for (const p of processes) await p.kill();
   for (const host of hosts) {
-    const f = await hostFootprint(env.client, host);
+    const f = await loopFootprint(env.client, host);
     for (const s of f.schedules) await deleteSchedule(env.client, s.scheduleId);
     for (const w of f.running) await terminateWorkflow(env.client, w.workflowId, 'test cleanup');
   }

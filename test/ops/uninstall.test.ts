@@ -12,12 +12,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { recordHostStart } from '../../src/db/keeper-hosts';
 import { openStateDb, type StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { ids, LOOPS, taskQueueFor } from '../../src/ids';
+import { ids, taskQueueFor } from '../../src/ids';
+import { LOOP_NAMES } from '../../src/loops/registry';
 import { serviceAttributes } from '../../src/search-attributes';
 import type { Settings } from '../../src/settings';
-import { deleteSchedule, hostFootprint, lastPollAgoMs, terminateWorkflow } from '../../src/temporal/footprint';
+import { deleteSchedule, lastPollAgoMs, terminateWorkflow } from '../../src/temporal/footprint';
+import { loopFootprint } from '../../src/loops/schedules';
 import { startDevServer } from '../../src/temporal/dev-server';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { circuitBreaker } from '../../src/workflows/circuitBreaker';
 import { notifyOperators } from '../../src/workflows/notifyOperators';
 import { ahSnapshot, makeAhDb } from '../helpers/ah-db';
@@ -46,7 +48,7 @@ afterAll(async () => {
     await c.exited;
   }
   for (const host of hostsUsed) {
-    const f = await hostFootprint(env.client, host);
+    const f = await loopFootprint(env.client, host);
     for (const s of f.schedules) await deleteSchedule(env.client, s.scheduleId);
     for (const w of f.running) await terminateWorkflow(env.client, w.workflowId, 'test cleanup');
   }
@@ -65,7 +67,7 @@ async function hostWithInFlight(): Promise<{ settings: Settings; db: StateDb; si
   const settings = testSettings({ db: file, temporalAddress: dev() });
   hostsUsed.push(settings.hostId);
   recordHostStart(db, settings.hostId, nowSec());
-  await ensureSchedules(env.client, settings);
+  await ensureLoopSchedules(env.client, settings);
   const retryAt = nowSec() + 3600;
   const sid = addService(db, 't1', {
     status: 'crashed',
@@ -83,12 +85,12 @@ async function hostWithInFlight(): Promise<{ settings: Settings; db: StateDb; si
     workflowId: ids.notify(host, sid, 1, 'circuit-opened'),
     args: [{ kind: 'circuit-opened', hostId: host, serviceId: sid, opening: 1, escalation: 1, atMs: Date.now(), retryAt }],
   });
-  await waitFor('visibility to list both workflows', async () => (await hostFootprint(env.client, host)).running.length >= 2);
+  await waitFor('visibility to list both workflows', async () => (await loopFootprint(env.client, host)).running.length >= 2);
   return { settings, db, sid, retryAt };
 }
 
 const statusOf = async (workflowId: string) => (await env.client.workflow.getHandle(workflowId).describe()).status.name;
-const schedulesLeft = async (host: string) => (await hostFootprint(env.client, host)).schedules.length;
+const schedulesLeft = async (host: string) => (await loopFootprint(env.client, host)).schedules.length;
 
 describe('keeper uninstall', () => {
   it('refuses with something in flight and no choice, listing it, and touches nothing', async () => {
@@ -129,7 +131,7 @@ describe('keeper uninstall', () => {
     const r = await uninstall(settings, '--circuits', 'hand-over', '--alerts', 'drop', '--json');
     expect(r.code, r.err).toBe(0);
     const report = JSON.parse(r.out);
-    expect(report.schedulesDeleted.sort()).toEqual(LOOPS.map((l) => ids.schedule(host, l)).sort());
+    expect(report.schedulesDeleted.sort()).toEqual(LOOP_NAMES.map((l) => ids.schedule(host, l)).sort());
     expect(report.circuits.handedOver).toEqual([ids.circuit(host, sid)]);
     expect(report.alerts.dropped).toEqual([ids.notify(host, sid, 1, 'circuit-opened')]);
     expect(report.state).toEqual({ hostForgotten: true, tablesDropped: [] });
@@ -197,7 +199,7 @@ describe('keeper uninstall', () => {
     hostsUsed.push(settings.hostId);
     recordHostStart(db, settings.hostId, nowSec());
     recordHostStart(db, 'other-host', nowSec());
-    await ensureSchedules(env.client, settings);
+    await ensureLoopSchedules(env.client, settings);
     db.prepare(`INSERT INTO keeper_reported_problems (subject, problem, first_seen) VALUES ('service:s1', 'x', 1)`).run();
     const keeperTables = () => db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE 'keeper%'`).pluck().all() as string[];
     expect(keeperTables().length).toBeGreaterThan(10);
@@ -269,12 +271,12 @@ describe('keeper uninstall', () => {
         await server.stop();
       }
     };
-    await onFile((client) => ensureSchedules(client, settings));
+    await onFile((client) => ensureLoopSchedules(client, settings));
     expect(process.env.TEMPORAL_ADDRESS ?? '').toBe('');
 
     const r = await keeperInProcess(['uninstall', '--db', file, '--host-id', settings.hostId]);
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toContain(`schedules deleted  ${LOOPS.map((l) => ids.schedule(settings.hostId, l)).join(', ')}`);
-    expect(await onFile(async (client) => (await hostFootprint(client, settings.hostId)).schedules)).toEqual([]);
+    expect(r.out).toContain(`schedules deleted  ${LOOP_NAMES.map((l) => ids.schedule(settings.hostId, l)).join(', ')}`);
+    expect(await onFile(async (client) => (await loopFootprint(client, settings.hostId)).schedules)).toEqual([]);
   }, 120_000);
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lastCrashWords } from '../../src/cli/words';
-import { gcWords, loopResultWords, refillWords, tickWords } from '../../src/policy/run-words';
+import { loopNamed } from '../../src/loops/registry';
+import { gcWords, refillWords, tickWords } from '../../src/policy/run-words';
 import { agoWords } from '../../src/time';
 import type { PoolRefillResult } from '../../src/contracts/pool';
 import type { TickSummary } from '../../src/contracts/reconcile';
@@ -119,11 +120,13 @@ describe('refillWords', () => {
   });
 });
 
-describe('loopResultWords', () => {
-  it('words the known loops and shows another loop, or a result that is no object, as JSON', () => {
-    expect(loopResultWords('reconcile', TICK)).toBe('ok: 3 services, 0 crashes, 0 circuits opened');
-    expect(loopResultWords('health', { engine: 'up' })).toBe('{"engine":"up"}');
-    expect(loopResultWords('gc', null)).toBe('null');
+describe("each loop's unit's words", () => {
+  it("word each loop's result, a result recorded without some fields included, and show one that is no object as it is", () => {
+    expect(loopNamed('reconcile')!.words(TICK)).toBe('ok: 3 services, 0 crashes, 0 circuits opened');
+    expect(loopNamed('gc')!.words({})).toBe('ok: nothing to remove');
+    expect(loopNamed('pool')!.words(REFILL)).toBe(refillWords(REFILL));
+    expect(loopNamed('gc')!.words(null)).toBe('null');
+    expect(loopNamed('health')).toBeUndefined(); // no unit: keeper status says it has no such loop
   });
 });
 

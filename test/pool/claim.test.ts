@@ -19,7 +19,7 @@ import { poolNetworkIsolates } from '../../src/policy/pool';
 import type { RawSettings, Settings } from '../../src/settings';
 import { ids, taskQueueFor } from '../../src/ids';
 import { requestPoolRefill } from '../../src/temporal/operations';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { poolRefill } from '../../src/workflows';
 import { DockerProxy } from '../helpers/docker-proxy';
 import {
@@ -299,11 +299,11 @@ describe('claims and refills', () => {
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1 });
   });
 
-  it("after a claim, the host's pool schedule is triggered: it refills and detaches the claimed container; paused, it is left alone", async () => {
+  it("after a claim, a refill is requested of the host's pool schedule: it refills and detaches the claimed container; paused, it is left alone", async () => {
     const t = poolDb();
     db = t.db;
     const settings = settingsFor(t.file, { poolInterval: '1h', poolSize: '1', temporalAddress: inject('devServerAddress') });
-    await ensureSchedules(env.client, settings, ['pool']);
+    await ensureLoopSchedules(env.client, settings, ['pool']);
     const worker = await keeperWorker(env, { db, docker, settings });
     try {
       await worker.runUntil(async () => {
@@ -312,8 +312,8 @@ describe('claims and refills', () => {
         const r = await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'trig' });
         expect(r).toMatchObject({ mode: 'warm', containerId: cid });
         expect(readyByTemplate(db)).toEqual({});
-        expect(await requestPoolRefill(env.client, settings.hostId)).toBe('triggered');
-        await waitFor('the triggered refill to refill the pool', () => readyByTemplate(db).tmpl_default === 1, 30_000);
+        expect(await requestPoolRefill(env.client, settings.hostId)).toBe('requested');
+        await waitFor('the requested refill to refill the pool', () => readyByTemplate(db).tmpl_default === 1, 30_000);
         expect((await docker.inspectContainer(cid)).networks).toEqual([`ah-tenant-${t.tenant}`]);
         const fresh = db.prepare('SELECT container_id FROM warm_pool').pluck().get() as string;
         expect((await docker.inspectContainer(fresh)).labels['ah.type']).toBe('warm-pool');
@@ -325,7 +325,7 @@ describe('claims and refills', () => {
         expect(
           await claimEnvironment({ db, docker, tenantRuntime: TEST_TENANT_RUNTIME }, { tenant: t.tenant, name: 'trig2' }),
         ).toMatchObject({ mode: 'warm' });
-        expect(await requestPoolRefill(env.client, settings.hostId)).toBe('not triggered: the pool schedule is paused');
+        expect(await requestPoolRefill(env.client, settings.hostId)).toBe('not requested: the pool schedule is paused');
         expect((await schedule.describe()).info.numActionsTaken).toBe(runs);
       });
     } finally {

@@ -72,7 +72,7 @@ describe('keeper pool', () => {
       volume: expect.stringMatching(/^ah-pool-wp_/),
       containerName: `ah-env-${t.tenant}-${c.envId}`,
     });
-    expect(c.refill).toMatch(/^not triggered \(.*\); the next pool run refills$/); // no pool schedule on this test host
+    expect(c.refill).toMatch(/^not requested \(.*\); the next pool run refills$/); // no pool schedule on this test host
 
     const drain = await keeperInProcess(['pool', 'drain', '--json', ...flags]);
     expect(drain.code).toBe(0);

@@ -14,7 +14,7 @@ import type { PoolStatusReport } from '../../src/host/pool/admin';
 import { ImagePulls } from '../../src/host/pool/pull';
 import { ids, taskQueueFor } from '../../src/ids';
 import type { Settings } from '../../src/settings';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { poolRefill } from '../../src/workflows';
 import type { PoolRefillResult } from '../../src/contracts/pool';
 import { keeperInProcess } from '../helpers/cli';
@@ -107,7 +107,7 @@ describe('template images pulled in the background', () => {
     const settings = settingsFor(file, 'default,node,python');
     const capture = captureLog();
     // The pool schedule of this host, with an hour between its own runs: a refill within the test is one asked for.
-    await ensureSchedules(env.client, settings, ['pool']);
+    await ensureLoopSchedules(env.client, settings, ['pool']);
     const worker = await keeperWorker(env, { db, docker, settings, log: capture.log });
     try {
       await worker.runUntil(async () => {
@@ -117,7 +117,7 @@ describe('template images pulled in the background', () => {
         await waitFor('the refill the pull asked for to pool the pulled image', () => readyByTemplate(db).tmpl_default === 1, 60_000);
         expect(await docker.imageExists(made)).toBe(true);
         // Logged once the trigger has returned, which the refill it started may beat.
-        await waitFor('the pull to say it triggered a refill', () => messages(capture).includes(`image ${made} pulled: refill triggered`));
+        await waitFor('the pull to say it requested a refill', () => messages(capture).includes(`image ${made} pulled: refill requested`));
         const runs = await waitFor(
           'both refills to be done',
           async () => {
@@ -157,7 +157,7 @@ describe('template images pulled in the background', () => {
     }
     expect(readyByTemplate(db)).toEqual({ tmpl_default: 1, tmpl_python: 1 });
     expect(imagePull(db, made)).toMatchObject({ state: 'pulled', attempts: 0, error: '', progress: '' });
-    // The triggered refill found node's pull failed and not yet due: it did not start another one.
+    // The requested refill found node's pull failed and not yet due: it did not start another one.
     const failed = imagePull(db, absent)!;
     expect(failed).toMatchObject({ state: 'failed', attempts: 1, error: expect.stringContaining('manifest unknown') });
     expect(failed.error).toContain(absent);
@@ -252,9 +252,9 @@ describe('template images pulled in the background', () => {
       await refill(settings);
       // This host has no pool schedule: the pull says so once its request for a refill is refused (after the pull is
       // recorded as done), and the next refill pools the image.
-      const notTriggered = new RegExp(`^image .*shared:.* pulled: refill not triggered \\(.+\\); the next pool run refills$`);
+      const notTriggered = new RegExp(`^image .*shared:.* pulled: refill not requested \\(.+\\); the next pool run refills$`);
       await waitFor(
-        'the pull to end and say its refill was not triggered',
+        'the pull to end and say its refill was not requested',
         () => messages(capture).some((m) => notTriggered.test(m)),
         60_000,
       );
@@ -288,7 +288,7 @@ describe('template images pulled in the background', () => {
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.at(-1)).toMatch(/: 1\/1 layers done, [\d.]+\/[\d.]+ MB$/);
     expect(messages(capture)).toContainEqual(
-      expect.stringMatching(/^pulled image .*progress.* \(1\/1 layers done, [\d.]+\/[\d.]+ MB\); asking for a refill$/),
+      expect.stringMatching(/^pulled image .*progress.* \(1\/1 layers done, [\d.]+\/[\d.]+ MB\); requesting a refill$/),
     );
     expect(imagePull(db, ref)).toMatchObject({ state: 'pulled', attempts: 0 });
   }, 120_000);

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { listCrashRecords } from '../../src/db/crash-records';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import { deleteSchedule, hostFootprint, terminateWorkflow } from '../../src/temporal/footprint';
+import { deleteSchedule, terminateWorkflow } from '../../src/temporal/footprint';
+import { loopFootprint } from '../../src/loops/schedules';
 import { keeper } from '../helpers/cli';
 import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
 import { EngineFixture, freshDb, TEST_IMAGE, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
@@ -45,7 +46,7 @@ export function absenceWorld(engineName: string) {
   // Registered after devServerForFile's, so it runs first, with the connection still open.
   afterAll(async () => {
     for (const host of hosts) {
-      const f = await hostFootprint(env.client, host);
+      const f = await loopFootprint(env.client, host);
       for (const s of f.schedules) await deleteSchedule(env.client, s.scheduleId);
       for (const w of f.running) await terminateWorkflow(env.client, w.workflowId, 'test cleanup');
     }
@@ -178,7 +179,8 @@ export function absenceWorld(engineName: string) {
     expect(times[2] - times[0]).toBeLessThan(10_000);
   }
 
-  const looked = (s: { db: StateDb; sid: string }) => s.db.prepare('SELECT * FROM keeper_container_looks WHERE service_id = ?').get(s.sid);
+  const looked = (s: { db: StateDb; sid: string }) =>
+    s.db.prepare('SELECT * FROM keeper_container_snapshots WHERE service_id = ?').get(s.sid);
   const gapsOf = (times: number[]) => times.slice(1).map((t, i) => t - times[i]);
 
   /** A service under unless-stopped running `cmd`, on a state DB of its own. */

@@ -2,8 +2,8 @@
  * Deaths that Docker's restart policy absorbed while no keeper looked (a worker upgrade, a host reboot, a Temporal
  * outage) are counted at the times they happened, dated from the engine's replayed events, and the crash window
  * is applied to those times: one `keeper reconcile --once` after the absence opens a circuit only if some window
- * really held the threshold. That holds at keeper's first look at a container too (no row in
- * keeper_container_looks): its deaths since its creation are dated by their die events, not taken as a baseline.
+ * really held the threshold. That holds at keeper's first snapshot of a container too (no row in
+ * keeper_container_snapshots): its deaths since its creation are dated by their die events, not taken as a baseline.
  * On an engine of this file's own, a real SQLite file and the shared dev server; nothing is mocked. Each test has a
  * service, a state DB and a host id of its own and waits on Docker's real restart timing, so they run side by side.
  * (The engine's event buffer rolling over is absence-rollover.test.ts's: it would take every test's events.)

@@ -133,7 +133,7 @@ describe('engine faults', () => {
     expect(obs.transientErrors).toBe(1);
     expect(applied.crashes).toBe(0);
     expect(ahRows()).toEqual(before);
-    expect(db.prepare('SELECT COUNT(*) FROM keeper_container_looks').pluck().get()).toBe(0);
+    expect(db.prepare('SELECT COUNT(*) FROM keeper_container_snapshots').pluck().get()).toBe(0);
   });
 
   it('a container list answering 500 or 404 counts nothing, but the DB-only steps still run', async () => {

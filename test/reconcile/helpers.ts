@@ -1,6 +1,6 @@
 /** Running ticks and activities for reconcile tests; row and container helpers live in rows.ts. */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createActivities } from '../../src/activities';
+import { createActivities } from '../../src/loops/registry';
 import type { HostParts } from '../../src/app/open';
 import type { Settings } from '../../src/settings';
 import type { TickSummary } from '../../src/contracts/reconcile';

@@ -9,8 +9,9 @@ import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { lastLoopResults } from '../../src/db/loop-results';
-import { ids, LOOPS } from '../../src/ids';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ids } from '../../src/ids';
+import { LOOP_NAMES } from '../../src/loops/registry';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { freshDb, tempDir, testSettings, TEST_IMAGE, uniqueId, waitFor } from '../helpers/fixtures';
 import { dockerdPid as engineDockerdPid, extraEngine, type ExtraEngine } from '../helpers/engines';
 import { devServerEnv, keeperWorker } from '../helpers/temporal';
@@ -46,7 +47,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   if (!dockerdPid()) extraEngine(ENGINE);
-  for (const loop of LOOPS)
+  for (const loop of LOOP_NAMES)
     await env?.client.schedule
       .getHandle(ids.schedule(settings.hostId, loop))
       .delete()
@@ -105,7 +106,7 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
 
     worker = await keeperWorker(env, { db, docker, settings });
     running = worker.run();
-    await ensureSchedules(env.client, settings, ['reconcile']);
+    await ensureLoopSchedules(env.client, settings, ['reconcile']);
     await waitFor(
       'a tick that saw the running service',
       () => {
@@ -149,7 +150,7 @@ describe('fault 2: dockerd stopped for 60 s while services run', () => {
       `kept${u}`,
     );
     db.prepare('UPDATE services SET updated_at = ? WHERE id = ?').run(nowSec() - 3600, staleId);
-    await ensureSchedules(env.client, settings, ['gc', 'pool']);
+    await ensureLoopSchedules(env.client, settings, ['gc', 'pool']);
 
     const seen = new Map<string, Seen>();
     const collect = () => {

@@ -3,7 +3,7 @@
  * real child process on the same DB file; the tick is the real workflow on the dev server over a real exited
  * container. Nothing may be lost (the crash is counted) and nothing applied twice (one count, one deployment row).
  * With a command's busy_timeout (5 s) SQLite does the waiting; with a worker's (100 ms) the tick's writes give way
- * and wait awaited (src/db/busy.ts). A real worker's event loop during such a lock is test/sensors/sqlite-lock.test.ts.
+ * and wait awaited (src/db/busy.ts). A real worker's event loop during such a lock is test/watch/sqlite-lock.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { WORKER_BUSY_TIMEOUT_MS } from '../../src/db/busy';

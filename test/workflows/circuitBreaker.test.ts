@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it, vi } from 'vitest';
-import type { Activities } from '../../src/activities';
+import type { Activities } from '../../src/loops/registry';
 import type { HeldCircuit } from '../../src/contracts/circuit';
 import { circuitRecheckSignal, circuitResetSignal, circuitStateQuery } from '../../src/workflows/messages';
 import { circuitBreaker } from '../../src/workflows';

@@ -8,7 +8,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it, vi } from 'vitest';
-import type { Activities } from '../../src/activities';
+import type { Activities } from '../../src/loops/registry';
 import type { GcClass, GcClassListed, GcClassResult, GcClassRun, GcItem } from '../../src/contracts/gc';
 import { listGcClasses } from '../../src/host/gc/registry';
 import { gcSweep } from '../../src/workflows';

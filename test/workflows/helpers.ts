@@ -9,7 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Workflow } from '@temporalio/workflow';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createActivities, type Activities } from '../../src/activities';
+import { createActivities, type Activities } from '../../src/loops/registry';
 import type { HostDeps } from '../../src/host/deps';
 import { silentLogger } from '../../src/log';
 import { loadSettings } from '../../src/settings';

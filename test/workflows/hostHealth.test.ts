@@ -1,6 +1,6 @@
 /** hostHealth with stub activities on the time-skipping server: the task queue it ran on, the engine report, the schema. */
 import { describe, expect, it, vi } from 'vitest';
-import type { Activities } from '../../src/activities';
+import type { Activities } from '../../src/loops/registry';
 import type { EngineReport } from '../../src/contracts/health';
 import { hostHealth } from '../../src/workflows';
 import { executeWithStubs, stubWorkerEnvForFile, withStubWorker } from './helpers';

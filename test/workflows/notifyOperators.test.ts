@@ -6,7 +6,7 @@
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it, vi } from 'vitest';
-import type { Activities } from '../../src/activities';
+import type { Activities } from '../../src/loops/registry';
 import type { NotificationEvent, NotificationPlan } from '../../src/contracts/notification';
 import { notifyOperators } from '../../src/workflows';
 import { executeWithStubs, stubWorkerEnvForFile } from './helpers';

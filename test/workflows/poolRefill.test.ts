@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it, vi } from 'vitest';
-import type { Activities } from '../../src/activities';
+import type { Activities } from '../../src/loops/registry';
 import type { DiskVerdict } from '../../src/contracts/disk';
 import type { PoolEntryRequest, PoolEntryResult, RefillPlan } from '../../src/contracts/pool';
 import { poolRefill } from '../../src/workflows';

@@ -2,11 +2,11 @@
  * reconcileTick with stub activities on the time-skipping server: one local activity per pass (its summary, built
  * from stub steps here as the real one builds it), the circuit workflows it starts: one per opened or expired
  * circuit, once per service, named with the host's circuit id, and none over a circuit workflow that is already
- * running; a run that acted is found by its service; an event tick signalled while it runs looks again, once.
+ * running; a run that acted is found by its service; a request signalled while a reconcileOnEvents run runs makes one more pass, once.
  */
 import type { temporal } from '@temporalio/proto';
 import { describe, expect, it, vi } from 'vitest';
-import type { Activities } from '../../src/activities';
+import type { Activities } from '../../src/loops/registry';
 import type { HeldCircuit } from '../../src/contracts/circuit';
 import type { CircuitRef, Housekeeping, TickApplied, TickObservation, TickSummary } from '../../src/contracts/reconcile';
 import { ids } from '../../src/ids';

@@ -12,7 +12,7 @@ import type { ContainerUsage } from '../../docker/engine';
 import type { AgeGuard, Plan } from '../../policy/gc';
 import { unixSeconds } from '../../time';
 import type { HostDeps } from '../deps';
-import type { EngineView } from '../engine-view';
+import type { EngineView } from '../../watch/engine-view';
 import { carryOut, observed } from './sweep';
 import type { GcClassInput, GcClassResult, GcFailure } from '../../contracts/gc';
 
@@ -40,11 +40,11 @@ export interface GcClassDefinition<N extends string, Seen extends object, Target
    */
   runsFirst?: boolean;
   /**
-   * Whether the worker's GC look (every --gc-look-interval) asks for a sweep when this class finds something.
+   * Whether the worker's GC look (every --gc-look-interval) requests a sweep when this class finds something.
    * A class that only trims keeper's own rows is left to the sweeps the schedule makes: a few rows are no reason
    * for a run of their own.
    */
-  lookAsks: boolean;
+  lookRequests: boolean;
   observe(deps: GcDeps, input: GcClassInput): Promise<Seen> | Seen;
   plan(seen: Seen, deps: GcDeps, input: GcClassInput): Plan<Target>;
   /** Removes one planned target; one already gone is no failure. `seen` is what the plan was made from. */
@@ -56,7 +56,7 @@ export interface GcClassEntry<N extends string = string> {
   name: N;
   words: string;
   runsFirst: boolean;
-  lookAsks: boolean;
+  lookRequests: boolean;
   /** Observes, plans and removes (or, dry, plans only); never throws for what it observed. */
   run(deps: GcDeps, input: GcClassInput): Promise<GcClassResult>;
 }
@@ -66,7 +66,7 @@ export function gcClass<const N extends string, Seen extends object, Target>(def
     name: def.name,
     words: def.words,
     runsFirst: def.runsFirst ?? false,
-    lookAsks: def.lookAsks,
+    lookRequests: def.lookRequests,
     async run(deps, input) {
       const o = await observed(deps.log, def.name, input.dryRun, () => def.observe(deps, input));
       if ('skippedAs' in o) return o.skippedAs;

@@ -3,7 +3,7 @@
  * absent; a fresh host would otherwise pool nothing until an operator pulls by hand). The refill's plan hands over
  * the absent images and goes on without them: it never waits on a pull. Each image has one pull at a time, recorded
  * in keeper_image_pulls (what `keeper pool status` shows); a failed one is tried again after a backoff, by the
- * refill it asks for once the backoff is over; one that ends asks for a refill at once, so the pool fills without
+ * refill it requests once the backoff is over; one that ends requests a refill at once, so the pool fills without
  * waiting for the next scheduled one.
  */
 import { beginImagePull, finishImagePull, imagePull, recordPullProgress, type PullAttempt } from '../../db/image-pulls';
@@ -36,7 +36,7 @@ export function processAlive(pid: number): boolean {
 }
 
 /**
- * `requestRefill` asks for a refill, saying why (`image X pulled`); it must not throw (what it could not do, it
+ * `requestRefill` requests a refill, saying why (`image X pulled`); it must not throw (what it could not do, it
  * logs). It is called when a pull ends, and when a failed one's next try is due: refills may be far apart.
  */
 export type RefillRequest = (why: string) => Promise<void>;
@@ -111,7 +111,7 @@ export class ImagePulls {
       return;
     }
     finishImagePull(db, attempt, { state: 'pulled' }, unixSeconds(clock));
-    log.info(`pulled image ${attempt.image} (${pullProgressWords(progress)}); asking for a refill`);
+    log.info(`pulled image ${attempt.image} (${pullProgressWords(progress)}); requesting a refill`);
     await this.requestRefill(`image ${attempt.image} pulled`);
   }
 }

@@ -7,7 +7,7 @@ import { whenWritable } from '../../db/busy';
 import { DockerError } from '../../docker/errors';
 import { confirmOomKill } from '../../db/crash-records';
 import { reportProblemOnce, setDatabaseStatus, stopEnvironment } from '../../db/hosted';
-import { swapLook } from '../../db/looks';
+import { swapSnapshot } from '../../db/container-snapshots';
 import { markServiceRunning, markServiceStopped, readCircuit, stopVanishedService, recordCrash } from '../../db/services';
 import type { CircuitRef, CrashPolicy, TickApplied, TickObservation } from '../../contracts/reconcile';
 import { unixSeconds } from '../../time';
@@ -74,7 +74,7 @@ async function applyCrashes(
   const { db, docker, log, metrics } = deps;
   for (const c of obs.crashes) {
     const tails = await readLogTails(deps, c);
-    // One transaction, a compare-and-set on the look: run again for the lock, it counts the crash once.
+    // One transaction, a compare-and-set on the snapshot: run again for the lock, it counts the crash once.
     const outcome = await whenWritable(`the crash of ${c.serviceId}`, () => recordCrash(db, c, now, policy, tails));
     if (outcome.counted > 0) {
       applied.crashes += outcome.counted;
@@ -102,7 +102,7 @@ async function applyCrashes(
 }
 
 function applyRowChanges({ db, log }: ApplyDeps, obs: TickObservation, applied: TickApplied, now: number): void {
-  for (const l of obs.looks) swapLook(db, l.serviceId, l.expected, l.next, now);
+  for (const l of obs.looks) swapSnapshot(db, l.serviceId, l.expected, l.next, now);
   for (const id of obs.oomConfirmed ?? []) {
     if (!confirmOomKill(db, id)) continue;
     applied.oomConfirmed = (applied.oomConfirmed ?? 0) + 1;

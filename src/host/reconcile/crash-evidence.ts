@@ -7,8 +7,8 @@
  */
 import type { ContainerDetails, DockerEvent, Engine } from '../../docker/engine';
 import { DockerError } from '../../docker/errors';
-import type { ContainerLook, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
-import type { StoredLook } from '../../db/looks';
+import type { ContainerSnapshot, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
+import type { StoredSnapshot } from '../../db/container-snapshots';
 import type { ServiceRow } from '../../db/services';
 import { deathsFound, type DeathsFound } from '../../policy/deaths';
 import type { ContainerEventFact, CountedBefore, DeathEvidence, RunState } from '../../policy/deaths/evidence';
@@ -21,7 +21,7 @@ const EVENTS_READ_TIMEOUT_MS = 10_000;
 /** What the tick has of service `s`'s container at its look. */
 export interface AtLook {
   /** keeper's last look at the service's container (of any container), if any. */
-  stored: StoredLook | null;
+  stored: StoredSnapshot | null;
   /** The inspect, or a 404. */
   details: ContainerDetails | 'missing';
   rules?: ServiceCrashRules;
@@ -41,7 +41,7 @@ export function deathEvidence(s: ServiceRow, atLook: AtLook): DeathEvidence {
     serviceId: s.id,
     containerId,
     rowStatus: s.status,
-    stored: stored && asLook(stored),
+    stored: stored && asSnapshot(stored),
     previous,
     current: lookOf(containerId, details, previous),
     inspected,
@@ -66,7 +66,7 @@ function runStateOf(d: ContainerDetails): RunState {
   };
 }
 
-function lookOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerLook | null): ContainerLook {
+function lookOf(containerId: string, details: ContainerDetails | 'missing', previous: ContainerSnapshot | null): ContainerSnapshot {
   return details === 'missing'
     ? { containerId, state: 'missing', restartCount: previous?.restartCount ?? 0, health: '' }
     : { containerId, state: details.status, restartCount: details.restartCount, health: details.health };
@@ -93,7 +93,7 @@ export function addFound(obs: TickObservation, shown: ShownDeaths, found: Deaths
   const { serviceId, containerId, stored } = shown.evidence;
   if (found.heldEngineStop) obs.engineStopsHeld = (obs.engineStopsHeld ?? 0) + 1;
   if (found.crash) return void obs.crashes.push(found.crash);
-  if (!stored || !sameLook(stored, found.look)) obs.looks.push({ serviceId, expected: stored, next: found.look });
+  if (!stored || !sameSnapshot(stored, found.look)) obs.looks.push({ serviceId, expected: stored, next: found.look });
   if (found.backUp) obs.backUp.push({ serviceId, containerId });
 }
 
@@ -118,7 +118,7 @@ export async function readDeathEvents(
   } catch (err) {
     if (!(err instanceof DockerError)) throw err;
     // The facts that events carry are then unknown; the inspect's still stand.
-    if (obs.transientSamples.length < 3) obs.transientSamples.push(`events since the last look: ${err.message}`);
+    if (obs.transientSamples.length < 3) obs.transientSamples.push(`events since the last snapshot: ${err.message}`);
     return byContainer;
   }
   for (const e of events) {
@@ -133,10 +133,10 @@ export async function readDeathEvents(
 }
 
 /** The look's own fields, without what a stored look adds (its time): what a compare-and-set compares. */
-function asLook(l: ContainerLook): ContainerLook {
+function asSnapshot(l: ContainerSnapshot): ContainerSnapshot {
   return { containerId: l.containerId, state: l.state, restartCount: l.restartCount, health: l.health };
 }
 
-export function sameLook(a: ContainerLook, b: ContainerLook): boolean {
+export function sameSnapshot(a: ContainerSnapshot, b: ContainerSnapshot): boolean {
   return a.containerId === b.containerId && a.state === b.state && a.restartCount === b.restartCount && a.health === b.health;
 }

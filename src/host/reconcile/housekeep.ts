@@ -4,7 +4,7 @@
  * so the tick can hand them to their circuit workflows.
  */
 import { expireLeases, failStaleEnvironmentCreates } from '../../db/hosted';
-import { pruneLooks } from '../../db/looks';
+import { pruneSnapshots } from '../../db/container-snapshots';
 import { decayEscalations, expiredCircuits, failStaleDeploys } from '../../db/services';
 import type { CrashPolicy, Housekeeping } from '../../contracts/reconcile';
 import { unixSeconds } from '../../time';
@@ -22,7 +22,7 @@ export function housekeep(deps: Pick<HostDeps, 'db' | 'settings' | 'clock' | 'lo
     decayed: decayEscalations(db, now, policy.decaySec),
     expiredCircuits: expiredCircuits(db, now),
   };
-  pruneLooks(db);
+  pruneSnapshots(db);
   // ah's reconciler left running beside keeper counts every death a second time: say so, once per change.
   reportOtherWriter(deps);
   return result;

@@ -1,9 +1,9 @@
 /**
- * The reconcile tick's observation: the engine's containers (one list, src/host/engine-view.ts, filtered by label
+ * The reconcile tick's observation: the engine's containers (one list, src/watch/engine-view.ts, filtered by label
  * here: services, databases, environments), SQLite, and an inspect only for the containers that may have changed
- * since keeper's last look. It acts on nothing: it returns what changed, which the apply step acts on with
- * compare-and-set writes. Its one write is bookkeeping of the look itself: the looks it confirmed unchanged move
- * their time forward (touchLooks), which changes no state.
+ * since keeper's last snapshot of them. It acts on nothing: it returns what changed, which the apply step acts on
+ * with compare-and-set writes. Its one write is bookkeeping of the snapshots: those it confirmed unchanged move
+ * their time forward (touchSnapshots), which changes no state.
  */
 import pLimit from 'p-limit';
 import type { CrashPolicy, ServiceCrashRules, TickObservation } from '../../contracts/reconcile';
@@ -12,7 +12,7 @@ import { DockerError } from '../../docker/errors';
 import { whenWritable } from '../../db/busy';
 import { lastRecordedAt } from '../../db/crash-records';
 import { keeperArrivedAt } from '../../db/keeper-hosts';
-import { readLooks, touchLooks, type StoredLook } from '../../db/looks';
+import { readSnapshots, touchSnapshots, type StoredSnapshot } from '../../db/container-snapshots';
 import { readServices, type ServiceRow } from '../../db/services';
 import { isUnhealthy, mayHaveChangedSince, statusAgeLowerBound } from '../../policy/container-status';
 import { deathsFound, deathsShown } from '../../policy/deaths';
@@ -21,8 +21,8 @@ import { BACK_UP_AFTER_SEC } from '../../policy/deaths/shown';
 import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
-import { EngineView } from '../engine-view';
-import { addFound, deathEvidence, sameLook, settleCrashes, type PendingCrash } from './crash-evidence';
+import { EngineView } from '../../watch/engine-view';
+import { addFound, deathEvidence, sameSnapshot, settleCrashes, type PendingCrash } from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
@@ -60,7 +60,7 @@ export async function observeHost(
   }
   // The list's status texts ("Up 40 seconds") count from when the engine answered, which a slow engine makes later
   // than `now`: their ages are read against a time no earlier than the answer, or a start that came after `now`
-  // would read as before it, and the look it replaces would be kept (its death never inspected).
+  // would read as before it, and the snapshot it replaces would be kept (its death never inspected).
   const listedAt = unixSeconds(deps.clock);
   const [serviceList, databaseList, environmentList] = lists.map(indexById);
   const inspector = new Inspector(docker, obs);
@@ -75,7 +75,7 @@ export async function observeHost(
   const observer = serviceObserver({
     listed: serviceList,
     listedAt,
-    looks: readLooks(db),
+    snapshots: readSnapshots(db),
     countedBefore,
     inspector,
     policy,
@@ -86,7 +86,7 @@ export async function observeHost(
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
   await observeOomConfirmations(docker, db, deps.clock.nowMs(), obs);
-  await whenWritable('the unchanged looks touched', () => touchLooks(db, observer.unchanged, now));
+  await whenWritable('the unchanged snapshots touched', () => touchSnapshots(db, observer.unchanged, now));
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
   findSplitBrain(services, serviceList, obs);
@@ -142,8 +142,8 @@ interface ServiceContext {
   listed: Listed;
   /** When the list had answered (unix s): its status texts' ages count from no later than this. */
   listedAt: number;
-  looks: Map<string, StoredLook>;
-  /** What the service row and keeper's records of its container counted before: a first look's baseline. */
+  snapshots: Map<string, StoredSnapshot>;
+  /** What the service row and keeper's records of its container counted before: a first snapshot's baseline. */
   countedBefore: (s: ServiceRow) => CountedBefore;
   inspector: Inspector;
   policy: CrashPolicy;
@@ -169,11 +169,11 @@ function serviceObserver(ctx: ServiceContext) {
   async function observe(s: ServiceRow): Promise<void> {
     obs.checked++;
     const containerId = s.containerId as string;
-    const stored = ctx.looks.get(s.id) ?? null;
+    const stored = ctx.snapshots.get(s.id) ?? null;
     const previous = stored && stored.containerId === containerId ? stored : null;
     const summary = ctx.listed.find(containerId);
-    // An event since the last look is a hint that the list may not show yet: the list lags a death's `die` event.
-    if (summary && previous && !ctx.hinted(containerId, previous.lookedAt - 1) && unchangedSince(summary, previous, ctx.listedAt)) {
+    // An event since the last snapshot is a hint that the list may not show yet: the list lags a death's `die` event.
+    if (summary && previous && !ctx.hinted(containerId, previous.seenAt - 1) && unchangedSince(summary, previous, ctx.listedAt)) {
       rulesOf(s, summary.labels, ctx.policy, obs);
       unchanged.push(s.id);
       return backUp(s, summary.state === 'running', statusAgeLowerBound(summary.status));
@@ -192,7 +192,7 @@ function serviceObserver(ctx: ServiceContext) {
       return;
     }
     const { current } = evidence;
-    if (!stored || !sameLook(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored, next: current });
+    if (!stored || !sameSnapshot(stored, current)) obs.looks.push({ serviceId: s.id, expected: stored, next: current });
     else unchanged.push(s.id);
     backUp(s, current.state === 'running', evidence.upSec);
   }
@@ -214,11 +214,11 @@ function rulesOf(
 }
 
 /** The list proves nothing happened to this container since the last look: same state, no start or stop since. */
-function unchangedSince(c: ContainerSummary, previous: StoredLook, nowSec: number): boolean {
+function unchangedSince(c: ContainerSummary, previous: StoredSnapshot, nowSec: number): boolean {
   return (
     c.state === previous.state &&
     isUnhealthy(c.status) === (previous.health === 'unhealthy') &&
-    !mayHaveChangedSince(c.status, previous.lookedAt, nowSec)
+    !mayHaveChangedSince(c.status, previous.seenAt, nowSec)
   );
 }
 

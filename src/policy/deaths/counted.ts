@@ -6,7 +6,7 @@
  * those too if the old rule counts them). All times are unix milliseconds.
  */
 import type { ContainerEventFact, RunState } from './evidence';
-import type { FirstLook, ShownDeaths } from './shown';
+import type { FirstSnapshot, ShownDeaths } from './shown';
 
 /** The engine's die event follows the exit it reports by the time it takes to drain the output (≤ 2 s). */
 const DIE_EVENT_LAG_MS = 5_000;
@@ -31,7 +31,7 @@ export function deathsCounted(shown: ShownDeaths, events: ContainerEventFact[]):
   const dies = diesOf(run, downNow, events);
   const restartCount = shown.evidence.current.restartCount;
   const deaths = shown.firstLook
-    ? deathsAtFirstLook(
+    ? deathsAtFirstSnapshot(
         shown.firstLook,
         restartCount,
         lastOf(dies.restarts, restartCount).map((d) => d.atMs),
@@ -87,8 +87,8 @@ function dieOf(state: RunState, dies: ContainerEventFact[]): ContainerEventFact 
  * older restarts are gone, those older ones if the old rule counts them; and a container that is down now, unless
  * the row already counted that death.
  */
-export function deathsAtFirstLook(
-  f: FirstLook,
+export function deathsAtFirstSnapshot(
+  f: FirstSnapshot,
   restartCount: number,
   restartDieTimesMs: number[],
   down: { now: boolean; atMs: number | null },

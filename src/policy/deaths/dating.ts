@@ -3,7 +3,7 @@
  * applied to these times, not to the moment keeper looks, so deaths found after an absence (a worker upgrade, a
  * host reboot, a Temporal outage) are counted where they fell. How a death was dated:
  * - `live`: keeper looked within LIVE_LAG_MS of the death, which has its own time (die event or run times);
- * - `event`: the engine's replayed die event since keeper's last look;
+ * - `event`: the engine's replayed die event since keeper's last snapshot;
  * - `run-times`: the container's State.FinishedAt (the run that is down now, or the last run Docker restarted);
  * - `spread`: nothing of its time survived (the engine's event buffer rolled over, or the engine restarted):
  *   such deaths are placed inside the part of the unseen interval they must lie in, as Docker's restart backoff
@@ -31,7 +31,7 @@ export const RESTART_DELAY_MAX_MS = 60_000;
 /** A run this long resets the restart delay to RESTART_DELAY_FIRST_MS. */
 export const BACKOFF_RESET_RUN_MS = 10_000;
 
-/** What keeper did not see: from its last look at the container (or the container's creation) to this look. */
+/** What keeper did not see: from its last snapshot of the container (or the container's creation) to this one. */
 export interface UnseenInterval {
   sinceMs: number;
   untilMs: number;

@@ -18,7 +18,7 @@
  * the same minute as a daemon restart too. An OOM kill and a failed restart (the engine's State.Error) are
  * always counted at once.
  */
-import type { ContainerLook, CountedDeath, DeathFacts } from '../../contracts/reconcile';
+import type { ContainerSnapshot, CountedDeath, DeathFacts } from '../../contracts/reconcile';
 import type { CountedDeaths } from './counted';
 import type { ContainerEventFact, RunState } from './evidence';
 import type { ShownDeaths } from './shown';
@@ -35,7 +35,7 @@ export interface EngineStopHold {
   /** A death the engine caused was held, not counted. */
   held: boolean;
   /** The look to store: the current one, or, for a held stop, as if the engine had not stopped it yet. */
-  look: ContainerLook;
+  look: ContainerSnapshot;
   statusAfter: 'crashed' | 'running';
 }
 

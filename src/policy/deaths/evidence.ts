@@ -9,7 +9,7 @@
  *   own start), so the events of older deaths may be gone.
  * All times are unix milliseconds, unless a name says Sec.
  */
-import type { ContainerLook, ServiceCrashRules } from '../../contracts/reconcile';
+import type { ContainerSnapshot, ServiceCrashRules } from '../../contracts/reconcile';
 
 /** An engine event about one container, as the tick reads them. */
 export interface ContainerEventFact {
@@ -45,8 +45,8 @@ export interface CountedBefore {
 }
 
 /** keeper's last look at this same container, and when it looked (unix seconds). */
-export interface PreviousLook extends ContainerLook {
-  lookedAt: number;
+export interface PreviousSnapshot extends ContainerSnapshot {
+  seenAt: number;
 }
 
 /** What the inspect shows of a container that is there. */
@@ -65,11 +65,11 @@ export interface DeathEvidence {
   /** The service row's status: `running` or `crashed`. */
   rowStatus: string;
   /** keeper's stored view of the service's container: the look this one replaces (of any container; null: none). */
-  stored: ContainerLook | null;
+  stored: ContainerSnapshot | null;
   /** keeper's last look at this same container; null at keeper's first look at it. */
-  previous: PreviousLook | null;
+  previous: PreviousSnapshot | null;
   /** The look now: the inspect's, or `missing` (a 404, RestartCount as last seen). */
-  current: ContainerLook;
+  current: ContainerSnapshot;
   /** The inspect; null when the container is gone. */
   inspected: Inspected | null;
   /** How long its current run has been up (s); 0 when it is gone or never started. */

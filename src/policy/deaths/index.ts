@@ -17,7 +17,7 @@
  *   8. decision.ts     expected exits, the window and threshold at each death's time, the circuit's opening
  * After it, late-oom.ts: a later `oom` event corrects a death recorded as a SIGKILL.
  */
-import type { ContainerLook, CountedDeath, CrashRecord } from '../../contracts/reconcile';
+import type { ContainerSnapshot, CountedDeath, CrashRecord } from '../../contracts/reconcile';
 import { deathsCounted } from './counted';
 import { datedDeaths, type Dated } from './dating';
 import { engineStopHold, type EngineStopHold } from './engine-stop';
@@ -36,7 +36,7 @@ export interface DeathsFound {
   /** The crash, its deaths dated; absent when no death counted after all. */
   crash?: CrashRecord & { restart: boolean };
   /** The look to store: the current one, or, for a held engine stop, as if the engine had not stopped it yet. */
-  look: ContainerLook;
+  look: ContainerSnapshot;
   /** A death the engine caused was held, not counted. */
   heldEngineStop: boolean;
   /** No death counted: a crashed service whose container has been up long enough is back up. */

@@ -6,8 +6,8 @@
  * die events decide later which deaths fall after it (counted.ts). Whatever may show a death is read on: the
  * engine's events are then read once for all such containers. All times are unix seconds unless a name says ms.
  */
-import type { ContainerLook } from '../../contracts/reconcile';
-import type { CountedBefore, DeathEvidence, PreviousLook } from './evidence';
+import type { ContainerSnapshot } from '../../contracts/reconcile';
+import type { CountedBefore, DeathEvidence, PreviousSnapshot } from './evidence';
 
 /** A container that has run this long again takes its service back to `running`. */
 export const BACK_UP_AFTER_SEC = 10;
@@ -22,13 +22,13 @@ export function isDown(state: string): boolean {
  * time its restart policy restarts the container (it enters `restarting` already incremented), and a manual
  * start resets it to 0; a container that is down now and was not before died once more.
  *
- * With no earlier look, this is the rule for when no die event can be had (deathsAtFirstLook dates them first):
+ * With no earlier look, this is the rule for when no die event can be had (deathsAtFirstSnapshot dates them first):
  * only deaths known to be recent count, the container's whole RestartCount if it was created inside the window
  * (all those restarts happened inside it), otherwise just a down container.
  */
 export function deathsBetween(
-  previous: ContainerLook | null,
-  current: ContainerLook,
+  previous: ContainerSnapshot | null,
+  current: ContainerSnapshot,
   createdAtSec: number,
   nowSec: number,
   windowSec: number,
@@ -43,7 +43,7 @@ export function deathsBetween(
 }
 
 /** What keeper's first look at a container takes as already seen, and what it may count. */
-export interface FirstLook {
+export interface FirstSnapshot {
   /**
    * Deaths up to this moment are the baseline: before the container existed, before keeper ran on this state DB
    * (ah's to count, and its row holds what it counted), or already counted on the service row (a crash window
@@ -67,7 +67,7 @@ function counted(v: unknown, nowSec: number): number | null {
 }
 
 /** The baseline of keeper's first look at a container created at `createdAtSec`, with the service's window. */
-export function firstLookOf(createdAtSec: number, row: CountedBefore, nowSec: number, windowSec: number): FirstLook {
+export function firstSnapshotOf(createdAtSec: number, row: CountedBefore, nowSec: number, windowSec: number): FirstSnapshot {
   const marks = [row.lastCrashedAt, row.crashWindowStart, row.lastRecordedAt].map((v) => counted(v, nowSec));
   // Counted at a whole second: any death up to the end of that second may have been counted then.
   const countedUntilMs = Math.max(...marks.map((m) => (m === null ? -Infinity : (m + 1) * 1000)));
@@ -87,7 +87,7 @@ export interface ShownDeaths {
   /** RestartCount's, and one more when the container is down now (at a first look, its die events decide: counted.ts). */
   deaths: number;
   /** keeper's first look at this container: its deaths are counted from their die events after this baseline. */
-  firstLook?: FirstLook;
+  firstLook?: FirstSnapshot;
   /** The last death left the container down (exited, dead, or gone): the others were restarts by Docker. */
   downNow: boolean;
   /** The container turned unhealthy since the last look: a death of its own, and keeper restarts it. */
@@ -117,11 +117,11 @@ export function deathsShown(e: DeathEvidence): Shown {
   const deaths = deathsBetween(previous, current, inspected.createdAtSec, e.nowSec, e.windowSec);
   const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
   // keeper's first look at a container Docker restarted: its die events decide which deaths count.
-  const firstLook = previous ? undefined : firstLookOf(inspected.createdAtSec, e.countedBefore as CountedBefore, e.nowSec, e.windowSec);
+  const firstLook = previous ? undefined : firstSnapshotOf(inspected.createdAtSec, e.countedBefore as CountedBefore, e.nowSec, e.windowSec);
   const mayHaveDied = firstLook ? current.restartCount > 0 || isDown(current.state) : deaths > 0;
   if (!mayHaveDied && !unhealthy) return NONE;
   const down = isDown(current.state) || current.state === 'restarting' || unhealthy || e.upSec < BACK_UP_AFTER_SEC;
-  const sinceMs = firstLook ? firstLook.countFromMs : (previous as PreviousLook).lookedAt * 1000;
+  const sinceMs = firstLook ? firstLook.countFromMs : (previous as PreviousSnapshot).seenAt * 1000;
   return {
     kind: 'deaths',
     evidence: e,
@@ -150,7 +150,7 @@ function goneShows(e: DeathEvidence): Shown {
     unhealthy: false,
     statusAfter: 'crashed',
     // Its deaths lie somewhere since keeper's last look.
-    sinceMs: (previous?.lookedAt ?? e.nowSec) * 1000,
+    sinceMs: (previous?.seenAt ?? e.nowSec) * 1000,
     backUpIfNoDeaths: false,
   });
   if (e.rowStatus === 'crashed') return previous?.state === 'missing' || !previous ? { kind: 'gone' } : gone(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deathsAtFirstLook, restartDiesOf } from '../../../src/policy/deaths/counted';
+import { deathsAtFirstSnapshot, restartDiesOf } from '../../../src/policy/deaths/counted';
 import { runsEndingIn } from '../../../src/policy/deaths/dating';
 import type { ContainerEventFact, RunState } from '../../../src/policy/deaths/evidence';
 import { exited, T } from './runs';
@@ -41,7 +41,7 @@ describe("keeper's first look at a container: its deaths", () => {
       1,
     ],
   ])('%s', (_what, look, restartCount, dieTimes, down, deaths) => {
-    expect(deathsAtFirstLook(look, restartCount, dieTimes, down)).toBe(deaths);
+    expect(deathsAtFirstSnapshot(look, restartCount, dieTimes, down)).toBe(deaths);
   });
 });
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { deathsBetween, firstLookOf } from '../../../src/policy/deaths/shown';
-import type { ContainerLook } from '../../../src/contracts/reconcile';
+import { deathsBetween, firstSnapshotOf } from '../../../src/policy/deaths/shown';
+import type { ContainerSnapshot } from '../../../src/contracts/reconcile';
 
 describe('deathsBetween', () => {
-  const look = (state: string, restartCount: number, containerId = 'c1'): ContainerLook => ({
+  const look = (state: string, restartCount: number, containerId = 'c1'): ContainerSnapshot => ({
     containerId,
     state,
     restartCount,
@@ -75,9 +75,9 @@ describe("keeper's first look at a container: its baseline", () => {
       { countFromMs: 1_101_000, countsUndated: false },
     ],
   ])('%s', (_what, fields, windowSec, expected) => {
-    expect(firstLookOf(created, { ...row, ...fields }, now, windowSec)).toEqual({ ...expected, rowCrashed: false });
+    expect(firstSnapshotOf(created, { ...row, ...fields }, now, windowSec)).toEqual({ ...expected, rowCrashed: false });
   });
   it('knows when the row already shows the crash', () => {
-    expect(firstLookOf(created, { ...row, status: 'crashed' }, now, 600).rowCrashed).toBe(true);
+    expect(firstSnapshotOf(created, { ...row, status: 'crashed' }, now, 600).rowCrashed).toBe(true);
   });
 });

@@ -13,7 +13,7 @@ import { gcClass } from '../class';
 export const buildDirs = gcClass({
   name: 'buildDirs',
   words: 'old build dirs',
-  lookAsks: true,
+  lookRequests: true,
   observe: ({ settings }) => observeBuildDirs(settings.buildDir),
   plan: (seen, { settings, clock }) =>
     planBuildDirs(seen.entries, { nowMs: clock.nowMs(), maxAgeMs: settings.buildDirMaxAgeMs, realBase: seen.realBase, sep: path.sep }),

@@ -7,12 +7,12 @@ import { ignoreNotFound } from '../../../docker/errors';
 import { BUILD_IMAGE_REPO_PREFIX } from '../../../names';
 import { planBuildImages } from '../../../policy/gc';
 import { ageGuard, gcClass, staying } from '../class';
-import { viewOf } from '../../engine-view';
+import { viewOf } from '../../../watch/engine-view';
 
 export const buildImages = gcClass({
   name: 'buildImages',
   words: 'ah build images (untagged, and tags beyond --build-images-per-service)',
-  lookAsks: true,
+  lookRequests: true,
   observe: async (deps) => ({
     by: loadBuildAttribution(deps.db),
     refs: loadGcReferences(deps.db),

@@ -11,7 +11,7 @@ import { gcClass } from '../class';
 export const crashRecords = gcClass({
   name: 'crashRecords',
   words: 'old crash records',
-  lookAsks: false,
+  lookRequests: false,
   observe: ({ db }) => ({ rows: listCrashRecordAges(db) }),
   plan: (seen, { settings, clock }) =>
     planCrashRecords(seen.rows, {

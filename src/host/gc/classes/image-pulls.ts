@@ -2,7 +2,7 @@
  * keeper's records of its background image pulls (keeper_image_pulls, what `keeper pool status` shows): the row
  * of an image that no pooled template uses any more, and a finished one (pulled, or failed) older than 30 days. A
  * pull under way is never touched, and a row changed since the sweep looked is kept (a pull began or ended). DB
- * only, so the look does not ask for a sweep for it: the schedule's sweeps trim the table.
+ * only, so the look requests no sweep for it: the schedule's sweeps trim the table.
  */
 import { deleteImagePull, imagePull, imagePulls } from '../../../db/image-pulls';
 import { listTemplates } from '../../../db/pool';
@@ -47,7 +47,7 @@ export function planImagePulls(rows: PullRecordObs[], rule: PullRecordRule): Pla
 export const imagePullRecords = gcClass({
   name: 'imagePulls',
   words: 'expired image-pull records',
-  lookAsks: false,
+  lookRequests: false,
   observe: ({ db, settings }) => ({
     rows: imagePulls(db).map((r) => ({ ...r, ownerAlive: r.state === 'pulling' && processAlive(r.ownerPid) })),
     pooledImages: new Set(resolvePooledTemplates(settings.pooledTemplates, listTemplates(db)).pooled.map((t) => t.baseImage)),

@@ -2,12 +2,12 @@
 import { ignoreNotFound } from '../../../docker/errors';
 import { planDanglingImages } from '../../../policy/gc';
 import { ageGuard, gcClass, staying } from '../class';
-import { viewOf } from '../../engine-view';
+import { viewOf } from '../../../watch/engine-view';
 
 export const images = gcClass({
   name: 'images',
   words: 'dangling ah images',
-  lookAsks: true,
+  lookRequests: true,
   observe: async (deps) => ({ images: await deps.docker.listDanglingImages(), containers: await viewOf(deps).containers() }),
   plan: (seen, deps, input) => {
     const usedBy = new Set(staying(seen.containers, input).map((c) => c.imageId));

@@ -7,12 +7,12 @@ import { TENANT_NETWORK_PREFIX, TRAEFIK_CONTAINER } from '../../../names';
 import { planNetworks, type NetworkObs } from '../../../policy/gc';
 import type { GcFailure } from '../../../contracts/gc';
 import { ageGuard, gcClass, staying, type GcDeps } from '../class';
-import { viewOf } from '../../engine-view';
+import { viewOf } from '../../../watch/engine-view';
 
 export const networks = gcClass({
   name: 'networks',
   words: 'empty tenant networks',
-  lookAsks: true,
+  lookRequests: true,
   observe: async (deps, input) => {
     const [list, containers] = [await deps.docker.listNetworks(TENANT_NETWORK_PREFIX), await viewOf(deps).containers()];
     return inspectNetworks(deps, list, staying(containers, input), new Set(input.goneContainers ?? []));

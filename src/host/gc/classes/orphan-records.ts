@@ -27,7 +27,7 @@ import { oneLine } from '../../../text';
 import { readCircuit } from '../../../db/services';
 import { planEach, type Plan, type Verdict } from '../../../policy/gc';
 import { unixSeconds } from '../../../time';
-import { EngineView } from '../../engine-view';
+import { EngineView } from '../../../watch/engine-view';
 import { gcClass, staying, type Observed } from '../class';
 
 export type OrphanRecord =
@@ -86,7 +86,7 @@ export function planOrphanRecords(seen: OrphanRecordsSeen, now: number): Plan<Or
 export const orphanRecords = gcClass({
   name: 'orphanRecords',
   words: 'circuit and problem records of what is gone',
-  lookAsks: false,
+  lookRequests: false,
   observe: async (deps, input): Promise<OrphanRecordsSeen> => {
     // A list of its own, made after this moment: a shared view may have been listed before it.
     const listedAtSec = unixSeconds(deps.clock);

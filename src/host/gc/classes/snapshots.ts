@@ -4,12 +4,12 @@ import { ignoreNotFound } from '../../../docker/errors';
 import { planSnapshots } from '../../../policy/gc';
 import { unixSeconds } from '../../../time';
 import { gcClass, staying } from '../class';
-import { viewOf } from '../../engine-view';
+import { viewOf } from '../../../watch/engine-view';
 
 export const snapshots = gcClass({
   name: 'snapshots',
   words: 'expired snapshots',
-  lookAsks: true,
+  lookRequests: true,
   observe: async (deps) => ({
     rows: listSnapshotRows(deps.db),
     refs: loadGcReferences(deps.db),

@@ -4,12 +4,12 @@ import { ignoreNotFound } from '../../../docker/errors';
 import { AH_NAME_PREFIX } from '../../../names';
 import { planVolumes } from '../../../policy/gc';
 import { ageGuard, gcClass, staying } from '../class';
-import { viewOf } from '../../engine-view';
+import { viewOf } from '../../../watch/engine-view';
 
 export const volumes = gcClass({
   name: 'volumes',
   words: 'orphan volumes',
-  lookAsks: true,
+  lookRequests: true,
   observe: async (deps) => ({
     refs: loadGcReferences(deps.db),
     volumes: await deps.docker.listVolumes(AH_NAME_PREFIX),

@@ -1,7 +1,7 @@
 /** The watcher's pure rules: which events wake the tick, Docker's `since` for a cursor, the reconnect backoff. */
 import { describe, expect, it } from 'vitest';
 import type { DockerEvent } from '../../src/docker/engine';
-import { isRelevant, sinceParam } from '../../src/events/watcher';
+import { isRelevant, sinceParam } from '../../src/watch/event-watcher';
 
 const ev = (action: string, attributes: Record<string, string>, type = 'container'): DockerEvent => ({
   type,

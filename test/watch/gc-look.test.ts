@@ -33,9 +33,9 @@ describe('the GC look', () => {
     const removedAtMs = await waitFor('the orphan removed', async () => ((await exists(orphan)) ? undefined : Date.now()), 240_000, 1000);
     expect(removedAtMs - createdAtMs).toBeGreaterThanOrEqual(MIN_AGE_SEC * 1000);
     expect(await exists(foreign)).toBe(true);
-    // The look asked for the sweep (the schedule's first sweep is 6 h away).
+    // The look requested the sweep (the schedule's first sweep is 6 h away).
     expect(h.worker.output).toMatch(
-      /"loop":"gc","look":"gc-containers:[0-9a-f]{12}","msg":"local look found something to do: asking for a run"/,
+      /"loop":"gc","look":"gc-containers:[0-9a-f]{12}","msg":"local look found something to do: requesting a run"/,
     );
   }, 300_000);
 });

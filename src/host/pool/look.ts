@@ -1,6 +1,6 @@
 /**
- * The pool loop's local look: whether a refill would do anything now. Its ready rows against the engine's
- * warm-pool containers (from the round's one container list, src/host/engine-view.ts: a row whose container is
+ * The pool loop's look: whether a refill would do anything now. Its ready rows against the engine's
+ * warm-pool containers (from the round's one container list, src/watch/engine-view.ts: a row whose container is
  * gone or dead), the refill's own plan without starting any pull (a template short of --pool-size, whose image the
  * engine has), and claimed containers still on `ah-pool` (one network inspect). Nothing while the disk guard holds
  * the pool: the disk watcher clears the hold once every path is under --disk-warn, and the next look then finds the
@@ -12,18 +12,18 @@ import { isNotFound } from '../../docker/errors';
 import { LABEL, POOL_NETWORK, RESOURCE_TYPE } from '../../names';
 import { statusAgeLowerBound } from '../../policy/container-status';
 import { isDeadPoolContainer } from '../../policy/pool';
+import { EngineView } from '../../watch/engine-view';
+import { itemsOf, NOTHING_FOUND, type Finding } from '../../watch/finding';
 import type { HostDeps } from '../deps';
-import { EngineView } from '../engine-view';
 import { isPoolHeld } from '../disk';
-import { planPoolRefill } from '../pool/refill';
-import { NOTHING_FOUND, type Finding } from './finding';
+import { planPoolRefill } from './refill';
 
 type LookDeps = Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>;
 
 export async function lookForPool(deps: LookDeps, view: EngineView = new EngineView(deps.docker)): Promise<Finding> {
   if (isPoolHeld(deps)) return NOTHING_FOUND;
-  const items = [...(await unusableReady(deps, view)), ...(await shortTemplates(deps)), ...(await claimedOnPool(deps))];
-  return { items, changes: [] };
+  const keys = [...(await unusableReady(deps, view)), ...(await shortTemplates(deps)), ...(await claimedOnPool(deps))];
+  return { items: itemsOf(keys) };
 }
 
 /** Ready rows a claim could be handed but should not: their container is gone, or down for good. */

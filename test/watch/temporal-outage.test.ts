@@ -1,7 +1,7 @@
 /**
  * A crash during a Temporal outage: a real `keeper worker` on a dev server of this test's own, which is SIGKILLed
  * and restarted on the same file and port. The run request that the server cannot take is kept and sent again
- * until it is taken, so the crash is committed soon after the server answers again, not at the next backstop tick
+ * until it is taken, so the crash is committed soon after the server answers again, not at the schedule's next tick
  * an hour later. The worker itself rides out the outage.
  */
 import fs from 'node:fs';
@@ -45,7 +45,7 @@ describe('a crash while Temporal is down', () => {
     server = await startDevServer({ dbFile, port });
     await waitFor('the crash committed', () => service(h.db, sid).crash_count === 1, BOUND_MS, 250);
     // The kept request is taken too (the crash may already have been committed by a run whose workflow task the
-    // worker had in hand when the server died, and finished once it answered).
+    // worker was running when the server died, and finished once it answered).
     await h.worker.waitForOutput(/run request taken after Temporal did not take it/, BOUND_MS);
     expect(h.worker.child.exitCode).toBeNull();
   }, 400_000);

@@ -1,19 +1,18 @@
 /**
- * The local looks' runner and the run requests (src/sensors/), in milliseconds: looks are functions the test sets,
- * Temporal is a function that takes or refuses a request. That the looks run in a worker against a real engine and
- * a real Temporal server is tested in test/sensors/.
+ * The looks' runner and the run requests (src/watch/), in milliseconds: looks are functions the test sets, Temporal is
+ * a function that takes or refuses a request. That the looks run in a worker against a real engine and a real
+ * Temporal server is tested in test/watch/.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { NOTHING_FOUND, type ContainerChange, type Finding } from '../../src/host/looks/finding';
-import type { LoopName } from '../../src/ids';
+import { NOTHING_FOUND, type Finding, type FoundItem } from '../../src/watch/finding';
 import { silentLogger } from '../../src/log';
-import { ASK_RULES } from '../../src/policy/look-asks';
-import { LoopRequester, type FailingRequest } from '../../src/sensors/requests';
+import { REQUEST_RULES } from '../../src/watch/request-rules';
+import { LoopRequester, type FailingRequest } from '../../src/watch/requests';
 import { isPermanentRefusal } from '../../src/temporal/operations';
 import { ScheduleNotFoundError, ServiceError } from '@temporalio/client';
-import { Sensors, STOP_WAIT_MS, type EventWitness, type LookOutcome, type LoopLook } from '../../src/sensors/sensors';
-import { EngineView } from '../../src/host/engine-view';
-import { EventHints } from '../../src/host/event-hints';
+import { LookRunner, STOP_WAIT_MS, type Coverage, type EventPath, type LookOutcome, type LoopLook } from '../../src/watch/look-runner';
+import { EngineView } from '../../src/watch/engine-view';
+import { EventHints } from '../../src/watch/event-hints';
 import { waitFor } from '../helpers/fixtures';
 import { MemoryEngine } from '../helpers/memory-engine';
 
@@ -26,74 +25,94 @@ afterEach(async () => {
   for (const s of stopAfter.splice(0)) await s.stop();
 });
 
-function sensorsWith(
+function runnerWith(
   finding: () => Finding,
-  opts: { witness?: EventWitness; lastRunAtMs?: () => number | undefined; hints?: EventHints } = {},
+  opts: { eventPath?: EventPath; lastRunAtMs?: () => number | undefined; hints?: EventHints } = {},
 ) {
-  const asks: { loop: LoopName; why: string; serviceId?: string }[] = [];
-  const sensors = new Sensors({
+  const requested: { loop: string; why: string; serviceId?: string }[] = [];
+  const runner = new LookRunner({
     looks: [{ loop: 'reconcile', everyMs: 60_000, look: async () => finding() }],
     view: noEngine,
-    ask: async (loop, why, serviceId) => void asks.push({ loop, why, serviceId }),
+    request: async (loop, why, serviceId) => void requested.push({ loop, why, serviceId }),
     lastRunFinishedAtMs: () => opts.lastRunAtMs?.(),
-    witness: opts.witness,
+    eventPath: opts.eventPath,
     passedOver: opts.hints && ((changeAtMs, lookStartedMs) => opts.hints!.passedOver(changeAtMs, lookStartedMs)),
     log: silentLogger,
     clock,
   });
-  return { sensors, asks };
+  return { runner, requested };
+}
+
+/** An event path that says `coverage` of every change, with a start request pending or not. */
+function pathSaying(coverage: { v: Coverage }, startRequestPending = false, missed: FoundItem[][] = []): EventPath {
+  return { coverage: () => coverage.v, startRequestPending, streamMissed: (items) => void missed.push(items) };
 }
 
 const crash = (atMs: number): Finding => ({
-  items: ['crash:s1@exited/0'],
+  items: [{ key: 'crash:s1@exited/0', change: { containerId: 'c1', atMs } }],
   serviceId: 's1',
-  changes: [{ containerId: 'c1', atMs, item: 'crash:s1@exited/0' }],
 });
 
 describe('the local looks', () => {
-  it('ask once for what they find, and again only after a run left it undone and the backoff passed', async () => {
+  it('request a run once for what they find, and again only after a run left it undone and the backoff passed', async () => {
     const run: { finishedAtMs?: number } = {};
-    const found = (): Finding => ({ items: ['stale-deploy:s2'], serviceId: 's2', changes: [] });
-    const { sensors, asks } = sensorsWith(found, { lastRunAtMs: () => run.finishedAtMs });
-    await sensors.lookNow('reconcile');
-    expect(asks).toEqual([{ loop: 'reconcile', why: 'local look: stale-deploy:s2', serviceId: 's2' }]);
+    const found = (): Finding => ({ items: [{ key: 'stale-deploy:s2' }], serviceId: 's2' });
+    const { runner, requested } = runnerWith(found, { lastRunAtMs: () => run.finishedAtMs });
+    await runner.lookNow('reconcile');
+    expect(requested).toEqual([{ loop: 'reconcile', why: 'local look: stale-deploy:s2', serviceId: 's2' }]);
     nowMs += 10_000;
-    await sensors.lookNow('reconcile');
-    expect(asks).toHaveLength(1);
+    await runner.lookNow('reconcile');
+    expect(requested).toHaveLength(1);
     run.finishedAtMs = nowMs; // the run came and did not do it
-    nowMs += ASK_RULES.firstBackoffMs;
-    await sensors.lookNow('reconcile');
-    expect(asks).toHaveLength(2);
+    nowMs += REQUEST_RULES.firstBackoffMs;
+    await runner.lookNow('reconcile');
+    expect(requested).toHaveLength(2);
   });
 
-  it('leave a death to the event path when its event arrived, and reopen a stream that said nothing of it', async () => {
-    const verdict = { v: 'explained' as 'explained' | 'missed' };
-    const missed: ContainerChange[][] = [];
-    const witness: EventWitness = { account: () => verdict.v, startLookPending: false, streamMissed: (c) => void missed.push(c) };
-    const { sensors, asks } = sensorsWith(() => crash(nowMs - 6_000), { witness });
-    await sensors.lookNow('reconcile');
-    expect(asks).toEqual([]);
+  it('leave a death to the event path when it covers it, and reopen a stream that said nothing of it', async () => {
+    const verdict: { v: Coverage } = { v: 'covered' };
+    const missed: FoundItem[][] = [];
+    const eventPath = pathSaying(verdict, false, missed);
+    const { runner, requested } = runnerWith(() => crash(nowMs - 6_000), { eventPath });
+    await runner.lookNow('reconcile');
+    expect(requested).toEqual([]);
 
     verdict.v = 'missed';
-    const other = sensorsWith(() => crash(nowMs - 6_000), { witness });
-    await other.sensors.lookNow('reconcile');
-    expect(other.asks).toHaveLength(1);
-    expect(missed).toEqual([[{ containerId: 'c1', atMs: nowMs - 6_000, item: 'crash:s1@exited/0' }]]);
+    const other = runnerWith(() => crash(nowMs - 6_000), { eventPath });
+    await other.runner.lookNow('reconcile');
+    expect(other.requested).toHaveLength(1);
+    expect(missed).toEqual([[{ key: 'crash:s1@exited/0', change: { containerId: 'c1', atMs: nowMs - 6_000 } }]]);
+  });
+
+  it('leave an item to a pending start request only when the item says the start request covers it', async () => {
+    const backUp = (covered: boolean): Finding => ({ items: [{ key: 'back-up:s1', ...(covered ? { coveredByStartRequest: true } : {}) }] });
+    const pending = pathSaying({ v: 'uncovered' }, true);
+    const left = runnerWith(() => backUp(true), { eventPath: pending });
+    await left.runner.lookNow('reconcile');
+    expect(left.requested).toEqual([]);
+    // The same key without the mark: the runner reads no item's key, so nothing covers it.
+    const unmarked = runnerWith(() => backUp(false), { eventPath: pending });
+    await unmarked.runner.lookNow('reconcile');
+    expect(unmarked.requested).toHaveLength(1);
+    // Marked, with no start request pending: requested.
+    const none = runnerWith(() => backUp(true), { eventPath: pathSaying({ v: 'uncovered' }, false) });
+    await none.runner.lookNow('reconcile');
+    expect(none.requested).toHaveLength(1);
   });
 
   it('never leave a death to an event path that passed over it: a run begun after its event finished, and the death is still there', async () => {
-    const witness: EventWitness = { account: () => 'explained', startLookPending: false, streamMissed: () => undefined };
+    const eventPath = pathSaying({ v: 'covered' });
     const hints = new EventHints();
     const diedAtMs = nowMs - 2_000;
-    const { sensors, asks } = sensorsWith(() => crash(diedAtMs), { witness, hints });
+    const { runner, requested } = runnerWith(() => crash(diedAtMs), { eventPath, hints });
     // A run that began before the death (its observation is older than the event): the event's own run is still to come.
     hints.notePass({ observedFromMs: diedAtMs - 50, finishedAtMs: nowMs - 1_000 });
-    await sensors.lookNow('reconcile');
-    expect(asks).toEqual([]);
-    // The event's run began 14 ms after the death and finished; the death is still there: asked for at once.
+    await runner.lookNow('reconcile');
+    expect(requested).toEqual([]);
+    // The event's run began 14 ms after the death and finished; the death is still there: requested at once.
     hints.notePass({ observedFromMs: diedAtMs + 14, finishedAtMs: nowMs - 500 });
-    await sensors.lookNow('reconcile');
-    expect(asks).toEqual([{ loop: 'reconcile', why: 'local look: crash:s1@exited/0', serviceId: 's1' }]);
+    await runner.lookNow('reconcile');
+    expect(requested).toEqual([{ loop: 'reconcile', why: 'local look: crash:s1@exited/0', serviceId: 's1' }]);
   });
 
   it('run the looks due at the same moment together, over one list of the engine', async () => {
@@ -108,21 +127,21 @@ describe('the local looks', () => {
         return NOTHING_FOUND;
       },
     });
-    const sensors = new Sensors({
+    const runner = new LookRunner({
       looks: [lookEvery('reconcile', 40), lookEvery('pool', 80)],
       view: () => new EngineView({ listContainerUsage: async () => (lists++, []) }),
-      ask: async () => undefined,
+      request: async () => undefined,
       lastRunFinishedAtMs: () => undefined,
       log: silentLogger,
       clock,
     });
-    stopAfter.push(sensors);
-    sensors.start();
+    stopAfter.push(runner);
+    runner.start();
     await waitFor('four pool looks', () => views.pool.length >= 4, 20_000, 5);
-    await sensors.stop();
+    await runner.stop();
     // The pool's grid (every 80 ms) meets the reconcile's (every 40 ms) at each of its looks, late timers or not.
     for (const v of views.pool) expect(views.reconcile).toContain(v);
-    expect(lists).toBe(sensors.rounds);
+    expect(lists).toBe(runner.rounds);
     expect(lists).toBe(new Set(views.reconcile).size);
     expect(views.reconcile.length + views.pool.length).toBeGreaterThan(lists);
   });
@@ -132,33 +151,31 @@ describe('the local looks', () => {
     const lines: string[] = [];
     const kept: LookOutcome[] = [];
     const log = { ...silentLogger, warn: (m: string) => void lines.push(m), info: (m: string) => void lines.push(m), child: () => log };
-    const sensors = new Sensors({
+    const runner = new LookRunner({
       record: (loop, outcome) => {
         kept.push(outcome);
         if (kept.length === 1) throw new Error('database is locked'); // keeping it failed: the looks go on
       },
-      looks: [
-        { loop: 'gc', everyMs: 60_000, look: async () => (fail ? Promise.reject(new Error('engine down')) : { items: [], changes: [] }) },
-      ],
+      looks: [{ loop: 'gc', everyMs: 60_000, look: async () => (fail ? Promise.reject(new Error('engine down')) : NOTHING_FOUND) }],
       view: noEngine,
-      ask: async () => undefined,
+      request: async () => undefined,
       lastRunFinishedAtMs: () => undefined,
       log,
       clock,
     });
-    expect(await sensors.lookNow('gc')).toMatchObject({ error: 'engine down' });
-    await sensors.lookNow('gc');
+    expect(await runner.lookNow('gc')).toMatchObject({ error: 'engine down' });
+    await runner.lookNow('gc');
     fail = false;
-    await sensors.lookNow('gc');
+    await runner.lookNow('gc');
     expect(lines).toEqual([
       'local look failed; the next one tries again',
       'local look not recorded for keeper status',
       'local look works again',
     ]);
     expect(kept).toEqual([
-      { items: [], asked: false, error: 'engine down' },
-      { items: [], asked: false, error: 'engine down' },
-      { items: [], asked: false },
+      { items: [], requested: false, error: 'engine down' },
+      { items: [], requested: false, error: 'engine down' },
+      { items: [], requested: false },
     ]);
   });
 });
@@ -168,22 +185,22 @@ describe('a look that cannot finish', () => {
     const kept: LookOutcome[] = [];
     const hung = new Promise<Finding>(() => undefined); // what no deadline of the engine's ends
     let looks = 0;
-    const sensors = new Sensors({
+    const runner = new LookRunner({
       looks: [{ loop: 'reconcile', everyMs: 20, deadlineMs: 100, look: async () => (++looks === 1 ? hung : NOTHING_FOUND) }],
       view: noEngine,
-      ask: async () => undefined,
+      request: async () => undefined,
       lastRunFinishedAtMs: () => undefined,
       record: (_loop, outcome) => void kept.push(outcome),
       log: silentLogger,
       clock,
     });
-    stopAfter.push(sensors);
-    sensors.start();
+    stopAfter.push(runner);
+    runner.start();
     await waitFor('a look after the hung one', () => kept.length >= 2, 20_000, 5);
-    await sensors.stop();
-    expect(kept[0]).toEqual({ items: [], asked: false, error: 'the look did not finish within 0.1 s' });
-    expect(kept[1]).toEqual({ items: [], asked: false });
-    expect(sensors.stats.get('reconcile')).toMatchObject({ failed: 1, abandoned: 1 });
+    await runner.stop();
+    expect(kept[0]).toEqual({ items: [], requested: false, error: 'the look did not finish within 0.1 s' });
+    expect(kept[1]).toEqual({ items: [], requested: false });
+    expect(runner.stats.get('reconcile')).toMatchObject({ failed: 1, abandoned: 1 });
   });
 
   it("fails with the engine's own line when a call of the round's view runs out its deadline, and works again once the engine answers", async () => {
@@ -191,57 +208,57 @@ describe('a look that cannot finish', () => {
     engine.deadlineMs = 50;
     engine.wedge();
     const kept: LookOutcome[] = [];
-    const sensors = new Sensors({
+    const runner = new LookRunner({
       looks: [{ loop: 'pool', everyMs: 60_000, look: async (view) => (await view.containers(), NOTHING_FOUND) }],
       view: () => new EngineView(engine),
-      ask: async () => undefined,
+      request: async () => undefined,
       lastRunFinishedAtMs: () => undefined,
       record: (_loop, outcome) => void kept.push(outcome),
       log: silentLogger,
       clock,
     });
-    expect(await sensors.lookNow('pool')).toEqual({
+    expect(await runner.lookNow('pool')).toEqual({
       items: [],
-      asked: false,
+      requested: false,
       error: 'docker container.list: the engine did not answer within 0.05 s',
     });
     engine.release();
-    expect(await sensors.lookNow('pool')).toEqual({ items: [], asked: false });
+    expect(await runner.lookNow('pool')).toEqual({ items: [], requested: false });
     expect(kept).toHaveLength(2);
   });
 
-  it('that saw part of the host asks for what it found, and is recorded failing', async () => {
+  it('that saw part of the host requests what it found, and is recorded failing', async () => {
     const kept: LookOutcome[] = [];
-    const asks: string[] = [];
-    const partly: Finding = { items: ['gc-containers:c1'], changes: [], failed: 'gc class volumes: down' };
-    const sensors = new Sensors({
+    const requested: string[] = [];
+    const partly: Finding = { items: [{ key: 'gc-containers:c1' }], failed: 'gc class volumes: down' };
+    const runner = new LookRunner({
       looks: [{ loop: 'gc', everyMs: 60_000, look: async () => partly }],
       view: noEngine,
-      ask: async (_loop, why) => void asks.push(why),
+      request: async (_loop, why) => void requested.push(why),
       lastRunFinishedAtMs: () => undefined,
       record: (_loop, outcome) => void kept.push(outcome),
       log: silentLogger,
       clock,
     });
-    await sensors.lookNow('gc');
-    expect(asks).toEqual(['local look: gc-containers:c1']);
-    expect(kept).toEqual([{ items: ['gc-containers:c1'], asked: true, error: 'gc class volumes: down' }]);
-    expect(sensors.stats.get('gc')).toMatchObject({ failed: 1, asked: 1 });
+    await runner.lookNow('gc');
+    expect(requested).toEqual(['local look: gc-containers:c1']);
+    expect(kept).toEqual([{ items: ['gc-containers:c1'], requested: true, error: 'gc class volumes: down' }]);
+    expect(runner.stats.get('gc')).toMatchObject({ failed: 1, requested: 1 });
   });
 
   it("does not hold up stop past its wait (a worker's shutdown)", async () => {
-    const sensors = new Sensors({
+    const runner = new LookRunner({
       stopWaitMs: 200,
       looks: [{ loop: 'gc', everyMs: 60_000, look: () => new Promise<Finding>(() => undefined) }],
       view: noEngine,
-      ask: async () => undefined,
+      request: async () => undefined,
       lastRunFinishedAtMs: () => undefined,
       log: silentLogger,
       clock,
     });
-    void sensors.lookNow('gc');
+    void runner.lookNow('gc');
     const startedAt = performance.now();
-    await sensors.stop();
+    await runner.stop();
     expect(performance.now() - startedAt).toBeGreaterThanOrEqual(190);
     expect(performance.now() - startedAt).toBeLessThan(STOP_WAIT_MS);
   });

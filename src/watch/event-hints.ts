@@ -3,11 +3,11 @@
  * engine's state is the truth: Docker sends a container's `die` before its container list shows the death (the list
  * is a copy the engine updates only after its exit handler has cleaned up: 40-60 ms later, every time, on Docker
  * 20.10), while an inspect waits for that handler and shows the death. So an observation never trusts a list entry of
- * a container that had an event since keeper's last look at it: it inspects it (src/host/reconcile/observe.ts).
+ * a container that had an event since keeper's last snapshot of it: it inspects it (src/host/reconcile/observe.ts).
  *
  * It also keeps when the last reconcile pass observed and when it finished, so that a local look that still finds a
- * death after a pass that began after the death's event knows the event path passed over it, and asks for a run
- * itself instead of leaving the death to that path (src/sensors/sensors.ts).
+ * death after a pass that began after the death's event knows the event path passed over it, and requests a run
+ * itself instead of leaving the death to that path (src/watch/look-runner.ts).
  */
 
 /** How long a container's event is kept: longer than any look interval or pass. */

@@ -2,14 +2,14 @@
  * Requests for a loop run, kept until Temporal takes them. A request that Temporal cannot take (the server is down or
  * restarting, the network is cut) is not dropped: it is sent again with a backoff (1 s doubling to 10 s) until it is
  * taken, so a change seen during an outage gets its run within seconds of the server answering again. Requests made
- * while one is being sent join it: the run it starts looks after all of them were made.
+ * while one is being sent join it: the run it starts sees all that was there when they were made.
  *
  * A request Temporal refuses for good (its schedule is gone, the namespace is unknown, keeper may not start the run)
  * is told apart from one it did not take this time: it is said at warn, with its error, when it starts and every few
  * minutes while it lasts (never only once, never at each attempt), counted, and kept for `keeper status`
  * (`onFailing`). It is still sent again, every minute: what mends it happens outside this process and tells it
  * nothing (a worker restart recreates the schedules, an operator grants the permission or unpauses and recreates a
- * schedule), and a request dropped would lose the change it asks for until a backstop that may itself be gone.
+ * schedule), and a request dropped would lose the change it requests until a backstop that may itself be gone.
  */
 import { oneLine } from '../text';
 import type { Logger } from '../log';

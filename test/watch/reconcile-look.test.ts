@@ -13,7 +13,7 @@ import { addService, addTenant, service } from '../reconcile/rows';
 import { lookedAtService as lookedAtServiceOf, watchedHost, watcherState, type WatchedHost } from './world';
 
 const GRACE_SEC = 20;
-/** Generous bounds on a busy machine; the backstop tick is an hour away, so only a look can meet them. */
+/** Generous bounds on a busy machine; the schedule's tick is an hour away, so only a look can meet them. */
 const BOUND_MS = 120_000;
 let h: WatchedHost;
 
@@ -73,7 +73,7 @@ describe('the reconcile look, with the event stream held open and silent', () =>
   }, 300_000);
 
   // Dated when its check failed (the engine's health log), the death is one the stream owed an event of long before
-  // the next look: that look finds the stream silent and asks at once. Dated at each look's own time, as before, it
+  // the next look: that look finds the stream silent and requests a tick at once. Dated at each look's own time, as before, it
   // always looked too recent to blame the stream, and waited for a run to be overdue (2 minutes).
   it('restarts a container that turned unhealthy under a silent stream, found silent by the look after its check failed', async () => {
     const tenant = addTenant(h.db);

@@ -4,7 +4,7 @@
  * any state, with its labels, status, image, networks and volumes), made on the first read and then filtered
  * locally, so a round of local looks lists the engine once whichever loops look in it, and a label that a loop
  * reads (a service's crash policy today; a pool or GC label tomorrow) is read from the same list as every other
- * loop's. A view is a moment: make a new one for the next round (src/sensors/sensors.ts) or the next tick.
+ * loop's. A view is a moment: make a new one for the next round (src/watch/look-runner.ts) or the next tick.
  */
 import type { ContainerUsage, Engine, LabelFilter } from '../docker/engine';
 

@@ -3,10 +3,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import type { EventWatcher } from '../../src/events/watcher';
+import type { EventWatcher } from '../../src/watch/event-watcher';
 import { ids } from '../../src/ids';
 import { createKeeperHost } from '../../src/app/keeper-host';
 import type { Settings } from '../../src/settings';
+import { loopSchedules } from '../../src/loops/schedules';
 import { scheduleOptions } from '../../src/temporal/schedules';
 import { waitFor } from '../helpers/fixtures';
 import { captureLog } from '../helpers/log';
@@ -24,7 +25,7 @@ export interface Host {
  * calendar tomorrow, so that no tick runs unless something triggers it: a tick seen then is the watcher's.
  */
 export async function startHost(env: TestWorkflowEnvironment, db: StateDb, settings: Settings, periodic: boolean): Promise<Host> {
-  const options = scheduleOptions('reconcile', settings);
+  const options = scheduleOptions(loopSchedules(settings, ['reconcile'])[0], settings.hostId);
   if (!periodic) options.spec = { ...options.spec, startAt: new Date(Date.now() + 86_400_000) };
   await env.client.schedule.create(options);
   const worker = await keeperWorker(env, { db, docker: new DockerClient(), settings });
@@ -59,11 +60,11 @@ export function watcherFor(
 
 /**
  * Ticks the host has finished: the schedule's (triggered or not; workflow ids cannot tell them apart, the schedule
- * names a run by the second it started) and the event watcher's runs of its event tick.
+ * names a run by the second it started) and the event watcher's reconcileOnEvents runs.
  */
 export async function ticksDone(env: TestWorkflowEnvironment, hostId: string): Promise<number> {
   const d = await env.client.schedule.getHandle(ids.schedule(hostId, 'reconcile')).describe();
-  const events = await env.client.workflow.count(`WorkflowId = "${ids.eventTick(hostId)}" AND ExecutionStatus != "Running"`);
+  const events = await env.client.workflow.count(`WorkflowId = "${ids.reconcileOnEvents(hostId)}" AND ExecutionStatus != "Running"`);
   return d.info.numActionsTaken - d.info.runningActions.length + events.count;
 }
 

@@ -1,18 +1,20 @@
 /**
- * The worker's local looks ("sensors"): every few seconds, in the worker and with no Temporal call, each loop looks at
- * what a run of it would do now (src/host/looks/), and asks for a run only when the look finds something. Looking
- * costs nothing on the cluster; only a look that finds something to do costs the run that does it. They run at
- * least as often as ah's own loops (reconcile 30 s, pool 60 s, GC 5 min), whatever Docker's event stream does, so
- * no path is slower than ah's: a silent event stream, a change made only in the DB, a held engine stop reaching
- * its grace, a pool short of its size, an orphan past its age guard.
+ * The worker's local looks: every few seconds, in the worker and with no Temporal call, each loop looks at what a
+ * run of it would do now (each loop's look is declared by its unit, src/loops/), and requests a run only when the
+ * look finds something. Looking costs nothing on the cluster; only a look that finds something to do costs the run
+ * that does it. They run at least as often as ah's own loops (reconcile 30 s, pool 60 s, GC 5 min), whatever
+ * Docker's event stream does, so no path is slower than ah's: a silent event stream, a change made only in the DB, a
+ * held engine stop reaching its grace, a pool short of its size, an orphan past its age guard.
+ *
+ * The runner knows no loop: what it needs of an item (a change the event path may cover, a start request that
+ * covers it) comes with the item (src/watch/finding.ts).
  */
 import { oneLine } from '../text';
-import type { EngineView } from '../host/engine-view';
-import type { ContainerChange, Finding } from '../host/looks/finding';
-import type { LoopName } from '../ids';
+import type { EngineView } from './engine-view';
+import type { ContainerChange, Finding, FoundItem } from './finding';
 import type { Logger } from '../log';
 import type { KeeperMetrics } from '../metrics';
-import { decideAsk, type AskState } from '../policy/look-asks';
+import { decideRequest, type RequestState } from './request-rules';
 import type { Clock } from '../time';
 
 /**
@@ -26,7 +28,7 @@ export const STOP_WAIT_MS = 5_000;
 
 /** One loop's look: how often, and what a run would do now. */
 export interface LoopLook {
-  loop: LoopName;
+  loop: string;
   everyMs: number;
   /** The first look comes this long after the start (default: everyMs). */
   firstAfterMs?: number;
@@ -36,39 +38,42 @@ export interface LoopLook {
   look(view: EngineView): Promise<Finding>;
 }
 
-/** What the event watcher can say of a change a look found (src/events/watcher.ts implements it). */
-export interface EventWitness {
-  /**
-   * `explained`: its event arrived lately, and the tick it asked for is in hand; `handled`: its event arrived long
-   * ago, and that tick left the change (e.g. an engine stop held for its grace); `too-recent`: its event may still
-   * arrive; `missed`: the stream is open and said nothing of it; `not-following`: there is no stream to ask.
-   */
-  account(change: ContainerChange, nowMs: number): 'explained' | 'handled' | 'too-recent' | 'missed' | 'not-following';
-  /** A container start's look is due soon: a service coming back up is in hand. */
-  readonly startLookPending: boolean;
-  /** The stream missed these changes: it is silent, and reopened. */
-  streamMissed(changes: ContainerChange[]): void;
+/**
+ * Whether the event path covers a change a look found: `covered`, its event arrived lately and the tick it requested
+ * will handle it, or it may still arrive; `missed`, the stream is open and said nothing of it in the time it owed
+ * its event (the stream is silent); `uncovered`, anything else (no stream to ask, a change from before the stream
+ * opened, an event whose tick came and left the change, e.g. an engine stop held for its grace).
+ */
+export type Coverage = 'covered' | 'uncovered' | 'missed';
+
+/** What the looks ask of the event path (the event watcher, src/watch/event-watcher.ts, is it). */
+export interface EventPath {
+  coverage(change: ContainerChange, nowMs: number): Coverage;
+  /** A request after a container start is pending: it covers a service coming back up. */
+  readonly startRequestPending: boolean;
+  /** The stream missed the changes of these items: it is silent, and reopened. */
+  streamMissed(items: FoundItem[]): void;
 }
 
-export interface SensorsOptions {
+export interface LookRunnerOptions {
   looks: LoopLook[];
-  /** A new view of the engine, for one round of looks (src/host/engine-view.ts). */
+  /** A new view of the engine, for one round of looks (src/watch/engine-view.ts). */
   view(): EngineView;
-  /** Asks for one run of the loop; resolves when Temporal has taken it (src/sensors/requests.ts keeps it until then). */
-  ask(loop: LoopName, why: string, serviceId?: string): Promise<unknown>;
+  /** Requests one run of the loop; resolves when Temporal has taken it (src/watch/requests.ts keeps it until then). */
+  request(loop: string, why: string, serviceId?: string): Promise<unknown>;
   /** When a run of the loop last finished (unix ms). */
-  lastRunFinishedAtMs(loop: LoopName): number | undefined;
-  witness?: EventWitness;
+  lastRunFinishedAtMs(loop: string): number | undefined;
+  eventPath?: EventPath;
   /**
    * A run began after a change at `changeAtMs` and finished before a look that began at `lookStartedMs`
-   * (src/host/event-hints.ts): a look that still finds the change asks for it, whatever the witness says.
+   * (src/watch/event-hints.ts): a look that still finds the change requests it, whatever the event path says.
    */
   passedOver?(changeAtMs: number, lookStartedMs: number): boolean;
   /**
    * Keeps how each look went, for `keeper status` (src/db/look-states.ts): not waited for (a write may wait for
    * another writer's lock), and a failure to keep it stops no look.
    */
-  record?(loop: LoopName, outcome: LookOutcome): void | Promise<void>;
+  record?(loop: string, outcome: LookOutcome): void | Promise<void>;
   log: Logger;
   clock: Clock;
   metrics?: KeeperMetrics;
@@ -77,15 +82,16 @@ export interface SensorsOptions {
 }
 
 export interface LookOutcome {
+  /** The keys of what the look found. */
   items: string[];
-  asked: boolean;
+  requested: boolean;
   error?: string;
 }
 
-export interface SensorStats {
+export interface LookStats {
   looks: number;
   found: number;
-  asked: number;
+  requested: number;
   /** Looks that failed, those past their deadline included. */
   failed: number;
   /** Looks left behind, still running, when their deadline passed. */
@@ -100,20 +106,20 @@ export const lookDeadlineMs = (look: Pick<LoopLook, 'everyMs' | 'deadlineMs'>): 
  * at the same moment run together over one view of the engine, so the engine is listed once a round, not once a
  * loop. At the defaults (reconcile 10 s, pool 15 s, GC 1 min) the grids meet every 30 s and every minute.
  */
-export class Sensors {
-  readonly stats = new Map<LoopName, SensorStats>();
+export class LookRunner {
+  readonly stats = new Map<string, LookStats>();
   /** Rounds that looked, each over one view of the engine. */
   rounds = 0;
   private timer?: NodeJS.Timeout;
   /** When each loop's next look is due, on the monotonic clock (performance.now()). */
-  private readonly dueAt = new Map<LoopName, number>();
-  private readonly running = new Map<LoopName, Promise<LookOutcome>>();
-  private readonly asks = new Map<LoopName, AskState | undefined>();
-  private readonly lastError = new Map<LoopName, string>();
+  private readonly dueAt = new Map<string, number>();
+  private readonly running = new Map<string, Promise<LookOutcome>>();
+  private readonly requests = new Map<string, RequestState | undefined>();
+  private readonly lastError = new Map<string, string>();
   private stopped = true;
 
-  constructor(private readonly o: SensorsOptions) {
-    for (const l of o.looks) this.stats.set(l.loop, { looks: 0, found: 0, asked: 0, failed: 0, abandoned: 0 });
+  constructor(private readonly o: LookRunnerOptions) {
+    for (const l of o.looks) this.stats.set(l.loop, { looks: 0, found: 0, requested: 0, failed: 0, abandoned: 0 });
   }
 
   start(): void {
@@ -136,8 +142,8 @@ export class Sensors {
     clearTimeout(timer);
   }
 
-  /** One look of `loop` now (a look already running is joined), and its ask if it finds something. */
-  lookNow(loop: LoopName, view: EngineView = this.o.view()): Promise<LookOutcome> {
+  /** One look of `loop` now (a look already running is joined), and its request if it finds something. */
+  lookNow(loop: string, view: EngineView = this.o.view()): Promise<LookOutcome> {
     const look = this.o.looks.find((l) => l.loop === loop);
     if (!look) return Promise.reject(new Error(`no look for loop ${loop}`));
     const running = this.running.get(loop) ?? this.boundedLook(look, view).finally(() => this.running.delete(loop));
@@ -159,7 +165,7 @@ export class Sensors {
       timer = setTimeout(() => {
         left.behind = true;
         stats.abandoned++;
-        resolve({ items: [], asked: false, error: `the look did not finish within ${deadlineMs / 1000} s` });
+        resolve({ items: [], requested: false, error: `the look did not finish within ${deadlineMs / 1000} s` });
       }, deadlineMs);
     });
     const outcome = await Promise.race([this.lookOnce(look, view, left), ranOut]).finally(() => clearTimeout(timer));
@@ -195,7 +201,7 @@ export class Sensors {
     this.scheduleRound();
   }
 
-  /** The look itself, and its ask; one `left.behind` (past its deadline) acts on nothing it finds. */
+  /** The look itself, and its request; one `left.behind` (past its deadline) acts on nothing it finds. */
   private async lookOnce(look: LoopLook, view: EngineView, left: { behind: boolean }): Promise<LookOutcome> {
     const stats = this.stats.get(look.loop)!;
     const startedMs = this.o.clock.nowMs();
@@ -203,50 +209,49 @@ export class Sensors {
     try {
       finding = await look.look(view);
     } catch (err) {
-      return { items: [], asked: false, error: oneLine(err) };
+      return { items: [], requested: false, error: oneLine(err) };
     }
-    if (left.behind) return { items: [], asked: false };
-    this.o.metrics?.looks.add(1, { loop: look.loop, found: finding.items.length > 0 ? 'yes' : 'no' });
-    this.o.log.debug('local look', { loop: look.loop, found: finding.items.length });
-    if (finding.items.length > 0) stats.found++;
+    if (left.behind) return { items: [], requested: false };
+    const keys = finding.items.map((i) => i.key);
+    this.o.metrics?.looks.add(1, { loop: look.loop, found: keys.length > 0 ? 'yes' : 'no' });
+    this.o.log.debug('local look', { loop: look.loop, found: keys.length });
+    if (keys.length > 0) stats.found++;
     const nowMs = this.o.clock.nowMs();
-    const inHand = this.inHand(finding, nowMs, startedMs);
-    const { ask, next } = decideAsk(this.asks.get(look.loop), {
-      items: finding.items,
+    const { request, next } = decideRequest(this.requests.get(look.loop), {
+      keys,
       nowMs,
       lastRunFinishedAtMs: this.o.lastRunFinishedAtMs(look.loop),
-      inHand,
+      covered: this.covered(finding, nowMs, startedMs),
     });
-    this.asks.set(look.loop, next);
+    this.requests.set(look.loop, next);
     const failed = finding.failed === undefined ? {} : { error: finding.failed };
-    if (!ask) return { items: finding.items, asked: false, ...failed };
-    stats.asked++;
-    const why = describe(finding.items);
-    this.o.log.info('local look found something to do: asking for a run', { loop: look.loop, look: why });
-    void this.o.ask(look.loop, `local look: ${why}`, finding.serviceId);
-    return { items: finding.items, asked: true, ...failed };
+    if (!request) return { items: keys, requested: false, ...failed };
+    stats.requested++;
+    const why = describe(keys);
+    this.o.log.info('local look found something to do: requesting a run', { loop: look.loop, look: why });
+    void this.o.request(look.loop, `local look: ${why}`, finding.serviceId);
+    return { items: keys, requested: true, ...failed };
   }
 
   /**
-   * Whether the event path already has every item of a finding in hand; a change the stream missed reopens it. A
-   * change that a run begun after it has passed over is not in hand, whatever its event says.
+   * Whether the event path covers every item of a finding: an item whose change it covers, or one a pending start
+   * request covers. A change the stream missed reopens it; one that a run begun after it has passed over is not
+   * covered, whatever its event says.
    */
-  private inHand(finding: Finding, nowMs: number, lookStartedMs: number): boolean {
-    const witness = this.o.witness;
-    if (!witness || finding.items.length === 0) return false;
-    const verdictOf = (c: ContainerChange) => {
-      const v = witness.account(c, nowMs);
-      const deferred = v === 'explained' || v === 'too-recent';
-      return deferred && this.o.passedOver?.(c.atMs, lookStartedMs) ? 'handled' : v;
+  private covered(finding: Finding, nowMs: number, lookStartedMs: number): boolean {
+    const path = this.o.eventPath;
+    if (!path || finding.items.length === 0) return false;
+    const coverageOf = (change: ContainerChange): Coverage => {
+      const c = path.coverage(change, nowMs);
+      return c === 'covered' && this.o.passedOver?.(change.atMs, lookStartedMs) ? 'uncovered' : c;
     };
-    const verdicts = finding.changes.map((c) => ({ c, v: verdictOf(c) }));
-    const missed = verdicts.filter((x) => x.v === 'missed').map((x) => x.c);
-    if (missed.length > 0) witness.streamMissed(missed);
-    const covered = new Set(verdicts.filter((x) => x.v === 'explained' || x.v === 'too-recent').map((x) => x.c.item));
-    return finding.items.every((i) => covered.has(i) || (i.startsWith('back-up:') && witness.startLookPending));
+    const verdicts = finding.items.map((item) => ({ item, coverage: item.change ? coverageOf(item.change) : 'uncovered' }));
+    const missed = verdicts.filter((v) => v.coverage === 'missed').map((v) => v.item);
+    if (missed.length > 0) path.streamMissed(missed);
+    return verdicts.every((v) => v.coverage === 'covered' || (v.item.coveredByStartRequest === true && path.startRequestPending));
   }
 
-  private recorded(loop: LoopName, outcome: LookOutcome): LookOutcome {
+  private recorded(loop: string, outcome: LookOutcome): LookOutcome {
     const notRecorded = (err: unknown) => this.o.log.warn('local look not recorded for keeper status', { loop, error: oneLine(err) });
     try {
       void this.o.record?.(loop, outcome)?.catch(notRecorded);
@@ -256,12 +261,12 @@ export class Sensors {
     return outcome;
   }
 
-  private lookFailed(loop: LoopName, error: string): void {
+  private lookFailed(loop: string, error: string): void {
     if (this.lastError.get(loop) !== error) this.o.log.warn('local look failed; the next one tries again', { loop, error });
     this.lastError.set(loop, error);
   }
 
-  private lookRecovered(loop: LoopName): void {
+  private lookRecovered(loop: string): void {
     if (!this.lastError.has(loop)) return;
     this.lastError.delete(loop);
     this.o.log.info('local look works again', { loop });
@@ -269,7 +274,7 @@ export class Sensors {
 }
 
 /** The items in a log line's worth: the first few, and how many more. */
-function describe(items: string[]): string {
-  const shown = items.slice(0, 5).join(', ');
-  return items.length > 5 ? `${shown} and ${items.length - 5} more` : shown;
+function describe(keys: string[]): string {
+  const shown = keys.slice(0, 5).join(', ');
+  return keys.length > 5 ? `${shown} and ${keys.length - 5} more` : shown;
 }

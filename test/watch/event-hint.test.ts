@@ -4,8 +4,8 @@
  * run an event starts must inspect the container the event names rather than trust a list. The race is made
  * deliberate here: a real `keeper worker` reaches a real engine through a proxy that makes the list show each dead
  * container as it was until the container is inspected. The worker's looks are 10 minutes apart and the backstop
- * tick an hour, and the container stays down (no restart policy, so no start event asks for a later tick): only the
- * run the `die` event asks for can count the crash within the bound.
+ * tick an hour, and the container stays down (no restart policy, so no start event requests a later tick): only the
+ * run the `die` event requests can count the crash within the bound.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/fixtures';

@@ -8,7 +8,8 @@ import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import type { StateDb } from '../../src/db/open';
 import { freePort } from '../../src/temporal/dev-server';
-import { deleteSchedule, hostFootprint, terminateWorkflow } from '../../src/temporal/footprint';
+import { deleteSchedule, terminateWorkflow } from '../../src/temporal/footprint';
+import { loopFootprint } from '../../src/loops/schedules';
 import { startKeeper } from '../helpers/cli';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { extraEngine, stopEngine, type ExtraEngine } from '../helpers/engines';
@@ -66,7 +67,7 @@ export async function watchedHost(
     if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
     // A server of the test's own goes with its test; the suite's keeps nothing of this host.
     if (!opts.temporalAddress) {
-      const f = await hostFootprint(client, hostId);
+      const f = await loopFootprint(client, hostId);
       for (const s of f.schedules) await deleteSchedule(client, s.scheduleId);
       for (const w of f.running) await terminateWorkflow(client, w.workflowId, 'test cleanup');
     }
@@ -92,8 +93,8 @@ export function watcherState(db: StateDb, hostId: string): string | undefined {
 }
 
 /**
- * A running service of `tenant` that keeper has looked at (its baseline), once the tick the event watcher asks for
- * 11 s after a container starts has run: from then on, only what the test does asks for anything.
+ * A running service of `tenant` that keeper has a snapshot of (its baseline), once the tick the event watcher requests
+ * 11 s after a container starts has run: from then on, only what the test does requests anything.
  */
 export async function lookedAtService(
   h: WatchedHost,
@@ -104,10 +105,10 @@ export async function lookedAtService(
   const sid = `svc-${Math.random().toString(36).slice(2, 8)}`;
   const cid = await runServiceContainer(h.fixture, tenant, sid, spec);
   addService(h.db, tenant, { containerId: cid }, sid);
-  const looked = () => h.db.prepare('SELECT 1 FROM keeper_container_looks WHERE service_id = ?').get(sid);
-  await waitFor('keeper to look at the new service', looked, boundMs, 250);
+  const looked = () => h.db.prepare('SELECT 1 FROM keeper_container_snapshots WHERE service_id = ?').get(sid);
+  await waitFor("keeper's first snapshot of the new service", looked, boundMs, 250);
   const startedAtSec = Math.floor((await h.fixture.docker.inspectContainer(cid)).startedAtMs! / 1000);
-  const startLookRan = () => (lastLoopResult(h.db, 'reconcile')?.finishedAt ?? 0) >= startedAtSec + 11;
-  await waitFor('the tick the start asked for', startLookRan, boundMs, 250);
+  const startRequestRan = () => (lastLoopResult(h.db, 'reconcile')?.finishedAt ?? 0) >= startedAtSec + 11;
+  await waitFor('the tick the start requested', startRequestRan, boundMs, 250);
   return { sid, cid };
 }

@@ -1,13 +1,13 @@
 /**
  * A run request Temporal refuses for good, in a real `keeper worker`: an operator deleted the host's reconcile
- * schedule, and a crash asks for a tick (through the schedule, which is gone: NOT_FOUND). The worker says so at warn,
+ * schedule, and a crash requests a tick (through the schedule, which is gone: NOT_FOUND). The worker says so at warn,
  * counts it in keeper_run_requests_total{outcome="refused"}, keeps it for `keeper status` with since when and its
  * error, and sends it again; once the schedule is back (as the worker's next start makes it), the kept request is
  * taken and the crash committed, and `keeper status` shows nothing failing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ids } from '../../src/ids';
-import { ensureSchedules } from '../../src/temporal/schedules';
+import { ensureLoopSchedules } from '../../src/loops/schedules';
 import { keeper } from '../helpers/cli';
 import { crashContainer } from '../helpers/crash';
 import { testSettings, waitFor } from '../helpers/fixtures';
@@ -48,7 +48,7 @@ describe('a run request whose schedule is gone', () => {
     expect(service(h.db, s.sid).crash_count).toBe(0); // no tick could run
 
     // The schedule back, as the worker's next start creates it: the kept request is taken, the crash committed.
-    await ensureSchedules(h.client, testSettings({ hostId: h.hostId }), ['reconcile']);
+    await ensureLoopSchedules(h.client, testSettings({ hostId: h.hostId }), ['reconcile']);
     await waitFor('the crash committed', () => service(h.db, s.sid).crash_count === 1, BOUND_MS, 250);
     await h.worker.waitForOutput(/run request taken after Temporal did not take it/, BOUND_MS);
     expect(await status()).not.toMatch(/^run requests not taken$/m);

@@ -7,16 +7,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readEventWatcherState } from '../../src/db/events';
 import type { StateDb } from '../../src/db/open';
 import { DockerClient } from '../../src/docker/client';
-import type { EventWatcher } from '../../src/events/watcher';
+import type { EventWatcher } from '../../src/watch/event-watcher';
 import { ids } from '../../src/ids';
-import { triggerLoop } from '../../src/temporal/operations';
+import { requestRun } from '../../src/temporal/operations';
 import type { Settings } from '../../src/settings';
 import { DockerProxy } from '../helpers/docker-proxy';
 import { EngineFixture, freshDb, testSettings, uniqueId, waitFor } from '../helpers/fixtures';
 import { devServerForFile } from '../helpers/temporal';
 import { addService, addTenant, deployments, runServiceContainer, service } from '../reconcile/rows';
 import { crashContainer } from '../helpers/crash';
-import { startHost, tickAfter, ticksDone, watcherFor, type Host } from './helpers';
+import { startHost, tickAfter, ticksDone, watcherFor, type Host } from './event-host';
 
 const env = devServerForFile();
 let db: StateDb;
@@ -60,17 +60,17 @@ async function runningService(): Promise<{ sid: string; cid: string }> {
   return { sid, cid };
 }
 
-/** The watcher follows, and the catch-up tick it asked for on connecting has recorded its look. */
+/** The watcher follows, and the tick it requested on connecting has recorded its result. */
 async function following(before = 0): Promise<number> {
   await waitFor('the watcher to follow', () => readEventWatcherState(db, settings.hostId)?.state === 'following');
-  return tickAfter(env, settings.hostId, before, 'the catch-up tick');
+  return tickAfter(env, settings.hostId, before, 'the tick requested on connecting');
 }
 
 const ticks = () => ticksDone(env, settings.hostId);
 
 /** Crashes the container and waits until Docker's restart policy has it running again, one restart later. */
 async function killAndWaitRestart(cid: string): Promise<void> {
-  // A crash just counted may be counted before Docker has restarted its container (event ticks are that quick).
+  // A crash just counted may be counted before Docker has restarted its container (the ticks events request are that quick).
   await waitFor('the container running', async () => (await docker.inspectContainer(cid)).status === 'running', 15_000, 20);
   const before = (await docker.inspectContainer(cid)).restartCount;
   await crashContainer(docker, cid);
@@ -91,13 +91,13 @@ async function noNaturalTickBefore(ms: number): Promise<void> {
 }
 
 describe('event watcher on the real engine', () => {
-  it("puts a killed container's crash in SQLite through a tick the die event asked for", async () => {
+  it("puts a killed container's crash in SQLite through a tick the die event requested", async () => {
     await setup();
     const { sid, cid } = await runningService();
     const w = watch();
     await following();
     await noNaturalTickBefore(3_600_000);
-    const requested = w.stats.ticksRequested;
+    const requested = w.stats.requested;
     const before = await ticks();
 
     await crashContainer(docker, cid);
@@ -106,27 +106,27 @@ describe('event watcher on the real engine', () => {
 
     expect(service(db, sid)).toMatchObject({ crash_count: 1, status: expect.stringMatching(/crashed|running/) });
     expect(w.stats.relevant).toBeGreaterThanOrEqual(1);
-    expect(w.stats.ticksRequested).toBeGreaterThan(requested);
+    expect(w.stats.requested).toBeGreaterThan(requested);
     const cursor = readEventWatcherState(db, settings.hostId)?.lastEventNs;
     expect(cursor).toBeGreaterThan(0n);
   });
 
-  it('asks at the die, then once the restarted container can be seen back up, which takes its service back to running', async () => {
+  it('requests a tick at the die, then once the restarted container can be seen back up, which takes its service back to running', async () => {
     await setup();
     const { sid, cid } = await runningService();
     const w = watch();
     await following();
     await waitFor('no tick request pending', () => w.idle);
-    const requested = w.stats.ticksRequested;
+    const requested = w.stats.requested;
 
     await crashContainer(docker, cid);
     await waitFor('the crash in SQLite', () => service(db, sid).crash_count === 1, 10_000, 20);
     // The die's pass saw the container just restarted: not back up yet.
     expect(service(db, sid).status).toBe('crashed');
-    // No periodic tick runs: the start's own look, about 11 s after it, is what brings the service back.
+    // The schedule starts no tick: the start's own request, about 11 s after it, is what brings the service back.
     await waitFor('the service back up', () => service(db, sid).status === 'running', 60_000, 100);
     await waitFor('no tick request pending', () => w.idle);
-    expect(w.stats.ticksRequested - requested).toBe(2);
+    expect(w.stats.requested - requested).toBe(2);
     expect(service(db, sid).crash_count).toBe(1);
   });
 
@@ -135,7 +135,7 @@ describe('event watcher on the real engine', () => {
     const services = await Promise.all(Array.from({ length: 6 }, () => runningService()));
     const w = watch();
     await following();
-    const requested = w.stats.ticksRequested;
+    const requested = w.stats.requested;
     const relevant = w.stats.relevant;
 
     await Promise.all(services.map((s) => crashContainer(docker, s.cid)));
@@ -143,7 +143,7 @@ describe('event watcher on the real engine', () => {
     await waitFor('the restarts seen', () => w.stats.relevant - relevant >= 12, 10_000, 20); // a die and a start each
 
     // Leading edge plus one request per debounce window that saw events: far fewer requests than events.
-    const requests = w.stats.ticksRequested - requested;
+    const requests = w.stats.requested - requested;
     expect(requests).toBeGreaterThanOrEqual(1);
     expect(requests).toBeLessThanOrEqual((w.stats.relevant - relevant) / 2);
     for (const s of services) expect(service(db, s.sid).crash_count).toBe(1);
@@ -163,7 +163,7 @@ describe('event watcher on the real engine', () => {
     const cursorAtDrop = readEventWatcherState(db, settings.hostId)!.lastEventNs!;
     const ticksAtDrop = await ticks();
     for (let i = 0; i < 3; i++) await killAndWaitRestart(cid);
-    // Nothing counted them yet: no periodic tick runs, and no event reached keeper.
+    // Nothing counted them yet: the schedule starts no tick, and no event reached keeper.
     expect(await ticks()).toBe(ticksAtDrop);
     expect(service(db, sid).crash_count).toBe(0);
     expect(readEventWatcherState(db, settings.hostId)?.lastError).toMatch(/503|closed/);
@@ -175,10 +175,10 @@ describe('event watcher on the real engine', () => {
     expect(w.stats.replayed).toBeGreaterThanOrEqual(6);
     expect(readEventWatcherState(db, settings.hostId)!.lastEventNs!).toBeGreaterThan(cursorAtDrop);
 
-    // More ticks, asked for by replayed events and by hand, find nothing new to count.
+    // More ticks, requested by replayed events and by hand, find nothing new to count.
     for (let i = 0; i < 2; i++) {
       const before = await ticks();
-      await triggerLoop(env.client, settings.hostId, 'reconcile'); // BUFFER_ONE: never dropped while a tick runs
+      await requestRun(env.client, settings.hostId, 'reconcile'); // BUFFER_ONE: never dropped while a tick runs
       await tickAfter(env, settings.hostId, before, 'one more tick');
     }
     expect(service(db, sid).crash_count).toBe(3);
@@ -207,7 +207,7 @@ describe('event watcher on the real engine', () => {
     expect(service(db, sid).crash_count).toBe(2);
   });
 
-  it("leaves an operator's pause alone: events ask for no tick while the schedule is paused", async () => {
+  it("leaves an operator's pause alone: events request no tick while the schedule is paused", async () => {
     await setup();
     const { sid, cid } = await runningService();
     const w = watch();
@@ -223,13 +223,13 @@ describe('event watcher on the real engine', () => {
     expect(await ticks()).toBe(before);
     expect(service(db, sid).crash_count).toBe(0);
 
-    // Unpaused, the next event is counted again (the periodic tick would count it too).
+    // Unpaused, the next event is counted again (the schedule's tick would count it too).
     await schedule.unpause('operator');
     await killAndWaitRestart(cid);
     await waitFor('both deaths counted', () => service(db, sid).crash_count === 2, 10_000, 20);
   });
 
-  it('reports an unavailable stream, and the periodic tick still counts the crash', async () => {
+  it("reports an unavailable stream, and the schedule's tick still counts the crash", async () => {
     await setup(true, { reconcileInterval: '2s' });
     const { sid, cid } = await runningService();
     proxy = await DockerProxy.start();
@@ -241,11 +241,11 @@ describe('event watcher on the real engine', () => {
       return s?.state === 'unavailable' && s;
     });
     expect(state.lastError).toMatch(/503/);
-    expect(host!.logs.some((l) => /unavailable: crashes are seen by the periodic reconcile tick only/.test(l))).toBe(true);
+    expect(host!.logs.some((l) => /unavailable: crashes are seen by the local looks only/.test(l))).toBe(true);
 
     await crashContainer(docker, cid);
-    await waitFor('the periodic tick to count it', () => service(db, sid).crash_count === 1, 20_000, 50);
-    expect(w.stats.ticksRequested).toBe(0);
+    await waitFor("the schedule's tick to count it", () => service(db, sid).crash_count === 1, 20_000, 50);
+    expect(w.stats.requested).toBe(0);
     expect(readEventWatcherState(db, settings.hostId)?.state).toBe('unavailable');
 
     // When the engine answers again, the watcher follows again.

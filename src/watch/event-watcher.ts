@@ -1,15 +1,19 @@
 /**
  * The Docker event watcher: it follows the engine's container events and, when an ah container dies, changes
- * health, runs out of memory or is removed, asks for a reconcile tick at once; when one starts, it asks for one
- * once the container can be seen back up (`lookAfterStartMs` later). It never counts
- * anything itself: the tick's compare-and-set on RestartCount stays the one place that counts deaths, so an
- * event seen twice (a replay) or missed (a drop) can only make a tick early or late, never a count wrong.
+ * health, runs out of memory or is removed, requests a reconcile tick at once; when one starts, it requests one
+ * once the container can be seen back up (`requestAfterStartMs` later). It never counts anything itself: an event
+ * is a hint (src/watch/event-hints.ts), and the tick's compare-and-set on RestartCount stays the one place that
+ * counts deaths, so an event seen twice (a replay) or missed (a drop) can only make a tick early or late, never a
+ * count wrong. It is the looks' event path (src/watch/look-runner.ts): it says whether it covers a change a look
+ * found, and a change it missed tells it its stream went silent.
  *
  * It resumes from the last event it handled (stored in SQLite) after a stream drop or a worker restart,
  * reconnects with bounded exponential backoff, and records whether it follows the stream, so that
- * `keeper status` can say when keeper runs on the periodic tick alone.
+ * `keeper status` can say when keeper runs on the looks alone.
  */
 import type { DockerEvent, Engine } from '../docker/engine';
+import type { ContainerChange, FoundItem } from './finding';
+import type { Coverage } from './look-runner';
 import { advanceEventCursor, readEventWatcherState, writeWatcherState, type WatcherState } from '../db/events';
 import { whenWritable, WRITE_RETRY, WriteQueue, type WriteRetry } from '../db/busy';
 import type { StateDb } from '../db/open';
@@ -23,13 +27,13 @@ export { readEventWatcherState, type EventWatcherState } from '../db/events';
 
 /**
  * Reconnect backoff: the first retry, doubled per failure up to the ceiling. After this many failures in a row
- * the stream counts as unavailable (the periodic tick carries on alone).
+ * the stream counts as unavailable (the looks carry on alone).
  */
 export const EVENT_RECONNECT_MIN_MS = 250;
 export const EVENT_RECONNECT_MAX_MS = 15_000;
 export const EVENT_UNAVAILABLE_AFTER_FAILURES = 3;
-/** A burst of starts postpones its look by at most this many `lookAfterStartMs` after its first start. */
-export const START_LOOK_MAX_POSTPONE = 3;
+/** A burst of starts postpones its request by at most this many `requestAfterStartMs` after its first start. */
+export const START_REQUEST_MAX_POSTPONE = 3;
 /** How long the engine may take to open the event stream before the attempt counts as failed. */
 export const EVENT_CONNECT_TIMEOUT_MS = 10_000;
 /**
@@ -38,8 +42,8 @@ export const EVENT_CONNECT_TIMEOUT_MS = 10_000;
  * proxy, a wedged engine thread).
  */
 export const EVENT_OWED_AFTER_MS = 5_000;
-/** How long the tick an event asked for is counted on to handle the change: longer than a tick takes, shorter than a look. */
-export const EVENT_IN_HAND_MS = 15_000;
+/** How long the tick an event requested covers the change: longer than a tick takes, shorter than a look. */
+export const EVENT_COVERS_MS = 15_000;
 /** The last state a stopping watcher writes waits this little for another writer's lock: the worker is on its way out. */
 const STOPPED_WRITE_RETRY: WriteRetry = { ...WRITE_RETRY, totalMs: 5_000 };
 /** A stream still silent after it was reopened is reopened again this often, until one reports. */
@@ -55,7 +59,7 @@ const STREAM_QUERY = { types: ['container', 'volume'], actions: [...WATCHED_ACTI
 /** ah.type values of containers the tick reconciles besides services (warm-pool containers are the pool's). */
 const RECONCILED_TYPES = new Set<string>([RESOURCE_TYPE.database, RESOURCE_TYPE.environment]);
 
-/** Where the watcher keeps the latest event of each container, for the observations of its process (src/host/event-hints.ts). */
+/** Where the watcher keeps the latest event of each container, for the observations of its process (src/watch/event-hints.ts). */
 export interface EventHintStore {
   noteEvent(containerId: string, atMs: number): void;
   lastEventAtMs(containerId: string): number | undefined;
@@ -68,15 +72,15 @@ export interface EventWatcherOptions {
   docker: Pick<Engine, 'streamEvents' | 'createVolume' | 'removeVolume'>;
   hostId: string;
   log: Logger;
-  /** Asks for one reconcile tick now, naming the service of the event that asked if any; false: declined (paused). */
-  requestTick: (serviceId?: string) => Promise<boolean | void>;
+  /** Requests one reconcile tick now, naming the service of the event that requested it if any; false: declined (paused). */
+  request: (serviceId?: string) => Promise<boolean | void>;
   debounceMs: number;
   /**
-   * How long after a container starts its look is due: a crashed service counts as back up only once its container
-   * has run a while, so a look at the start itself (a restart's start follows its die within the same second)
-   * would change nothing and cost a pass. 0: at once.
+   * How long after a container starts its request is due: a crashed service counts as back up only once its
+   * container has run a while, so a tick at the start itself (a restart's start follows its die within the same
+   * second) would change nothing and cost a pass. 0: at once.
    */
-  lookAfterStartMs?: number;
+  requestAfterStartMs?: number;
   reconnect?: { minMs: number; maxMs: number; unavailableAfter: number };
   /** A stream still silent after it was reopened is reopened again this often (SILENT_REOPEN_EVERY_MS). */
   silentReopenEveryMs?: number;
@@ -90,7 +94,7 @@ export interface WatcherStats {
   events: number; // received from the engine
   relevant: number; // of ah containers the tick reconciles
   replayed: number; // relevant events from before the stream (re)opened: the gap, resumed with `since`
-  ticksRequested: number; // accepted requests
+  requested: number; // requests Temporal took
   declined: number; // requests the schedule's owner declined (an operator paused it)
   connects: number;
   silences: number; // streams found silent by a local look, and reopened
@@ -112,19 +116,12 @@ export function sinceParam(ns: bigint): string {
   return `${sec}.${frac}`;
 }
 
-/** A change a local look found (src/sensors/): a container of the service row, and when it happened (unix ms). */
-export interface SeenChange {
-  containerId: string;
-  atMs: number;
-  item: string;
-}
-
 export class EventWatcher {
   readonly stats: WatcherStats = {
     events: 0,
     relevant: 0,
     replayed: 0,
-    ticksRequested: 0,
+    requested: 0,
     declined: 0,
     connects: 0,
     silences: 0,
@@ -136,8 +133,8 @@ export class EventWatcher {
   private connecting: AbortController | undefined;
   private wake: (() => void) | undefined;
   private window: NodeJS.Timeout | undefined;
-  /** The pending look after starts, and when the latest start's look is due (epoch ms). */
-  private startLook: NodeJS.Timeout | undefined;
+  /** The pending request after starts, and when the latest start's request is due (epoch ms). */
+  private startRequest: NodeJS.Timeout | undefined;
   private latestStartDueMs = 0;
   private latestStartService: string | undefined;
   private pending = false;
@@ -166,26 +163,27 @@ export class EventWatcher {
     };
   }
 
-  /** No tick request is in flight or waiting for its window. */
+  /** No request is in flight or waiting for its window. */
   get idle(): boolean {
-    return !this.window && !this.startLook && !this.pending && this.inFlight === undefined;
+    return !this.window && !this.startRequest && !this.pending && this.inFlight === undefined;
   }
 
-  /** A container start's look is armed: a service coming back up will be looked at. */
-  get startLookPending(): boolean {
-    return this.startLook !== undefined;
+  /** A container start's request is armed: a service coming back up will be reconciled. */
+  get startRequestPending(): boolean {
+    return this.startRequest !== undefined;
   }
 
-  /** What the stream said of a change a local look found (the looks' EventWitness, src/sensors/sensors.ts). */
-  account(change: SeenChange, nowMs: number): 'explained' | 'handled' | 'too-recent' | 'missed' | 'not-following' {
-    if (this.followingSinceMs === undefined) return 'not-following';
-    // A change from before this stream opened is the catch-up tick's, asked for at the connect.
-    if (change.atMs < this.followingSinceMs) return 'not-following';
+  /** Whether the stream covers a change a look found (the looks' EventPath, src/watch/look-runner.ts). */
+  coverage(change: ContainerChange, nowMs: number): Coverage {
+    if (this.followingSinceMs === undefined) return 'uncovered';
+    // A change from before this stream opened is none of its events' to cover.
+    if (change.atMs < this.followingSinceMs) return 'uncovered';
     const seen = this.o.hints.lastEventAtMs(change.containerId);
-    // Its event arrived: the tick it asked for is in hand, for a while. Past that, that tick has run and left the
-    // change for later (an engine stop held for its grace): it is the look's to ask for.
-    if (seen !== undefined && seen >= change.atMs - 1000) return nowMs - seen < EVENT_IN_HAND_MS ? 'explained' : 'handled';
-    return nowMs - change.atMs < EVENT_OWED_AFTER_MS ? 'too-recent' : 'missed';
+    // Its event arrived: the tick it requested covers it, for a while. Past that, that tick has run and left the
+    // change for later (an engine stop held for its grace): it is the look's to request.
+    if (seen !== undefined && seen >= change.atMs - 1000) return nowMs - seen < EVENT_COVERS_MS ? 'covered' : 'uncovered';
+    // Its event may still come; past the time it was owed, the open stream is silent.
+    return nowMs - change.atMs < EVENT_OWED_AFTER_MS ? 'covered' : 'missed';
   }
 
   /**
@@ -194,10 +192,11 @@ export class EventWatcher {
    * KeeperEventWatcherUnavailable alert reads, until a live event arrives on it (a replay is not enough: a stream that
    * replays history but drops live events is still silent).
    */
-  streamMissed(changes: SeenChange[]): void {
+  streamMissed(items: FoundItem[]): void {
     if (this.stopped || this.closeStream === undefined || this.silence !== undefined) return;
-    const first = changes[0];
-    this.silence = `the event stream did not report ${changes.length} change(s) a local look found (first: ${first.item}, ${Math.round((Date.now() - first.atMs) / 1000)} s ago)`;
+    const first = items[0];
+    const agoSec = first.change ? Math.round((Date.now() - first.change.atMs) / 1000) : 0;
+    this.silence = `the event stream did not report ${items.length} change(s) a local look found (first: ${first.key}, ${agoSec} s ago)`;
     this.stats.silences++;
     this.o.log.warn('docker event stream is silent: reopening it; local looks see every change meanwhile', { why: this.silence });
     this.setState('silent', this.silence);
@@ -210,12 +209,12 @@ export class EventWatcher {
     this.loop ??= this.follow();
   }
 
-  /** Closes the stream and waits for the last tick request; the cursor stays for the next start. */
+  /** Closes the stream and waits for the last request; the cursor stays for the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.silentProbe);
     clearTimeout(this.window);
-    clearTimeout(this.startLook);
+    clearTimeout(this.startRequest);
     this.closeStream?.();
     this.connecting?.abort();
     this.wake?.();
@@ -247,7 +246,7 @@ export class EventWatcher {
       const unavailable = failures >= this.reconnect.unavailableAfter;
       const delay = exponentialBackoff(failures, this.reconnect.minMs, this.reconnect.maxMs);
       if (unavailable && this.state !== 'unavailable') {
-        this.o.log.warn('docker event stream unavailable: crashes are seen by the periodic reconcile tick only', { error });
+        this.o.log.warn('docker event stream unavailable: crashes are seen by the local looks only', { error });
       } else if (!unavailable) {
         this.o.log.warn('docker event stream lost; reconnecting', { error, retryInMs: delay });
       }
@@ -257,10 +256,10 @@ export class EventWatcher {
   }
 
   /**
-   * One connection: resumes at the stored cursor, asks for a catch-up tick, then handles events until it ends. A
-   * stream opened to end a silence asks for no replay, so that every event it delivers is live, which is what proves
-   * it reports (a replay proves only that the engine remembers); it makes such an event itself (probe), and asks for
-   * no tick of its own: the looks see every change meanwhile.
+   * One connection: resumes at the stored cursor, requests a tick that catches up, then handles events until it
+   * ends. A stream opened to end a silence asks the engine for no replay, so that every event it delivers is live,
+   * which is what proves it reports (a replay proves only that the engine remembers); it makes such an event itself
+   * (probe), and requests no tick of its own: the looks see every change meanwhile.
    */
   private async followOnce(onConnected: () => void): Promise<void> {
     const cursor = readEventWatcherState(this.o.db, this.o.hostId)?.lastEventNs ?? null;
@@ -308,31 +307,32 @@ export class EventWatcher {
     if (coveredNs !== null && e.timeNano <= coveredNs) return;
     if (e.timeNano < openedNs) this.stats.replayed++;
     this.o.log.debug('docker event', { action: e.action, container: e.id.slice(0, 12), service: e.attributes[LABEL.service] });
-    if (e.action === 'start' && this.o.lookAfterStartMs) this.lookAfterStart(e.attributes[LABEL.service]);
+    if (e.action === 'start' && this.o.requestAfterStartMs) this.requestAfterStart(e.attributes[LABEL.service]);
     else this.requestSoon(e.attributes[LABEL.service]);
   }
 
   /**
-   * One timer for every start, a trailing one: due `lookAfterStartMs` after the latest start, so a burst of starts
-   * (a crash loop's restarts) makes one look once it is quiet; a burst that goes on is looked at no later than
-   * START_LOOK_MAX_POSTPONE delays after its first start. Every start is followed by a look at least the delay after it.
+   * One timer for every start, a trailing one: due `requestAfterStartMs` after the latest start, so a burst of starts
+   * (a crash loop's restarts) makes one request once it is quiet; a burst that goes on is requested no later than
+   * START_REQUEST_MAX_POSTPONE delays after its first start. Every start is followed by a request at least the delay
+   * after it.
    */
-  private lookAfterStart(serviceId?: string): void {
-    this.latestStartDueMs = Date.now() + (this.o.lookAfterStartMs ?? 0);
+  private requestAfterStart(serviceId?: string): void {
+    this.latestStartDueMs = Date.now() + (this.o.requestAfterStartMs ?? 0);
     this.latestStartService = serviceId;
-    if (!this.startLook) this.armStartLook(this.latestStartDueMs, this.latestStartDueMs);
+    if (!this.startRequest) this.armStartRequest(this.latestStartDueMs, this.latestStartDueMs);
   }
 
-  private armStartLook(dueMs: number, firstDueMs: number): void {
-    this.startLook = setTimeout(
+  private armStartRequest(dueMs: number, firstDueMs: number): void {
+    this.startRequest = setTimeout(
       () => {
         const latest = this.latestStartDueMs;
         const later = latest > Date.now();
-        const postponeMs = START_LOOK_MAX_POSTPONE * (this.o.lookAfterStartMs ?? 0);
-        if (later && latest - firstDueMs < postponeMs) return this.armStartLook(latest, firstDueMs);
-        this.startLook = undefined;
+        const postponeMs = START_REQUEST_MAX_POSTPONE * (this.o.requestAfterStartMs ?? 0);
+        if (later && latest - firstDueMs < postponeMs) return this.armStartRequest(latest, firstDueMs);
+        this.startRequest = undefined;
         this.requestSoon(this.latestStartService);
-        if (later) this.armStartLook(latest, latest);
+        if (later) this.armStartRequest(latest, latest);
       },
       Math.max(0, dueMs - Date.now()),
     );
@@ -371,7 +371,7 @@ export class EventWatcher {
   }
 
   /**
-   * Leading edge, then a quiet window: the first event asks for a tick at once (latency), and all events
+   * Leading edge, then a quiet window: the first event requests a tick at once (latency), and all events
    * inside the next debounce window make one more request at its end (a burst makes at most two).
    */
   private requestSoon(serviceId?: string): void {
@@ -392,7 +392,7 @@ export class EventWatcher {
   /**
    * One request at a time. One made while another waits to be taken (Temporal down, say) is owed, and made once
    * that one is: however long the wait and however many events arrive meanwhile, one request waits behind it, and
-   * the run it asks for sees every event up to then.
+   * the run it requests sees every event up to then.
    */
   private send(serviceId?: string): void {
     if (this.inFlight) {
@@ -411,16 +411,16 @@ export class EventWatcher {
   private async request(serviceId?: string): Promise<void> {
     const upTo = this.seenNs;
     try {
-      if ((await this.o.requestTick(serviceId)) === false) {
+      if ((await this.o.request(serviceId)) === false) {
         // Paused: the cursor stays, so a restart after the pause replays these events.
         this.stats.declined++;
         return;
       }
-      this.stats.ticksRequested++;
+      this.stats.requested++;
       const nowSec = unixSeconds(this.o.clock);
       if (upTo !== null) await whenWritable('the event cursor', () => advanceEventCursor(this.o.db, this.o.hostId, upTo, nowSec));
     } catch (err) {
-      this.o.log.warn('could not ask for a reconcile tick; the periodic tick will see the change', { error: (err as Error).message });
+      this.o.log.warn('could not request a reconcile tick; the local looks will see the change', { error: (err as Error).message });
     }
   }
 
