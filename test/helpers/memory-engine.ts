@@ -418,10 +418,10 @@ export class MemoryEngine implements Engine {
     });
   }
 
-  async startContainer(id: string): Promise<void> {
+  async startContainer(id: string): Promise<boolean> {
     return this.call('container.start', id, () => {
       const c = this.mustContainer('container.start', id);
-      if (c.state === 'running') return; // the engine's 304, which the adapter ignores
+      if (c.state === 'running') return false; // the engine's 304, which the adapter answers with false
       const missing = [...c.networks].find((n) => !this.findNetwork(n));
       if (missing !== undefined) {
         c.error = `network ${missing} not found`;
@@ -439,6 +439,7 @@ export class MemoryEngine implements Engine {
         restartDelayMs: 0,
       });
       this.emit(c, 'start');
+      return true;
     });
   }
 

@@ -22,11 +22,21 @@ import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
 import { EngineView } from '../../watch/engine-view';
-import { addFound, deathEvidence, sameSnapshot, settleCrashes, type PendingCrash } from './crash-evidence';
+import {
+  addFound,
+  crashEventsFromMs,
+  deathEvidence,
+  NO_EVENTS_NEEDED,
+  readDeathEvents,
+  sameSnapshot,
+  settleCrashes,
+  type EventsRead,
+  type PendingCrash,
+} from './crash-evidence';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
-import { observeOomConfirmations } from './oom-confirmations';
+import { confirmOomKills, deathsAwaitingOomAt, oomEventsFromMs } from './oom-confirmations';
 import { findOpenCircuitsRunning } from './open-circuits';
 import { LABEL, RESOURCE_TYPE } from '../../names';
 import { crashSettingParsers } from '../../settings';
@@ -84,8 +94,14 @@ export async function observeHost(
     engineStopGraceMs: deps.settings.engineStopGraceMs,
   });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
-  await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
-  await observeOomConfirmations(docker, db, deps.clock.nowMs(), obs);
+  // Gathered: the list and the inspects; now the engine's events, read once for the deaths and the OOM kills alike.
+  const nowMs = deps.clock.nowMs();
+  const awaitingOom = deathsAwaitingOomAt(db, nowMs);
+  const events = await readTickEvents(docker, [crashEventsFromMs(observer.pending), oomEventsFromMs(awaitingOom)], nowMs, obs);
+  // Decided (the pure story, src/policy/deaths/) for what the events covered; held for what they did not.
+  const held = settleCrashes(observer.pending, events, obs, nowMs, deps.settings.engineStopGraceMs);
+  if (held > 0) obs.deathsHeld = held;
+  confirmOomKills(awaitingOom, events, obs);
   await whenWritable('the unchanged snapshots touched', () => touchSnapshots(db, observer.unchanged, now));
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
@@ -94,6 +110,18 @@ export async function observeHost(
   await observeDatabases(db, databaseList, inspector, limit, obs);
   await observeEnvironments(db, environmentList, inspector, limit, obs);
   return obs;
+}
+
+/** The tick's one read of the engine's death events, from the earliest moment a part of it needs; none when none does. */
+async function readTickEvents(
+  docker: HostDeps['docker'],
+  fromMs: (number | undefined)[],
+  nowMs: number,
+  obs: TickObservation,
+): Promise<EventsRead> {
+  const needed = fromMs.filter((ms): ms is number => ms !== undefined);
+  if (needed.length === 0) return NO_EVENTS_NEEDED;
+  return readDeathEvents(docker, Math.min(...needed), nowMs, obs);
 }
 
 /** Rows keeper cannot trust are reported and skipped; they never abort the tick, and are never repaired. */

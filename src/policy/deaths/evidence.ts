@@ -20,6 +20,11 @@ export interface ContainerEventFact {
   signal?: string;
 }
 
+/** Restart policies under which Docker restarts a container after every exit of its process. */
+export const RESTART_EVERY_EXIT = new Set(['always', 'unless-stopped']);
+/** The engine's kill (the stop signal, or SIGKILL after the stop timeout) comes this close before the die. */
+export const KILL_BEFORE_DIE_MS = 15_000;
+
 /** What the inspect says of the container's current (or, when it is down, last) run. */
 export interface RunState {
   status: string;
