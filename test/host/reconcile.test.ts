@@ -550,6 +550,51 @@ describe("a tick gathers the engine's events once, and holds what a failed read 
 });
 
 describe('what the soak found, each on its own (in-memory engine; RELIABILITY.md, the soak)', () => {
+  /** A service that died once, counted: keeper's snapshot holds RestartCount 1. */
+  async function diedOnce(h: MemoryHost, restartPolicy: 'no' | 'unless-stopped' = 'unless-stopped') {
+    const svc = await runningService(h, { restartPolicy });
+    await tick(h);
+    h.advance(60);
+    h.engine.die(svc.cid);
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(1);
+    return svc;
+  }
+
+  it("S1: deaths after dockerd's restart count from 0, told by the container's own times when the events are gone", async () => {
+    const h = memoryHost();
+    const { sid, cid } = await diedOnce(h);
+    h.advance(30);
+    h.engine.restartEngine(); // RestartCount back at 0, the events gone
+    h.advance(5);
+    h.engine.die(cid);
+    h.advance(3);
+    h.engine.die(cid); // RestartCount 2: the delta from keeper's 1 says 1
+    h.engine.events.splice(0); // and the engine's 256-event buffer rolled over (its restart's starts of many containers)
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(2);
+    expect(service(h.db, sid).crash_count).toBe(3);
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 2 });
+    h.advance(5);
+    expect((await tick(h)).applied.crashes).toBe(0); // counted once
+  });
+
+  it("S1: a look after dockerd's restart counts from it; a container dockerd did not start again keeps its count", async () => {
+    const h = memoryHost();
+    const looked = await diedOnce(h);
+    const down = await diedOnce(h, 'no'); // exited, and its policy brings it back neither now nor after a restart
+    h.advance(30);
+    h.engine.restartEngine();
+    h.advance(5);
+    expect((await tick(h)).applied.crashes).toBe(0); // the restart itself is no death of either
+    h.advance(5);
+    h.engine.die(looked.cid);
+    h.engine.events.splice(0);
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(1);
+    expect(service(h.db, down.sid).crash_count).toBe(1);
+  });
+
   it('S4: does not stop the container of a circuit that a recovery closed after the observation read it', async () => {
     const h = memoryHost();
     const { sid, cid } = await openedCircuit(h);

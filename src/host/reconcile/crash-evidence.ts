@@ -36,6 +36,8 @@ export interface AtLook {
   nowSec: number;
   /** What was counted before: read only at keeper's first look at a container it inspected. */
   countedBefore: () => CountedBefore;
+  /** When the engine last started, read only when the container was started since keeper's look before it. */
+  engineStartedAtSec?: number | null;
 }
 
 /** The evidence of service `s`'s deaths at this look. */
@@ -57,7 +59,22 @@ export function deathEvidence(s: ServiceRow, atLook: AtLook): DeathEvidence {
     ...(atLook.rules && { rules: atLook.rules }),
     windowSec: atLook.windowSec,
     nowSec: atLook.nowSec,
+    ...(atLook.engineStartedAtSec !== undefined && { engineStartedAtSec: atLook.engineStartedAtSec }),
   };
+}
+
+/**
+ * When the engine last started (unix seconds), from its default `bridge` network, which dockerd creates anew at each
+ * start (without live-restore); null when it has none (`--bridge none`) or cannot say now.
+ */
+export async function engineStartedAtSec(docker: Pick<Engine, 'inspectNetwork'>): Promise<number | null> {
+  try {
+    const bridge = await docker.inspectNetwork('bridge');
+    return bridge.createdAt > 0 ? bridge.createdAt : null;
+  } catch (err) {
+    if (!(err instanceof DockerError)) throw err;
+    return null;
+  }
 }
 
 function runStateOf(d: ContainerDetails): RunState {

@@ -26,6 +26,7 @@ import {
   addFound,
   crashEventsFromMs,
   deathEvidence,
+  engineStartedAtSec,
   NO_EVENTS_NEEDED,
   readDeathEvents,
   sameSnapshot,
@@ -92,6 +93,7 @@ export async function observeHost(
     obs,
     hinted: (containerId, sinceSec) => deps.hints?.eventSince(containerId, sinceSec * 1000) ?? false,
     engineStopGraceMs: deps.settings.engineStopGraceMs,
+    engineStartedAt: once(() => engineStartedAtSec(docker)),
   });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
   // Gathered: the list and the inspects; now the engine's events, read once for the deaths and the OOM kills alike.
@@ -122,6 +124,12 @@ async function readTickEvents(
   const needed = fromMs.filter((ms): ms is number => ms !== undefined);
   if (needed.length === 0) return NO_EVENTS_NEEDED;
   return readDeathEvents(docker, Math.min(...needed), nowMs, obs);
+}
+
+/** A read made at most once, when first wanted, and shared by whoever wants it after. */
+function once<T>(read: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= read());
 }
 
 /** Rows keeper cannot trust are reported and skipped; they never abort the tick, and are never repaired. */
@@ -179,6 +187,8 @@ interface ServiceContext {
   /** The worker's event watcher heard of the container at or after `sinceSec` (unix seconds). */
   hinted: (containerId: string, sinceSec: number) => boolean;
   engineStopGraceMs: number;
+  /** When the engine last started: read once per observation, and only if a container started since keeper's look. */
+  engineStartedAt: () => Promise<number | null>;
 }
 
 /**
@@ -210,7 +220,10 @@ function serviceObserver(ctx: ServiceContext) {
     if (details === 'transient') return;
     const rules = rulesOf(s, summary?.labels ?? (details === 'missing' ? undefined : details.labels), ctx.policy, obs);
     const windowSec = (rules?.policy ?? ctx.policy).windowSec;
-    const evidence = deathEvidence(s, { stored, details, rules, windowSec, nowSec: obs.now, countedBefore: () => ctx.countedBefore(s) });
+    const startedSince = previous && details !== 'missing' && details.startedAt >= previous.seenAt;
+    const engineStartedAtSec = startedSince ? await ctx.engineStartedAt() : undefined;
+    const countedBefore = () => ctx.countedBefore(s);
+    const evidence = deathEvidence(s, { stored, details, rules, windowSec, nowSec: obs.now, countedBefore, engineStartedAtSec });
     const shown = deathsShown(evidence);
     if (shown.kind === 'gone') return void obs.gone.push({ serviceId: s.id, containerId });
     if (shown.kind === 'deaths') {

@@ -90,6 +90,13 @@ export interface DeathEvidence {
   windowSec: number;
   /** When keeper looked (unix seconds). */
   nowSec: number;
+  /**
+   * When the engine last started (unix seconds): its default `bridge` network's creation, which dockerd makes anew at
+   * each start. Read only for a later look at a container started since keeper's look before it (a dockerd restart
+   * starts every container it brings back, with RestartCount back at 0); absent otherwise, null when the engine has
+   * no default bridge (its start is then unknown).
+   */
+  engineStartedAtSec?: number | null;
 }
 
 /**
