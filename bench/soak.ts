@@ -57,6 +57,8 @@ async function main(): Promise<number> {
   });
   try {
     const result = await runSoak(o, namedEngine(name, `keeper-soak-${process.pid}`), say, interrupted.signal);
+    // With --json the object is stdout's one line, and the report goes to stderr with the progress.
+    if (o.json) process.stderr.write(`${result.markdown}\n`);
     process.stdout.write(o.json ? `${JSON.stringify(result.summary)}\n` : `${result.markdown}\n`);
     return result.balanced && !uncaught ? 0 : 1;
   } catch (err) {
