@@ -14,6 +14,7 @@ import type { CircuitRef } from '../contracts/reconcile';
 import { isValidContainerId } from '../policy/rows';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
+import { engineStartedAtSec } from './engine-start';
 
 /** An alert and a memo carry at most this many deaths: the threshold's worth, by default. */
 export const DEATHS_PER_CIRCUIT = 10;
@@ -73,10 +74,7 @@ export async function recoverCircuit(
   const containerId = c.containerId;
   const restart = settings.recovery === 'restart' && isValidContainerId(containerId);
   const { alreadyRunning, ...started } = restart ? await startKept(docker, containerId) : { status: 'stopped' as const };
-  // A start through the API resets RestartCount: later deaths are counted from 0. A container that was running
-  // already (the engine started it again while the circuit was open, as dockerd does after its own restart) keeps
-  // its count, and its deaths while the circuit was open are not the closed circuit's: counted from its count now (S7).
-  const restartCount = alreadyRunning && containerId ? await restartCountNow(docker, containerId) : 0;
+  const restartCount = alreadyRunning && containerId ? await countFromNow(docker, containerId, c) : 0;
   const now = unixSeconds(clock);
   const recovered = closeCircuit(db, { ...r, ...started }, now);
   if (recovered && started.status === 'running' && containerId) {
@@ -100,6 +98,19 @@ export function holdSameOpening(
   r: Pick<Recovery, 'serviceId' | 'escalation'> & { retryAt: number },
 ): number | undefined {
   return holdCurrentOpeningIf(db, r, unixSeconds(clock));
+}
+
+/**
+ * Where the next look counts from, for a kept container found running already. A start through the API resets
+ * RestartCount, and later deaths are counted from 0. One that dockerd brought back while the circuit was open (the
+ * engine started after the opening) keeps its count, and its deaths while the circuit was open are not the closed
+ * circuit's: counted from its count now (S7). One started otherwise (this recovery's own earlier attempt, whose close
+ * did not commit: the soak, under a held SQLite lock) has its deaths since that start to count: from 0.
+ */
+async function countFromNow(docker: HostDeps['docker'], containerId: string, c: CircuitRow): Promise<number> {
+  const openSince = c.openedAt ?? c.takenOverAt;
+  const engineStarted = openSince === null ? null : await engineStartedAtSec(docker);
+  return engineStarted !== null && openSince !== null && engineStarted > openSince ? restartCountNow(docker, containerId) : 0;
 }
 
 /** RestartCount of a container that runs; 0 when it is gone by now (its death is then the next look's to see). */

@@ -474,15 +474,17 @@ describe("deaths found after an absence, at keeper's first look and later (in-me
   });
 });
 
-/** Five deaths open the circuit (the host's threshold); the container is stopped and kept. */
-async function openedCircuit(h: MemoryHost) {
+/** Five deaths open the circuit (the host's threshold); the container is stopped and kept, unless its stop fails. */
+async function openedCircuit(h: MemoryHost, o: { stopFails?: boolean } = {}) {
   const svc = await runningService(h);
   await tick(h);
   for (let i = 0; i < 5; i++) {
     h.advance(2);
     h.engine.die(svc.cid);
   }
+  if (o.stopFails) h.engine.fail('container.stop');
   expect((await tick(h)).applied.opened).toHaveLength(1);
+  h.engine.clearFailures();
   return svc;
 }
 
@@ -617,11 +619,12 @@ describe('what the soak found, each on its own (in-memory engine; RELIABILITY.md
     expect(h.engine.container(cid).state).toBe('running');
   });
 
-  it('S7: a recovery that finds the container running already counts from its RestartCount, not from 0', async () => {
+  it('S7: a recovery that finds its container brought back by dockerd counts from its RestartCount, not from 0', async () => {
     const h = memoryHost();
-    const { sid, cid } = await openedCircuit(h);
-    expect(await h.engine.startContainer(cid)).toBe(true); // the engine started it again (dockerd's own restart) ...
-    expect(await h.engine.startContainer(cid)).toBe(false); // (a second start is the engine's 304)
+    // The opening's stop did not stick: dockerd was shutting down (here: the stop failed).
+    const { sid, cid } = await openedCircuit(h, { stopFails: true });
+    h.advance(5);
+    h.engine.restartEngine(); // dockerd restarted while the circuit was open: it brings the container back ...
     h.advance(1);
     h.engine.die(cid); // ... and it died once more while its circuit was open: RestartCount 1
     expect(h.engine.container(cid).restartCount).toBe(1);
@@ -633,5 +636,24 @@ describe('what the soak found, each on its own (in-memory engine; RELIABILITY.md
     expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 1 });
     h.advance(5);
     expect((await tick(h)).applied.crashes).toBe(0); // the open circuit's death is not the closed one's
+  });
+
+  it('S7: a retried recovery that finds running the container its own first attempt started counts the deaths since (the soak)', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await openedCircuit(h);
+    h.advance((service(h.db, sid).circuit_retry_at as number) - h.nowSec());
+    // The first attempt started the container, and its close did not commit (another writer held SQLite's lock) ...
+    expect(await h.engine.startContainer(cid)).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      h.advance(1);
+      h.engine.die(cid); // ... and the crash loop went on: RestartCount 3
+    }
+    // The retry finds it running (the engine's 304): no dockerd restart since the opening, so the deaths are counted.
+    expect(await recoverCircuit(h.deps, { serviceId: sid, opening: 1, escalation: 1, trigger: 'auto_recovery' })).toMatchObject({
+      recovered: true,
+    });
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 0 });
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(3);
   });
 });

@@ -63,20 +63,6 @@ export function deathEvidence(s: ServiceRow, atLook: AtLook): DeathEvidence {
   };
 }
 
-/**
- * When the engine last started (unix seconds), from its default `bridge` network, which dockerd creates anew at each
- * start (without live-restore); null when it has none (`--bridge none`) or cannot say now.
- */
-export async function engineStartedAtSec(docker: Pick<Engine, 'inspectNetwork'>): Promise<number | null> {
-  try {
-    const bridge = await docker.inspectNetwork('bridge');
-    return bridge.createdAt > 0 ? bridge.createdAt : null;
-  } catch (err) {
-    if (!(err instanceof DockerError)) throw err;
-    return null;
-  }
-}
-
 function runStateOf(d: ContainerDetails): RunState {
   return {
     status: d.status,

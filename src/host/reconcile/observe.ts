@@ -26,7 +26,6 @@ import {
   addFound,
   crashEventsFromMs,
   deathEvidence,
-  engineStartedAtSec,
   NO_EVENTS_NEEDED,
   readDeathEvents,
   sameSnapshot,
@@ -34,6 +33,7 @@ import {
   type EventsRead,
   type PendingCrash,
 } from './crash-evidence';
+import { engineStartedAtSec } from '../engine-start';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
