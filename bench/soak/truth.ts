@@ -156,9 +156,11 @@ export class ContainerTruth {
    * returns a problem when the engine shows fewer than the model (the model missed a reset).
    */
   rebaseline(engineRestartCount: number, running: boolean, atMs: number): string | undefined {
-    // Running again after a stop whose start the stream lost (dockerd starting its containers overflows the buffer).
-    if (running) this.startNumbering();
-    else this.downSeenAtMs.push(atMs);
+    // Running again after a stop whose start the stream lost (dockerd starting its containers overflows the buffer);
+    // or down again with a count below the model's after a stop: a start the stream lost set it back (keeper's
+    // recovery, right after dockerd's restart), and the run it began is over.
+    if (running || (this.resetPending && engineRestartCount < this.count)) this.startNumbering();
+    if (!running) this.downSeenAtMs.push(atMs);
     if (engineRestartCount < this.count)
       return `${this.containerId.slice(0, 12)}: RestartCount ${engineRestartCount} on the engine at ${new Date(atMs).toISOString()}, ${this.count} per the soak's events`;
     const from = Math.max(this.lastEventAtMs, 0);

@@ -134,6 +134,26 @@ describe("the soak's truth: one container's events", () => {
     expect(t.rebaseline(1, true, 9500)).toMatch(/RestartCount 1 on the engine .*, 2 per the soak's events/);
   });
 
+  it('takes a lower count of a container down again after a stop for a start the stream lost (seed 4102)', () => {
+    // Five policy deaths, then keeper's stop; its recovery's start came while the soak's stream had lost the engine.
+    const t = truthOf([
+      [1000, 'die', 1],
+      [2000, 'die', 1],
+      [3000, 'die', 1],
+      [4000, 'die', 1],
+      [5000, 'die', 1],
+      [5100, 'stop'],
+    ]);
+    expect(t.rebaseline(0, false, 9000)).toBeUndefined();
+    expect(t.epoch).toBe(1);
+    // Without a stop, a lower count is still the soak's own fault.
+    const running = truthOf([
+      [1000, 'die', 1],
+      [2000, 'die', 1],
+    ]);
+    expect(running.rebaseline(0, false, 9000)).toMatch(/RestartCount 0 on the engine .*, 2 per the soak's events/);
+  });
+
   it("starts the numbering again when dockerd exits, though the stream lost the container's stop", () => {
     const t = truthOf([
       [1000, 'die', 1],
