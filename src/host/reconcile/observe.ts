@@ -76,18 +76,11 @@ export async function observeHost(
   const [serviceList, databaseList, environmentList] = lists.map(indexById);
   const inspector = new Inspector(docker, obs);
   const limit = pLimit(INSPECT_CONCURRENCY);
-  const countedBefore = (s: ServiceRow): CountedBefore => ({
-    status: s.status,
-    lastCrashedAt: s.lastCrashedAt,
-    crashWindowStart: s.crashWindowStart,
-    lastRecordedAt: lastRecordedAt(db, s.id, s.containerId as string),
-    keeperArrivedAt: keeperArrivedAt(db),
-  });
   const observer = serviceObserver({
     listed: serviceList,
     listedAt,
     snapshots: readSnapshots(db),
-    countedBefore,
+    countedBefore: (s) => countedBeforeOf(db, s),
     inspector,
     policy,
     obs,
@@ -96,14 +89,7 @@ export async function observeHost(
     engineStartedAt: once(() => engineStartedAtSec(docker)),
   });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
-  // Gathered: the list and the inspects; now the engine's events, read once for the deaths and the OOM kills alike.
-  const nowMs = deps.clock.nowMs();
-  const awaitingOom = deathsAwaitingOomAt(db, nowMs);
-  const events = await readTickEvents(docker, [crashEventsFromMs(observer.pending), oomEventsFromMs(awaitingOom)], nowMs, obs);
-  // Decided (the pure story, src/policy/deaths/) for what the events covered; held for what they did not.
-  const held = settleCrashes(observer.pending, events, obs, nowMs, deps.settings.engineStopGraceMs);
-  if (held > 0) obs.deathsHeld = held;
-  confirmOomKills(awaitingOom, events, obs);
+  await settleDeaths(deps, observer.pending, obs);
   await whenWritable('the unchanged snapshots touched', () => touchSnapshots(db, observer.unchanged, now));
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
@@ -112,6 +98,34 @@ export async function observeHost(
   await observeDatabases(db, databaseList, inspector, limit, obs);
   await observeEnvironments(db, environmentList, inspector, limit, obs);
   return obs;
+}
+
+/** What the service row and keeper's records of its container counted before: a first snapshot's baseline. */
+function countedBeforeOf(db: HostDeps['db'], s: ServiceRow): CountedBefore {
+  return {
+    status: s.status,
+    lastCrashedAt: s.lastCrashedAt,
+    crashWindowStart: s.crashWindowStart,
+    lastRecordedAt: lastRecordedAt(db, s.id, s.containerId as string),
+    keeperArrivedAt: keeperArrivedAt(db),
+  };
+}
+
+/**
+ * Gathered so far: the list and the inspects. Now the engine's events, read once for the deaths and the OOM kills
+ * alike; then decided (the pure story, src/policy/deaths/) for what the events covered, and held for what they did not.
+ */
+async function settleDeaths(
+  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>,
+  pending: PendingCrash[],
+  obs: TickObservation,
+): Promise<void> {
+  const nowMs = deps.clock.nowMs();
+  const awaitingOom = deathsAwaitingOomAt(deps.db, nowMs);
+  const events = await readTickEvents(deps.docker, [crashEventsFromMs(pending), oomEventsFromMs(awaitingOom)], nowMs, obs);
+  const held = settleCrashes(pending, events, obs, nowMs, deps.settings.engineStopGraceMs);
+  if (held > 0) obs.deathsHeld = held;
+  confirmOomKills(awaitingOom, events, obs);
 }
 
 /** The tick's one read of the engine's death events, from the earliest moment a part of it needs; none when none does. */
