@@ -42,6 +42,8 @@ export default defineConfig({
             'test/readme.test.ts',
             // bench:looks' round arithmetic.
             'test/bench/look-rounds.test.ts',
+            // the soak's ledger rules and its flags: pure, on made-up event sequences (npm run soak is a bench).
+            'test/soak/**/*.test.ts',
             // package.json declares every imported package where it belongs (reads the sources, and `npm ls`).
             'test/dependencies.test.ts',
             // every workflow type, activity, export, metric and path the docs cite exists.

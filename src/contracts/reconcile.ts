@@ -137,6 +137,11 @@ export interface TickObservation {
   unchanged: number; // containers confirmed unchanged since keeper's last snapshot
   /** Deaths the engine itself caused (its own stop), held while it may start the containers again. */
   engineStopsHeld?: number;
+  /**
+   * Containers whose deaths were held, not decided: the decision needed the engine's events and the tick's read of
+   * them failed (crash-evidence.ts). Their snapshots stay, so a later tick decides them. Absent when none.
+   */
+  deathsHeld?: number;
   backUp: { serviceId: string; containerId: string }[];
   gone: { serviceId: string; containerId: string }[];
   /** In-flight rows (created, restarting) whose container is gone (404): their outcome (policy/rows.ts). Absent from observations made before it. */
@@ -194,6 +199,8 @@ export interface TickSummary extends Omit<TickApplied, 'opened'>, Omit<Housekeep
   transientErrors: number;
   /** Deaths the engine itself caused (dockerd stopping), held, not counted, while it may start them again. */
   engineStopsHeld: number;
+  /** Containers whose deaths waited for the engine's events (unreadable this tick); absent when none. */
+  deathsHeld?: number;
   opened: number;
   circuitsExpired: number;
   splitBrain: SplitBrain[];

@@ -102,13 +102,19 @@ export function deathsOfWindow(db: StateDb, serviceId: string, windowStart: numb
  * Deaths recorded since `sinceSec` as exit 137 and not OOM-killed, with their time: those the engine's later `oom`
  * event may show were OOM kills (src/host/reconcile/oom-confirmations.ts).
  */
-export function deathsAwaitingOom(db: StateDb, sinceSec: number): { id: number; containerId: string; diedAtMs: number }[] {
+export interface AwaitingOom {
+  id: number;
+  containerId: string;
+  diedAtMs: number;
+}
+
+export function deathsAwaitingOom(db: StateDb, sinceSec: number): AwaitingOom[] {
   return db
     .prepare(
       `SELECT id, container_id AS containerId, died_at_ms AS diedAtMs FROM keeper_crash_records
         WHERE exit_code = 137 AND oom_killed = 0 AND died_at_ms IS NOT NULL AND recorded_at >= ? ORDER BY id`,
     )
-    .all(sinceSec) as { id: number; containerId: string; diedAtMs: number }[];
+    .all(sinceSec) as AwaitingOom[];
 }
 
 /** The death was an OOM kill after all: its record says so, in its flag and its reason. Once: false when already. */

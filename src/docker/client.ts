@@ -379,10 +379,14 @@ export class DockerClient implements Engine {
     return created.id;
   }
 
-  async startContainer(id: string): Promise<void> {
-    await this.call('container.start', this.change, (abortSignal) => this.docker.getContainer(pathRef(id)).start({ abortSignal })).catch(
-      ignoreStatus(304),
-    );
+  async startContainer(id: string): Promise<boolean> {
+    try {
+      await this.call('container.start', this.change, (abortSignal) => this.docker.getContainer(pathRef(id)).start({ abortSignal }));
+      return true;
+    } catch (err) {
+      ignoreStatus(304)(err);
+      return false;
+    }
   }
 
   /** Stops with a grace period; stopping a stopped container is not an error. */

@@ -197,7 +197,8 @@ export interface Engine {
   listContainerUsage(): Promise<ContainerUsage[]>;
   inspectContainer(idOrName: string): Promise<ContainerDetails>;
   createContainer(spec: ContainerSpec): Promise<string>;
-  startContainer(id: string): Promise<void>;
+  /** Starts a stopped container: true; false when it was running already (the engine's 304, not an error). */
+  startContainer(id: string): Promise<boolean>;
   stopContainer(id: string, graceSeconds?: number): Promise<void>;
   restartContainer(id: string, graceSeconds?: number): Promise<void>;
   removeContainer(id: string, opts?: { force?: boolean }): Promise<void>;

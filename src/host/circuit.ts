@@ -14,6 +14,7 @@ import type { CircuitRef } from '../contracts/reconcile';
 import { isValidContainerId } from '../policy/rows';
 import { unixSeconds } from '../time';
 import type { HostDeps } from './deps';
+import { engineStartedAtSec } from './engine-start';
 
 /** An alert and a memo carry at most this many deaths: the threshold's worth, by default. */
 export const DEATHS_PER_CIRCUIT = 10;
@@ -72,12 +73,12 @@ export async function recoverCircuit(
   if (!isOpenOn(db, r)) return { recovered: false, reopened: true };
   const containerId = c.containerId;
   const restart = settings.recovery === 'restart' && isValidContainerId(containerId);
-  const started = restart ? await startKept(docker, containerId) : { status: 'stopped' as const };
+  const { alreadyRunning, ...started } = restart ? await startKept(docker, containerId) : { status: 'stopped' as const };
+  const restartCount = alreadyRunning && containerId ? await countFromNow(docker, containerId, c) : 0;
   const now = unixSeconds(clock);
   const recovered = closeCircuit(db, { ...r, ...started }, now);
   if (recovered && started.status === 'running' && containerId) {
-    // A start through the API resets RestartCount: later deaths are counted from 0.
-    setSnapshot(db, r.serviceId, { containerId, state: 'running', restartCount: 0, health: '' }, now);
+    setSnapshot(db, r.serviceId, { containerId, state: 'running', restartCount, health: '' }, now);
   }
   // Not closed by this attempt: closed meanwhile (another attempt), or open again on a newer opening.
   if (!recovered) return readCircuit(db, r.serviceId)?.open ? { recovered, reopened: true } : { recovered };
@@ -99,11 +100,36 @@ export function holdSameOpening(
   return holdCurrentOpeningIf(db, r, unixSeconds(clock));
 }
 
-/** Starts the kept container; a container that is gone leaves the service stopped with the reason. */
-async function startKept(docker: HostDeps['docker'], containerId: string): Promise<{ status: Recovery['status']; error?: string }> {
+/**
+ * Where the next look counts from, for a kept container found running already. A start through the API resets
+ * RestartCount, and later deaths are counted from 0. One that dockerd brought back while the circuit was open (the
+ * engine started after the opening) keeps its count, and its deaths while the circuit was open are not the closed
+ * circuit's: counted from its count now (S7). One started otherwise (this recovery's own earlier attempt, whose close
+ * did not commit: the soak, under a held SQLite lock) has its deaths since that start to count: from 0.
+ */
+async function countFromNow(docker: HostDeps['docker'], containerId: string, c: CircuitRow): Promise<number> {
+  const openSince = c.openedAt ?? c.takenOverAt;
+  const engineStarted = openSince === null ? null : await engineStartedAtSec(docker);
+  return engineStarted !== null && openSince !== null && engineStarted > openSince ? restartCountNow(docker, containerId) : 0;
+}
+
+/** RestartCount of a container that runs; 0 when it is gone by now (its death is then the next look's to see). */
+async function restartCountNow(docker: HostDeps['docker'], containerId: string): Promise<number> {
   try {
-    await docker.startContainer(containerId);
-    return { status: 'running' };
+    return (await docker.inspectContainer(containerId)).restartCount;
+  } catch (err) {
+    if (!(err instanceof DockerError && err.isNotFound)) throw err; // transient: the activity retries
+    return 0;
+  }
+}
+
+/** Starts the kept container; a container that is gone leaves the service stopped with the reason. */
+async function startKept(
+  docker: HostDeps['docker'],
+  containerId: string,
+): Promise<{ status: Recovery['status']; error?: string; alreadyRunning?: boolean }> {
+  try {
+    return (await docker.startContainer(containerId)) ? { status: 'running' } : { status: 'running', alreadyRunning: true };
   } catch (err) {
     if (!(err instanceof DockerError && err.isNotFound)) throw err; // transient: the activity retries
     return { status: 'stopped', error: 'kept container is gone; redeploy required' };

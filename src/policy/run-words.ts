@@ -42,6 +42,7 @@ export function tickWords(t: Partial<TickSummary>): string {
     nonZero(t.unhealthyRestarted, (n) => count(n, 'unhealthy container', 'unhealthy containers', 'restarted')),
     nonZero(t.missing, (n) => count(n, 'service', 'services', 'stopped, container gone')),
     nonZero(t.engineStopsHeld, (n) => count(n, 'engine stop', 'engine stops', 'held')),
+    nonZero(t.deathsHeld, (n) => count(n, 'container', 'containers', "with deaths held for the engine's events")),
     nonZero(t.oomConfirmed, (n) => count(n, 'death', 'deaths', 'found to be OOM kills')),
     nonZero(t.databasesUnavailable, (n) => count(n, 'database', 'databases', 'unavailable')),
     nonZero(t.databasesReady, (n) => count(n, 'database', 'databases', 'ready again')),

@@ -19,6 +19,7 @@ export function summariseTick(
     inspected: obs.inspected,
     transientErrors: obs.transientErrors,
     engineStopsHeld: obs.engineStopsHeld ?? 0,
+    ...(obs.deathsHeld ? { deathsHeld: obs.deathsHeld } : {}),
     ...rest,
     opened: opened.length,
     circuitsExpired,

@@ -205,9 +205,11 @@ export function engineContract(host: () => ContractHost): void {
     it('starts and stops idempotently, restarts, renames, and removes a running container only by force', async () => {
       const { engine } = host();
       const id = await run('c');
-      await engine.startContainer(id); // already running: no error
+      // Already running: no error, and the engine's 304 says so (a recovery then keeps its RestartCount).
+      expect(await engine.startContainer(id)).toBe(false);
       await engine.stopContainer(id, 5);
       await engine.stopContainer(id, 5); // already stopped: no error
+      expect(await engine.startContainer(id)).toBe(true);
       await engine.restartContainer(id, 5);
       expect((await engine.inspectContainer(id)).status).toBe('running');
 

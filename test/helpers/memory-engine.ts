@@ -253,6 +253,29 @@ export class MemoryEngine implements Engine {
    * default what its restart policy does) the engine starts it again at once: RestartCount goes up and ExitCode
    * reads 0 again; otherwise it stays exited.
    */
+  /**
+   * dockerd restarted (without live-restore): its shutdown stops every running container (its own kill and die), its
+   * events are gone (it keeps them in memory only), its default `bridge` network is made anew (a new id, created now:
+   * its start), and each container that ran under a policy that restarts every exit is started again, with
+   * RestartCount back at 0. Advance the clock between the two to place the outage.
+   */
+  restartEngine(): void {
+    const policy = new Set(['always', 'unless-stopped']);
+    const brought = [...this.containers.values()].filter(
+      (c) => (c.state === 'running' || c.state === 'restarting') && policy.has(c.restartPolicy),
+    );
+    for (const c of this.containers.values()) this.stop(c, 'stop');
+    this.events.splice(0);
+    const bridge = this.findNetwork('bridge');
+    if (bridge) this.networks.delete(bridge.id);
+    this.addNetwork('bridge', {});
+    for (const c of brought) {
+      Object.assign(c, { state: 'running', exitCode: 0, startedAtMs: this.clock.nowMs(), restartCount: 0, restartDelayMs: 0 });
+      Object.assign(c, { health: c.hasHealthcheck ? 'starting' : '', restartAtMs: null });
+      this.emit(c, 'start');
+    }
+  }
+
   die(ref: string, opts: { exitCode?: number; oomKilled?: boolean; restarted?: boolean } = {}): void {
     const c = this.container(ref);
     const exitCode = opts.exitCode ?? (opts.oomKilled ? 137 : 1);
@@ -418,10 +441,10 @@ export class MemoryEngine implements Engine {
     });
   }
 
-  async startContainer(id: string): Promise<void> {
+  async startContainer(id: string): Promise<boolean> {
     return this.call('container.start', id, () => {
       const c = this.mustContainer('container.start', id);
-      if (c.state === 'running') return; // the engine's 304, which the adapter ignores
+      if (c.state === 'running') return false; // the engine's 304, which the adapter answers with false
       const missing = [...c.networks].find((n) => !this.findNetwork(n));
       if (missing !== undefined) {
         c.error = `network ${missing} not found`;
@@ -439,6 +462,7 @@ export class MemoryEngine implements Engine {
         restartDelayMs: 0,
       });
       this.emit(c, 'start');
+      return true;
     });
   }
 

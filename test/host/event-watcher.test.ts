@@ -73,11 +73,15 @@ function reconcileLooks(h: MemoryHost): { looks: LookRunner; requested: string[]
   return { looks, requested };
 }
 
-async function serviceContainer(h: MemoryHost, start = true): Promise<{ sid: string; cid: string }> {
+async function serviceContainer(
+  h: MemoryHost,
+  start = true,
+  restartPolicy: 'no' | 'unless-stopped' = 'unless-stopped',
+): Promise<{ sid: string; cid: string }> {
   h.engine.addImage(TEST_IMAGE);
   const sid = uniqueId('svc');
   const labels = { 'ah.tenant': 't1', 'ah.service': sid, 'ah.managed': 'true' };
-  const cid = await h.engine.createContainer({ name: `ah-${sid}`, image: TEST_IMAGE, labels, restartPolicy: 'unless-stopped' });
+  const cid = await h.engine.createContainer({ name: `ah-${sid}`, image: TEST_IMAGE, labels, restartPolicy });
   if (start) await h.engine.startContainer(cid);
   return { sid, cid };
 }
@@ -135,7 +139,8 @@ describe('event watcher requests (in-memory engine)', () => {
 describe('a silent event stream (in-memory engine)', () => {
   it('is found by a local look that sees a death the stream did not report, reopened, and following again once a live event arrives', async () => {
     const h = memoryHost();
-    const { sid, cid } = await serviceContainer(h);
+    // A crash that leaves its container down: under unless-stopped, Docker would restart it, and one down is stopped.
+    const { sid, cid } = await serviceContainer(h, true, 'no');
     addService(h.db, addTenant(h.db), { containerId: cid }, sid);
     await firstLook(h);
     const requests = await following(h);

@@ -31,7 +31,8 @@ const reconcileLook = (h: MemoryHost) => lookForReconcile(h.deps, crashPolicy(h.
 describe('the reconcile look (in-memory engine)', () => {
   it('finds nothing on a steady host, and a death once, with its time, until a tick counts it', async () => {
     const h = memoryHost();
-    const { sid, cid } = await runningService(h);
+    // A crash that leaves its container down: under unless-stopped, Docker would restart it, and one down is stopped.
+    const { sid, cid } = await runningService(h, { restartPolicy: 'no' });
     await tick(h); // keeper's first snapshot: the baseline
     h.advance(60);
     expect(keysOf(await reconcileLook(h))).toEqual([]);
@@ -173,7 +174,7 @@ describe('the GC look (in-memory engine)', () => {
 describe("a round's one view of the engine", () => {
   it('is listed once for the three looks, each reading the labels it needs from it, and they find what they did alone', async () => {
     const h = memoryHost({ pooledTemplates: 'default', poolSize: '2', gcMinAge: '10m' });
-    const { sid, cid } = await runningService(h);
+    const { sid, cid } = await runningService(h, { restartPolicy: 'no' }); // its crash leaves it down
     await tick(h);
     const [gone] = await fullPool(h);
     await h.engine.removeContainer(gone.containerId!, { force: true });

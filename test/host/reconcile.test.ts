@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyObservation } from '../../src/host/reconcile/apply';
+import { recoverCircuit } from '../../src/host/circuit';
 import { housekeep } from '../../src/host/reconcile/housekeep';
 import { observeHost } from '../../src/host/reconcile/observe';
 import { crashPolicy } from '../../src/policy/deaths/decision';
@@ -470,5 +471,189 @@ describe("deaths found after an absence, at keeper's first look and later (in-me
     const times = recordsOf(h, sid).map((r) => r.diedAtMs as number);
     times.slice(1).forEach((t, i) => expect(t - times[i]).toBeGreaterThanOrEqual(10_000));
     expect(service(h.db, sid)).toMatchObject({ circuit_open: 0, crash_count: 1 });
+  });
+});
+
+/** Five deaths open the circuit (the host's threshold); the container is stopped and kept, unless its stop fails. */
+async function openedCircuit(h: MemoryHost, o: { stopFails?: boolean } = {}) {
+  const svc = await runningService(h);
+  await tick(h);
+  for (let i = 0; i < 5; i++) {
+    h.advance(2);
+    h.engine.die(svc.cid);
+  }
+  if (o.stopFails) h.engine.fail('container.stop');
+  expect((await tick(h)).applied.opened).toHaveLength(1);
+  h.engine.clearFailures();
+  return svc;
+}
+
+describe("a tick gathers the engine's events once, and holds what a failed read did not cover (in-memory engine)", () => {
+  it('reads the events once for the deaths it counts and the OOM kills it may confirm', async () => {
+    const h = memoryHost();
+    const a = await runningService(h);
+    const b = await runningService(h);
+    await tick(h);
+    h.advance(30);
+    h.engine.die(a.cid, { exitCode: 137 }); // a SIGKILL, for now: its OOM kill may still be reported
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(1);
+    h.advance(30);
+    h.engine.die(b.cid, { exitCode: 1 });
+    h.advance(2);
+    const before = h.engine.calls.get('events') ?? 0;
+    expect((await tick(h)).applied.crashes).toBe(1);
+    expect((h.engine.calls.get('events') ?? 0) - before).toBe(1);
+  });
+
+  it('an expected exit known only by RestartCount while the events cannot be read is held, then not counted (S6)', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { labels: { 'keeper.expected-exit-codes': '3' } });
+    await tick(h);
+    h.advance(60);
+    h.engine.die(cid, { exitCode: 3 }); // restarted at once: the inspect shows its RestartCount, not its exit code
+    h.engine.fail('events');
+    h.advance(5);
+    const held = await tick(h);
+    expect(held.applied.crashes).toBe(0);
+    expect(held.obs.deathsHeld).toBe(1);
+    expect(listCrashRecords(h.db, sid, 10)).toEqual([]);
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 0 }); // kept: the next look counts from it
+    h.engine.clearFailures();
+    h.advance(5);
+    expect((await tick(h)).applied.crashes).toBe(0);
+    expect(listCrashRecords(h.db, sid, 10).map((r) => [r.exitCode, r.expected])).toEqual([[3, true]]);
+  });
+
+  it('the hold is bounded: 2 minutes after the look before, the death counts, its exit code unknown', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await runningService(h, { labels: { 'keeper.expected-exit-codes': '3' } });
+    await tick(h);
+    h.engine.die(cid, { exitCode: 3 });
+    h.engine.fail('events');
+    h.advance(60);
+    expect((await tick(h)).applied.crashes).toBe(0);
+    h.advance(61);
+    expect((await tick(h)).applied.crashes).toBe(1);
+    expect(listCrashRecords(h.db, sid, 10).map((r) => [r.exitCode, r.expected])).toEqual([[null, false]]);
+  });
+
+  it("a service that expects no exit code is counted at once: the container's own count decides it", async () => {
+    const h = memoryHost();
+    const { cid } = await runningService(h);
+    await tick(h);
+    h.engine.die(cid, { exitCode: 3 });
+    h.engine.fail('events');
+    h.advance(5);
+    const t = await tick(h);
+    expect(t.applied.crashes).toBe(1);
+    expect(t.obs.deathsHeld).toBeUndefined();
+  });
+});
+
+describe('what the soak found, each on its own (in-memory engine; RELIABILITY.md, the soak)', () => {
+  /** A service that died once, counted: keeper's snapshot holds RestartCount 1. */
+  async function diedOnce(h: MemoryHost, restartPolicy: 'no' | 'unless-stopped' = 'unless-stopped') {
+    const svc = await runningService(h, { restartPolicy });
+    await tick(h);
+    h.advance(60);
+    h.engine.die(svc.cid);
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(1);
+    return svc;
+  }
+
+  it("S1: deaths after dockerd's restart count from 0, told by the container's own times when the events are gone", async () => {
+    const h = memoryHost();
+    const { sid, cid } = await diedOnce(h);
+    h.advance(30);
+    h.engine.restartEngine(); // RestartCount back at 0, the events gone
+    h.advance(5);
+    h.engine.die(cid);
+    h.advance(3);
+    h.engine.die(cid); // RestartCount 2: the delta from keeper's 1 says 1
+    h.engine.events.splice(0); // and the engine's 256-event buffer rolled over (its restart's starts of many containers)
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(2);
+    expect(service(h.db, sid).crash_count).toBe(3);
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 2 });
+    h.advance(5);
+    expect((await tick(h)).applied.crashes).toBe(0); // counted once
+  });
+
+  it("S1: a look after dockerd's restart counts from it; a container dockerd did not start again keeps its count", async () => {
+    const h = memoryHost();
+    const looked = await diedOnce(h);
+    const down = await diedOnce(h, 'no'); // exited, and its policy brings it back neither now nor after a restart
+    h.advance(30);
+    h.engine.restartEngine();
+    h.advance(5);
+    expect((await tick(h)).applied.crashes).toBe(0); // the restart itself is no death of either
+    h.advance(5);
+    h.engine.die(looked.cid);
+    h.engine.events.splice(0);
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(1);
+    expect(service(h.db, down.sid).crash_count).toBe(1);
+  });
+
+  it('S4: does not stop the container of a circuit that a recovery closed after the observation read it', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await openedCircuit(h);
+    await h.engine.startContainer(cid); // someone started it: the next tick stops it again ...
+    const policy = crashPolicy(h.settings);
+    const obs = await observeHost(h.deps, policy, h.nowSec());
+    expect(obs.openCircuitsRunning).toEqual([{ serviceId: sid, containerId: cid }]);
+    // ... unless, between its observation and its stop, the recovery closed the circuit and started the container.
+    h.db.prepare('UPDATE services SET circuit_open = 0 WHERE id = ?').run(sid);
+    expect((await applyObservation(h.deps, policy, obs)).containersStopped).toBe(0);
+    expect(h.engine.container(cid).state).toBe('running');
+  });
+
+  it("S4: leaves an open circuit's running container to its recovery from the retry time on", async () => {
+    const h = memoryHost();
+    const { sid, cid } = await openedCircuit(h);
+    await h.engine.startContainer(cid);
+    h.advance((service(h.db, sid).circuit_retry_at as number) - h.nowSec()); // the retry time: the recovery is due
+    expect((await tick(h)).applied.containersStopped).toBe(0);
+    expect(h.engine.container(cid).state).toBe('running');
+  });
+
+  it('S7: a recovery that finds its container brought back by dockerd counts from its RestartCount, not from 0', async () => {
+    const h = memoryHost();
+    // The opening's stop did not stick: dockerd was shutting down (here: the stop failed).
+    const { sid, cid } = await openedCircuit(h, { stopFails: true });
+    h.advance(5);
+    h.engine.restartEngine(); // dockerd restarted while the circuit was open: it brings the container back ...
+    h.advance(1);
+    h.engine.die(cid); // ... and it died once more while its circuit was open: RestartCount 1
+    expect(h.engine.container(cid).restartCount).toBe(1);
+    h.advance(30);
+    expect(await recoverCircuit(h.deps, { serviceId: sid, opening: 1, escalation: 1, trigger: 'auto_recovery' })).toMatchObject({
+      recovered: true,
+      status: 'running',
+    });
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 1 });
+    h.advance(5);
+    expect((await tick(h)).applied.crashes).toBe(0); // the open circuit's death is not the closed one's
+  });
+
+  it('S7: a retried recovery that finds running the container its own first attempt started counts the deaths since (the soak)', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await openedCircuit(h);
+    h.advance((service(h.db, sid).circuit_retry_at as number) - h.nowSec());
+    // The first attempt started the container, and its close did not commit (another writer held SQLite's lock) ...
+    expect(await h.engine.startContainer(cid)).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      h.advance(1);
+      h.engine.die(cid); // ... and the crash loop went on: RestartCount 3
+    }
+    // The retry finds it running (the engine's 304): no dockerd restart since the opening, so the deaths are counted.
+    expect(await recoverCircuit(h.deps, { serviceId: sid, opening: 1, escalation: 1, trigger: 'auto_recovery' })).toMatchObject({
+      recovered: true,
+    });
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 0 });
+    h.advance(2);
+    expect((await tick(h)).applied.crashes).toBe(3);
   });
 });

@@ -40,11 +40,23 @@ export async function applyObservation(deps: ApplyDeps, policy: CrashPolicy, obs
     if (await act(`stop environment ${e.id}`, () => deps.docker.stopContainer(e.containerId))) applied.containersStopped++;
   }
   for (const c of obs.openCircuitsRunning ?? []) {
+    if (!stillHeldDown(deps, c, now)) continue;
     if (await act(`stop ${c.containerId.slice(0, 12)} (its circuit is open)`, () => deps.docker.stopContainer(c.containerId)))
       applied.containersStopped++;
   }
   await whenWritable('the problems reported', () => reportOnce(deps, obs, now));
   return applied;
+}
+
+/**
+ * Whether an open circuit's running container is still to be stopped, read again just before the stop: the
+ * observation read the row before it listed the engine, and a recovery in between may have started the container
+ * and closed the circuit (S4 in RELIABILITY.md). From its retry time on, the recovery may be starting it: it is left
+ * to the recovery.
+ */
+function stillHeldDown({ db }: ApplyDeps, c: { serviceId: string; containerId: string }, now: number): boolean {
+  const circuit = readCircuit(db, c.serviceId);
+  return !!circuit?.open && circuit.containerId === c.containerId && circuit.retryAt !== null && now < circuit.retryAt;
 }
 
 /** Runs a Docker action; a 404 counts as done, any other engine error is counted and left for the next tick. */

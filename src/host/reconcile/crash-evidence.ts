@@ -1,7 +1,8 @@
 /**
  * What the tick reads of a service's deaths: the evidence at the look (deathEvidence: the inspect, or a 404, and
- * keeper's stored view) and then the engine's events since keeper's last look (readDeathEvents: one read for every
- * container whose look shows deaths, or may, and only when one does). What that evidence shows is the pure story of
+ * keeper's stored view) and then the engine's events (readDeathEvents: one read per tick, for every container whose
+ * look shows deaths, or may, and for the recorded deaths whose OOM kill may still be confirmed; only when one needs
+ * it), with whether that read reached the tick's end. What that evidence shows is the pure story of
  * src/policy/deaths/ (its index.ts); this file only reads it, hands it on, and adds what the story found to the
  * tick's observation.
  */
@@ -11,7 +12,13 @@ import type { ContainerSnapshot, ServiceCrashRules, TickObservation } from '../.
 import type { StoredSnapshot } from '../../db/container-snapshots';
 import type { ServiceRow } from '../../db/services';
 import { deathsFound, type DeathsFound } from '../../policy/deaths';
-import type { ContainerEventFact, CountedBefore, DeathEvidence, RunState } from '../../policy/deaths/evidence';
+import {
+  KILL_BEFORE_DIE_MS,
+  type ContainerEventFact,
+  type CountedBefore,
+  type DeathEvidence,
+  type RunState,
+} from '../../policy/deaths/evidence';
 import type { ShownDeaths } from '../../policy/deaths/shown';
 import { LABEL } from '../../names';
 
@@ -29,6 +36,8 @@ export interface AtLook {
   nowSec: number;
   /** What was counted before: read only at keeper's first look at a container it inspected. */
   countedBefore: () => CountedBefore;
+  /** When the engine last started, read only when the container was started since keeper's look before it. */
+  engineStartedAtSec?: number | null;
 }
 
 /** The evidence of service `s`'s deaths at this look. */
@@ -50,6 +59,7 @@ export function deathEvidence(s: ServiceRow, atLook: AtLook): DeathEvidence {
     ...(atLook.rules && { rules: atLook.rules }),
     windowSec: atLook.windowSec,
     nowSec: atLook.nowSec,
+    ...(atLook.engineStartedAtSec !== undefined && { engineStartedAtSec: atLook.engineStartedAtSec }),
   };
 }
 
@@ -75,17 +85,50 @@ function lookOf(containerId: string, details: ContainerDetails | 'missing', prev
 /** Deaths a look at a container that is there shows: the engine's events may tell more of them. */
 export type PendingCrash = ShownDeaths & Required<Pick<ShownDeaths, 'eventsToRead'>>;
 
-/** The pending crashes' events read once, and each one's story told on with its container's. */
-export async function settleCrashes(
-  docker: Pick<Engine, 'readEvents'>,
-  pending: PendingCrash[],
-  obs: TickObservation,
-  nowMs: number,
-  graceMs: number,
-): Promise<void> {
-  if (pending.length === 0) return;
-  const events = await readDeathEvents(docker, Math.min(...pending.map((p) => p.eventsToRead.fromMs)) - 1000, nowMs, obs);
-  for (const p of pending) addFound(obs, p, deathsFound(p, events.get(p.eventsToRead.fullId) ?? [], nowMs, graceMs));
+/**
+ * The engine's death events as one tick read them, by container, and whether the read reached the tick's end: a
+ * read that failed (the engine went away, refused or did not answer in time) covered nothing, and proves nothing.
+ */
+export interface EventsRead {
+  byContainer: Map<string, ContainerEventFact[]>;
+  complete: boolean;
+}
+
+/** What a tick that needs no events has of them: nothing, and nothing was missed. */
+export const NO_EVENTS_NEEDED: EventsRead = { byContainer: new Map(), complete: true };
+
+/**
+ * From when the pending crashes need the engine's events: their earliest look, less the longest an engine's kill
+ * precedes its die (a look taken between the two must not hide the kill that makes the die an engine stop: S2 in
+ * RELIABILITY.md). Undefined when none is pending.
+ */
+export function crashEventsFromMs(pending: PendingCrash[]): number | undefined {
+  if (pending.length === 0) return undefined;
+  return Math.min(...pending.map((p) => p.eventsToRead.fromMs)) - KILL_BEFORE_DIE_MS;
+}
+
+/**
+ * While the engine's events cannot be read, a service that expects some exit codes has deaths whose count depends on
+ * codes only the die events carry: they are held (the snapshot stays), for up to EXIT_CODES_WAIT_MS since keeper's
+ * look before them, and are then counted with what is known (an unknown code is never expected: S6).
+ */
+export const EXIT_CODES_WAIT_MS = 120_000;
+
+function waitsForExitCodes(p: PendingCrash, events: EventsRead, nowMs: number): boolean {
+  return !events.complete && (p.evidence.rules?.expectedExitCodes.length ?? 0) > 0 && nowMs - p.sinceMs < EXIT_CODES_WAIT_MS;
+}
+
+/**
+ * Each pending crash's story told on with its container's events (the tick's one read). One whose decision the read
+ * did not cover is held: it stays pending, and its snapshot unchanged, for a later read to decide. Returns how many.
+ */
+export function settleCrashes(pending: PendingCrash[], events: EventsRead, obs: TickObservation, nowMs: number, graceMs: number): number {
+  let held = 0;
+  for (const p of pending) {
+    if (waitsForExitCodes(p, events, nowMs)) held++;
+    else addFound(obs, p, deathsFound(p, events.byContainer.get(p.eventsToRead.fullId) ?? [], nowMs, graceMs));
+  }
+  return held;
 }
 
 /** What the story found of `shown`'s deaths, in the tick's observation: a crash, or a look (and a service back up). */
@@ -97,13 +140,13 @@ export function addFound(obs: TickObservation, shown: ShownDeaths, found: Deaths
   if (found.backUp) obs.backUp.push({ serviceId, containerId });
 }
 
-/** ah services' die, start, kill and oom events in [sinceMs, untilMs], by container; none when unreadable. */
+/** ah services' die, start, kill and oom events in [sinceMs, untilMs], by container, and whether the read was whole. */
 export async function readDeathEvents(
   docker: Pick<Engine, 'readEvents'>,
   sinceMs: number,
   untilMs: number,
   obs: TickObservation,
-): Promise<Map<string, ContainerEventFact[]>> {
+): Promise<EventsRead> {
   const byContainer = new Map<string, ContainerEventFact[]>();
   let events: DockerEvent[];
   try {
@@ -119,7 +162,7 @@ export async function readDeathEvents(
     if (!(err instanceof DockerError)) throw err;
     // The facts that events carry are then unknown; the inspect's still stand.
     if (obs.transientSamples.length < 3) obs.transientSamples.push(`events since the last snapshot: ${err.message}`);
-    return byContainer;
+    return { byContainer, complete: false };
   }
   for (const e of events) {
     const action = e.action as ContainerEventFact['action'];
@@ -129,7 +172,7 @@ export async function readDeathEvents(
     if (action === 'kill' && e.attributes.signal) fact.signal = e.attributes.signal;
     byContainer.set(e.id, [...(byContainer.get(e.id) ?? []), fact]);
   }
-  return byContainer;
+  return { byContainer, complete: true };
 }
 
 /** The look's own fields, without what a stored look adds (its time): what a compare-and-set compares. */

@@ -22,11 +22,22 @@ import { serviceCrashPolicy } from '../../policy/service-crash-policy';
 import { containerIdProblem, inFlightOutcome, isValidContainerId, serviceRowProblem, type ContainerCondition } from '../../policy/rows';
 import type { HostDeps } from '../deps';
 import { EngineView } from '../../watch/engine-view';
-import { addFound, deathEvidence, sameSnapshot, settleCrashes, type PendingCrash } from './crash-evidence';
+import {
+  addFound,
+  crashEventsFromMs,
+  deathEvidence,
+  NO_EVENTS_NEEDED,
+  readDeathEvents,
+  sameSnapshot,
+  settleCrashes,
+  type EventsRead,
+  type PendingCrash,
+} from './crash-evidence';
+import { engineStartedAtSec } from '../engine-start';
 import { indexById, Inspector, type Listed } from './inspector';
 import { emptyObservation } from './observation';
 import { observeDatabases, observeEnvironments } from './observe-hosted';
-import { observeOomConfirmations } from './oom-confirmations';
+import { confirmOomKills, deathsAwaitingOomAt, oomEventsFromMs } from './oom-confirmations';
 import { findOpenCircuitsRunning } from './open-circuits';
 import { LABEL, RESOURCE_TYPE } from '../../names';
 import { crashSettingParsers } from '../../settings';
@@ -65,27 +76,20 @@ export async function observeHost(
   const [serviceList, databaseList, environmentList] = lists.map(indexById);
   const inspector = new Inspector(docker, obs);
   const limit = pLimit(INSPECT_CONCURRENCY);
-  const countedBefore = (s: ServiceRow): CountedBefore => ({
-    status: s.status,
-    lastCrashedAt: s.lastCrashedAt,
-    crashWindowStart: s.crashWindowStart,
-    lastRecordedAt: lastRecordedAt(db, s.id, s.containerId as string),
-    keeperArrivedAt: keeperArrivedAt(db),
-  });
   const observer = serviceObserver({
     listed: serviceList,
     listedAt,
     snapshots: readSnapshots(db),
-    countedBefore,
+    countedBefore: (s) => countedBeforeOf(db, s),
     inspector,
     policy,
     obs,
     hinted: (containerId, sinceSec) => deps.hints?.eventSince(containerId, sinceSec * 1000) ?? false,
     engineStopGraceMs: deps.settings.engineStopGraceMs,
+    engineStartedAt: once(() => engineStartedAtSec(docker)),
   });
   await Promise.all(watched.map((s) => limit(() => observer.observe(s))));
-  await settleCrashes(docker, observer.pending, obs, deps.clock.nowMs(), deps.settings.engineStopGraceMs);
-  await observeOomConfirmations(docker, db, deps.clock.nowMs(), obs);
+  await settleDeaths(deps, observer.pending, obs);
   await whenWritable('the unchanged snapshots touched', () => touchSnapshots(db, observer.unchanged, now));
   obs.unchanged = observer.unchanged.length;
   await observeInFlight(services, serviceList, inspector, limit, obs);
@@ -94,6 +98,52 @@ export async function observeHost(
   await observeDatabases(db, databaseList, inspector, limit, obs);
   await observeEnvironments(db, environmentList, inspector, limit, obs);
   return obs;
+}
+
+/** What the service row and keeper's records of its container counted before: a first snapshot's baseline. */
+function countedBeforeOf(db: HostDeps['db'], s: ServiceRow): CountedBefore {
+  return {
+    status: s.status,
+    lastCrashedAt: s.lastCrashedAt,
+    crashWindowStart: s.crashWindowStart,
+    lastRecordedAt: lastRecordedAt(db, s.id, s.containerId as string),
+    keeperArrivedAt: keeperArrivedAt(db),
+  };
+}
+
+/**
+ * Gathered so far: the list and the inspects. Now the engine's events, read once for the deaths and the OOM kills
+ * alike; then decided (the pure story, src/policy/deaths/) for what the events covered, and held for what they did not.
+ */
+async function settleDeaths(
+  deps: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'clock'>,
+  pending: PendingCrash[],
+  obs: TickObservation,
+): Promise<void> {
+  const nowMs = deps.clock.nowMs();
+  const awaitingOom = deathsAwaitingOomAt(deps.db, nowMs);
+  const events = await readTickEvents(deps.docker, [crashEventsFromMs(pending), oomEventsFromMs(awaitingOom)], nowMs, obs);
+  const held = settleCrashes(pending, events, obs, nowMs, deps.settings.engineStopGraceMs);
+  if (held > 0) obs.deathsHeld = held;
+  confirmOomKills(awaitingOom, events, obs);
+}
+
+/** The tick's one read of the engine's death events, from the earliest moment a part of it needs; none when none does. */
+async function readTickEvents(
+  docker: HostDeps['docker'],
+  fromMs: (number | undefined)[],
+  nowMs: number,
+  obs: TickObservation,
+): Promise<EventsRead> {
+  const needed = fromMs.filter((ms): ms is number => ms !== undefined);
+  if (needed.length === 0) return NO_EVENTS_NEEDED;
+  return readDeathEvents(docker, Math.min(...needed), nowMs, obs);
+}
+
+/** A read made at most once, when first wanted, and shared by whoever wants it after. */
+function once<T>(read: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= read());
 }
 
 /** Rows keeper cannot trust are reported and skipped; they never abort the tick, and are never repaired. */
@@ -151,6 +201,8 @@ interface ServiceContext {
   /** The worker's event watcher heard of the container at or after `sinceSec` (unix seconds). */
   hinted: (containerId: string, sinceSec: number) => boolean;
   engineStopGraceMs: number;
+  /** When the engine last started: read once per observation, and only if a container started since keeper's look. */
+  engineStartedAt: () => Promise<number | null>;
 }
 
 /**
@@ -182,7 +234,10 @@ function serviceObserver(ctx: ServiceContext) {
     if (details === 'transient') return;
     const rules = rulesOf(s, summary?.labels ?? (details === 'missing' ? undefined : details.labels), ctx.policy, obs);
     const windowSec = (rules?.policy ?? ctx.policy).windowSec;
-    const evidence = deathEvidence(s, { stored, details, rules, windowSec, nowSec: obs.now, countedBefore: () => ctx.countedBefore(s) });
+    const startedSince = previous && details !== 'missing' && details.startedAt >= previous.seenAt;
+    const engineStartedAtSec = startedSince ? await ctx.engineStartedAt() : undefined;
+    const countedBefore = () => ctx.countedBefore(s);
+    const evidence = deathEvidence(s, { stored, details, rules, windowSec, nowSec: obs.now, countedBefore, engineStartedAtSec });
     const shown = deathsShown(evidence);
     if (shown.kind === 'gone') return void obs.gone.push({ serviceId: s.id, containerId });
     if (shown.kind === 'deaths') {

@@ -5,11 +5,11 @@
  * only the restarts whose die event falls after its baseline count (and, when the events of older ones are gone,
  * those too if the old rule counts them). All times are unix milliseconds.
  */
-import type { ContainerEventFact, RunState } from './evidence';
-import type { FirstSnapshot, ShownDeaths } from './shown';
+import { KILL_BEFORE_DIE_MS, RESTART_EVERY_EXIT, type ContainerEventFact, type RunState } from './evidence';
+import { isDown, type FirstSnapshot, type ShownDeaths } from './shown';
 
-/** The engine's die event follows the exit it reports by the time it takes to drain the output (≤ 2 s). */
-const DIE_EVENT_LAG_MS = 5_000;
+/** The inspect's FinishedAt and the die event's time are taken apart: the die may carry a time this much earlier. */
+const DIE_EVENT_EARLY_MS = 100;
 
 /** The deaths to count, and the die events the engine still has of them. */
 export interface CountedDeaths {
@@ -21,6 +21,8 @@ export interface CountedDeaths {
   restartDies: ContainerEventFact[];
   /** The die event that reports the exit the inspect shows of a container down now, if the engine still has it. */
   lookDie?: ContainerEventFact;
+  /** The container is down because dockerd's shutdown cancelled the restart its policy had decided: it died by itself. */
+  restartCancelled?: boolean;
 }
 
 /** The deaths `shown` counts, with this container's `events` since the look before (oldest first). */
@@ -30,6 +32,7 @@ export function deathsCounted(shown: ShownDeaths, events: ContainerEventFact[]):
   if (!run) return { deaths: shown.deaths, downNow, restartDies: [] };
   const dies = diesOf(run, downNow, events);
   const restartCount = shown.evidence.current.restartCount;
+  const cancelled = restartCancelled(shown, run, dies.look, events);
   const deaths = shown.firstLook
     ? deathsAtFirstSnapshot(
         shown.firstLook,
@@ -37,9 +40,54 @@ export function deathsCounted(shown: ShownDeaths, events: ContainerEventFact[]):
         lastOf(dies.restarts, restartCount).map((d) => d.atMs),
         { now: downNow, atMs: run.finishedAtMs },
       )
-    : shown.deaths;
+    : Math.max(shown.deaths - (cancelled ? 1 : 0), diedSinceLook(shown, dies.restarts, events));
   const restartDies = lastOf(dies.restarts, deaths - (downNow ? 1 : 0));
-  return { deaths, downNow, restartDies, ...(dies.look && { lookDie: dies.look }) };
+  return { deaths, downNow, restartDies, ...(dies.look && { lookDie: dies.look }), ...(cancelled && { restartCancelled: true }) };
+}
+
+/**
+ * The deaths since keeper's look before that the events show: each die after it that nothing killed (a stop, a
+ * restart by keeper or an operator, the engine's shutdown raise no count), and the look's own. RestartCount's delta
+ * falls short of them when dockerd restarted in between (its start sets every count back to 0); it stands alone when
+ * the engine no longer has the events. A die in the look's own second may be the look's: left to the delta.
+ */
+function diedSinceLook(shown: ShownDeaths, restartDies: ContainerEventFact[], events: ContainerEventFact[]): number {
+  const afterMs = shown.sinceMs + 1000;
+  const selfDies = restartDies.filter((d) => d.atMs >= afterMs && !killedBefore(d, events));
+  const previous = shown.evidence.previous;
+  return selfDies.length + (shown.downNow && !(previous && isDown(previous.state)) ? 1 : 0);
+}
+
+/**
+ * Whether something killed the run that `die` ended: a kill at most KILL_BEFORE_DIE_MS before it, with no start
+ * between them (a kill before a start was the run before's: dockerd's shutdown kill, then its own start of the
+ * container, which died by itself seconds later, seen by the suite's soak).
+ */
+function killedBefore(die: ContainerEventFact, events: ContainerEventFact[]): boolean {
+  const startedBetween = (kill: ContainerEventFact) => events.some((e) => e.action === 'start' && e.atMs > kill.atMs && e.atMs < die.atMs);
+  return events.some((e) => e.action === 'kill' && e.atMs <= die.atMs && die.atMs - e.atMs <= KILL_BEFORE_DIE_MS && !startedBetween(e));
+}
+
+/**
+ * Whether the death of a container down now is already in RestartCount's delta: Docker raises the count when its
+ * policy decides to restart (before the restart delay), so a restart that dockerd's shutdown then cancelled leaves
+ * the container down with its death counted once by the delta. Told by the events: the container died by itself
+ * (no kill before its die) under a policy that restarts every exit, and the engine started it fewer times since the
+ * look before than the delta says it restarted it.
+ */
+function restartCancelled(
+  shown: ShownDeaths,
+  run: RunState,
+  lookDie: ContainerEventFact | undefined,
+  events: ContainerEventFact[],
+): boolean {
+  const { previous, current } = shown.evidence;
+  if (shown.firstLook || !shown.downNow || !lookDie || !previous || !RESTART_EVERY_EXIT.has(run.restartPolicy)) return false;
+  const delta = current.restartCount - previous.restartCount;
+  if (delta < 1 || isDown(previous.state)) return false;
+  const killed = killedBefore(lookDie, events);
+  const started = events.filter((e) => e.action === 'start' && e.atMs > shown.sinceMs && e.atMs < lookDie.atMs).length;
+  return !killed && started === delta - 1;
 }
 
 /**
@@ -55,7 +103,7 @@ export function restartDiesOf(state: RunState, downNow: boolean, events: Contain
 /** The die events the inspect can show: the restarts', and the look's own (the death of a container down now). */
 function diesOf(state: RunState, downNow: boolean, events: ContainerEventFact[]) {
   const dies = events.filter((e) => e.action === 'die' && e.atMs <= inspectHorizonMs(state, events));
-  const look = downNow ? dieOf(state, dies) : undefined;
+  const look = downNow ? dieOf(state, dies, events) : undefined;
   return { restarts: look ? dies.filter((d) => d !== look) : dies, look };
 }
 
@@ -74,11 +122,17 @@ function inspectHorizonMs(state: RunState, events: ContainerEventFact[]): number
   return Infinity;
 }
 
-/** The die event that reports the exit the inspect shows, if the engine still has it. */
-function dieOf(state: RunState, dies: ContainerEventFact[]): ContainerEventFact | undefined {
+/**
+ * The die event that reports the exit the inspect shows, if the engine still has it: the first die from the exit on,
+ * unless the engine started the container again before it (a later run's). No fixed lag: while dockerd shuts down,
+ * its die events come seconds after the exits they report (2.6 s, seen by the soak), and a die taken for a restart's
+ * would be counted as a death of its own.
+ */
+function dieOf(state: RunState, dies: ContainerEventFact[], events: ContainerEventFact[]): ContainerEventFact | undefined {
   const at = state.finishedAtMs;
   if (at === null) return undefined;
-  return dies.find((d) => d.atMs >= at - 100 && d.atMs <= at + DIE_EVENT_LAG_MS);
+  const startedAgainMs = events.find((e) => e.action === 'start' && e.atMs > at)?.atMs ?? Infinity;
+  return dies.find((d) => d.atMs >= at - DIE_EVENT_EARLY_MS && d.atMs < startedAgainMs);
 }
 
 /**

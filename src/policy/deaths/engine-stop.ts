@@ -6,9 +6,10 @@
  * starts them again itself (restart policy), before it answers. Those deaths are not the tenant's crashes.
  *
  * The rule: a container that is down now, not OOM killed and without an engine error, is **stopped by the
- * engine** when the engine's own `kill` reached it shortly before its `die`; when that event is no longer to
- * be had, when its restart policy is one under which Docker restarts every crash (so a crash would have left it
- * `restarting` or running, never down). Such a death is **held**, not counted, for `--engine-stop-grace`: the
+ * engine** when its restart policy is one under which Docker restarts every crash (so a crash would have left it
+ * `restarting` or running, never down; but for a restart dockerd's shutdown cancelled, which RestartCount shows),
+ * and under any other policy when the engine's own `kill` reached it shortly before its `die`. Such a death is
+ * **held**, not counted, for `--engine-stop-grace`: the
  * engine coming back starts the container again, and the next look finds it running with a fresh run, so
  * nothing is counted. One still down after the grace (a stop outside ah, or an engine that did not bring it
  * back) is counted then, once.
@@ -20,13 +21,8 @@
  */
 import type { ContainerSnapshot, CountedDeath, DeathFacts } from '../../contracts/reconcile';
 import type { CountedDeaths } from './counted';
-import type { ContainerEventFact, RunState } from './evidence';
+import { KILL_BEFORE_DIE_MS, RESTART_EVERY_EXIT, type ContainerEventFact, type RunState } from './evidence';
 import type { ShownDeaths } from './shown';
-
-/** Restart policies under which Docker restarts a container after every exit of its process. */
-export const RESTART_EVERY_EXIT = new Set(['always', 'unless-stopped']);
-/** The engine's kill (the stop signal, or SIGKILL after the stop timeout) comes this close before the die. */
-export const KILL_BEFORE_DIE_MS = 15_000;
 
 /** The deaths after the hold, and what the look and the service's status become. */
 export interface EngineStopHold {
@@ -43,7 +39,7 @@ export interface EngineStopHold {
 export function engineStopHold(
   deaths: CountedDeath[],
   shown: ShownDeaths,
-  { lookDie }: Pick<CountedDeaths, 'lookDie'>,
+  counted: Pick<CountedDeaths, 'lookDie' | 'restartCancelled'>,
   events: ContainerEventFact[],
   nowMs: number,
   graceMs: number,
@@ -52,24 +48,32 @@ export function engineStopHold(
   const unchanged: EngineStopHold = { deaths, held: false, look: current, statusAfter: shown.statusAfter };
   const look = deaths.find((d) => d.seenBy === 'look');
   if (!inspected || !look) return unchanged;
-  if (isHeldEngineStop(look, inspected.run, events, lookDie, nowMs, graceMs)) {
+  if (isHeldEngineStop(look, inspected.run, events, counted, nowMs, graceMs)) {
     // As if the engine had not stopped it yet: the next look decides again, from the same earlier look.
     const asRunning = { ...current, state: 'running', health: stored?.health ?? '' };
     return { deaths: deaths.filter((d) => d !== look), held: true, look: asRunning, statusAfter: 'running' };
   }
-  if (!stoppedByEngine(look, inspected.run, events, lookDie)) return unchanged;
+  if (!stoppedByEngine(look, inspected.run, events, counted)) return unchanged;
   return { ...unchanged, deaths: deaths.map((d) => (d === look ? { ...d, engineStopped: true } : d)) };
 }
 
-/** Whether the engine itself stopped the container whose down state `look` describes (its die event: `lookDie`). */
+/**
+ * Whether the engine itself stopped the container whose down state `look` describes (its die event: `lookDie`).
+ * Under a policy that restarts every exit, Docker never leaves a container down after a death of its own (it is
+ * `restarting` from the exit on), unless its shutdown cancelled that restart (`restartCancelled`: RestartCount shows
+ * the death): one down otherwise was stopped, whatever the events say. They cannot say it in a shutdown: dockerd
+ * kills every container at once and the dies follow, so its 256-event buffer may keep a container's die and have lost
+ * its kill (seen by the soak: 2 of 973 stops in one run, 11 in another).
+ */
 export function stoppedByEngine(
   look: DeathFacts,
   state: RunState,
   events: ContainerEventFact[],
-  lookDie: ContainerEventFact | undefined,
+  { lookDie, restartCancelled }: Pick<CountedDeaths, 'lookDie' | 'restartCancelled'>,
 ): boolean {
   if (look.seenBy !== 'look' || look.oomKilled || look.engineError) return false;
-  if (!lookDie) return RESTART_EVERY_EXIT.has(state.restartPolicy);
+  if (RESTART_EVERY_EXIT.has(state.restartPolicy)) return !restartCancelled;
+  if (!lookDie) return false;
   return events.some((e) => e.action === 'kill' && e.atMs <= lookDie.atMs && lookDie.atMs - e.atMs <= KILL_BEFORE_DIE_MS);
 }
 
@@ -78,10 +82,10 @@ export function isHeldEngineStop(
   look: DeathFacts,
   state: RunState,
   events: ContainerEventFact[],
-  lookDie: ContainerEventFact | undefined,
+  counted: Pick<CountedDeaths, 'lookDie' | 'restartCancelled'>,
   nowMs: number,
   graceMs: number,
 ): boolean {
   if (look.diedAtMs === null || nowMs - look.diedAtMs >= graceMs) return false;
-  return stoppedByEngine(look, state, events, lookDie);
+  return stoppedByEngine(look, state, events, counted);
 }

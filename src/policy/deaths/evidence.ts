@@ -20,6 +20,11 @@ export interface ContainerEventFact {
   signal?: string;
 }
 
+/** Restart policies under which Docker restarts a container after every exit of its process. */
+export const RESTART_EVERY_EXIT = new Set(['always', 'unless-stopped']);
+/** The engine's kill (the stop signal, or SIGKILL after the stop timeout) comes this close before the die. */
+export const KILL_BEFORE_DIE_MS = 15_000;
+
 /** What the inspect says of the container's current (or, when it is down, last) run. */
 export interface RunState {
   status: string;
@@ -85,6 +90,13 @@ export interface DeathEvidence {
   windowSec: number;
   /** When keeper looked (unix seconds). */
   nowSec: number;
+  /**
+   * When the engine last started (unix seconds): its default `bridge` network's creation, which dockerd makes anew at
+   * each start. Read only for a later look at a container started since keeper's look before it (a dockerd restart
+   * starts every container it brings back, with RestartCount back at 0); absent otherwise, null when the engine has
+   * no default bridge (its start is then unknown).
+   */
+  engineStartedAtSec?: number | null;
 }
 
 /**

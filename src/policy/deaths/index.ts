@@ -1,13 +1,18 @@
 /**
- * A death's story, read forward: from what keeper has of a service's container when it looks to the decision that
- * counts its deaths. Each step is a pure function of what the steps before it found; none calls back into an
- * earlier one. The effects lie between the acts, in host/ and db/, and only gather evidence or apply the decision:
+ * A death's story, read forward, in three steps: the effects *gather* the evidence, this folder *decides* in pure
+ * code, and the effects *apply* the decision. Each step of the decision is a pure function of what the steps before
+ * it found; none calls back into an earlier one, and none reads anything itself.
  *
- * At the look (src/host/reconcile/observe.ts has listed and inspected the container, or had a 404):
+ * Gather (src/host/reconcile/observe.ts): the engine's list, the inspects it needs (or a 404), keeper's stored view,
+ * and then one read of the engine's events for the whole tick, for the deaths and the OOM kills alike, with whether
+ * that read reached the tick's end (crash-evidence.ts EventsRead).
+ *
+ * Decide, at the look:
  *   1. evidence.ts     what keeper has of it: the look now, the inspect, keeper's stored view, what was counted before
  *   2. shown.ts        how many deaths the look shows: RestartCount's delta, a container down now or gone, one
  *                      turned unhealthy; at keeper's first look, its baseline
- * With the engine's events (src/host/reconcile/crash-evidence.ts reads them once for all that may show deaths):
+ * then with the tick's events (a death whose decision needs events the read did not cover is held, not decided:
+ * crash-evidence.ts settleCrashes; the container's own count and times decide the rest):
  *   3. counted.ts      which deaths count, and which die event is whose; at a first look, those after the baseline
  *   4. facts.ts        each death's facts: exit code, OOM kill, the engine's error, its run's log window
  *   5. engine-stop.ts  a death the engine itself caused is held, not counted, for the grace
@@ -16,6 +21,10 @@
  * In recordCrash's transaction (src/db/services.ts), with the service row's own counters:
  *   8. decision.ts     expected exits, the window and threshold at each death's time, the circuit's opening
  * After it, late-oom.ts: a later `oom` event corrects a death recorded as a SIGKILL.
+ *
+ * Apply (src/host/reconcile/apply.ts): recordCrash writes the decision in one compare-and-set transaction on the
+ * snapshot the evidence was gathered from; a snapshot that moved meanwhile counts nothing, and the next tick gathers
+ * again.
  */
 import type { ContainerSnapshot, CountedDeath, CrashRecord } from '../../contracts/reconcile';
 import { deathsCounted } from './counted';

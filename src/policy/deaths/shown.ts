@@ -32,14 +32,30 @@ export function deathsBetween(
   createdAtSec: number,
   nowSec: number,
   windowSec: number,
+  countResetSinceLook = false,
 ): number {
   const downNow = isDown(current.state) ? 1 : 0;
   if (!previous || previous.containerId !== current.containerId) {
     const recent = nowSec - createdAtSec < windowSec;
     return (recent ? current.restartCount : 0) + downNow;
   }
-  const restarts = current.restartCount >= previous.restartCount ? current.restartCount - previous.restartCount : current.restartCount;
+  const counted = !countResetSinceLook && current.restartCount >= previous.restartCount;
+  const restarts = counted ? current.restartCount - previous.restartCount : current.restartCount;
   return Math.max(0, restarts + downNow - (isDown(previous.state) ? 1 : 0));
+}
+
+/**
+ * Whether the container's RestartCount was set back to 0 since keeper's look before (S1 in RELIABILITY.md): the
+ * engine started after that look, and the container has been started since the engine did (dockerd's start brings
+ * back every container its policy restarts, each with RestartCount 0). Then the count is the deaths since the
+ * engine's start, where the delta would take the old count off them: told by the container's own times, also when
+ * the engine's events of those deaths are gone. Whole seconds: a look in the engine's first second reads as after it.
+ */
+export function countResetSinceLook(e: DeathEvidence): boolean {
+  const startedAtSec = e.engineStartedAtSec;
+  const runStartedAtMs = e.inspected?.run.startedAtMs ?? null;
+  if (!e.previous || startedAtSec === undefined || startedAtSec === null || runStartedAtMs === null) return false;
+  return e.previous.seenAt < startedAtSec && runStartedAtMs >= startedAtSec * 1000;
 }
 
 /** What keeper's first look at a container takes as already seen, and what it may count. */
@@ -114,7 +130,7 @@ const NONE: Shown = { kind: 'none' };
 export function deathsShown(e: DeathEvidence): Shown {
   const { previous, current, inspected } = e;
   if (!inspected) return goneShows(e);
-  const deaths = deathsBetween(previous, current, inspected.createdAtSec, e.nowSec, e.windowSec);
+  const deaths = deathsBetween(previous, current, inspected.createdAtSec, e.nowSec, e.windowSec, countResetSinceLook(e));
   const unhealthy = current.health === 'unhealthy' && previous?.health !== 'unhealthy' && current.state === 'running';
   // keeper's first look at a container Docker restarted: its die events decide which deaths count.
   const firstLook = previous ? undefined : firstSnapshotOf(inspected.createdAtSec, e.countedBefore as CountedBefore, e.nowSec, e.windowSec);

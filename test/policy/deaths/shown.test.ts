@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deathsBetween, firstSnapshotOf } from '../../../src/policy/deaths/shown';
+import { countResetSinceLook, deathsBetween, deathsShown, firstSnapshotOf } from '../../../src/policy/deaths/shown';
+import { exited, laterEvidence, T } from './runs';
 import type { ContainerSnapshot } from '../../../src/contracts/reconcile';
 
 describe('deathsBetween', () => {
@@ -79,5 +80,32 @@ describe("keeper's first look at a container: its baseline", () => {
   });
   it('knows when the row already shows the crash', () => {
     expect(firstSnapshotOf(created, { ...row, status: 'crashed' }, now, 600).rowCrashed).toBe(true);
+  });
+});
+
+describe("RestartCount set back to 0 by dockerd's start since keeper's look (S1)", () => {
+  // keeper looked at T (RestartCount 1); the container runs now with RestartCount 2, its run started at T+50 s.
+  const running = { ...exited, status: 'running', restartPolicy: 'unless-stopped', startedAtMs: T + 50_000, finishedAtMs: T + 49_900 };
+  const at = (engineStartedAtSec: number | null | undefined) => ({
+    ...laterEvidence(1, { state: 'running', restartCount: 2 }, running, 5, T / 1000 + 55),
+    ...(engineStartedAtSec !== undefined && { engineStartedAtSec }),
+  });
+  const shownDeaths = (e: ReturnType<typeof at>) => {
+    const shown = deathsShown(e);
+    return shown.kind === 'deaths' ? shown.deaths : 0;
+  };
+
+  it('counts RestartCount whole when the engine started after the look and the container since the engine', () => {
+    expect(countResetSinceLook(at(T / 1000 + 30))).toBe(true);
+    expect(shownDeaths(at(T / 1000 + 30))).toBe(2);
+  });
+
+  it('counts the delta when the engine started before the look, in its second, or after the container; or is not known', () => {
+    expect(countResetSinceLook(at(T / 1000 - 30))).toBe(false);
+    expect(countResetSinceLook(at(T / 1000))).toBe(false); // the look's own second: read as after the engine's start
+    expect(countResetSinceLook(at(T / 1000 + 51))).toBe(false); // the run began before it: not started by it
+    expect(countResetSinceLook(at(null))).toBe(false); // no default bridge: the engine's start is unknown
+    expect(countResetSinceLook(at(undefined))).toBe(false); // not read: nothing started since the look
+    expect(shownDeaths(at(null))).toBe(1);
   });
 });
