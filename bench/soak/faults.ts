@@ -278,9 +278,21 @@ export class FaultSchedule {
     };
     switch (kind) {
       case 'worker-kill':
-        return (await downFor(() => rig.worker.kill(), () => rig.worker.start()), `down ${secs(forMs)}`);
+        return (
+          await downFor(
+            () => rig.worker.kill(),
+            () => rig.worker.start(),
+          ),
+          `down ${secs(forMs)}`
+        );
       case 'temporal-restart':
-        return (await downFor(() => rig.temporal.kill(), () => rig.temporal.up()), `down ${secs(forMs)}`);
+        return (
+          await downFor(
+            () => rig.temporal.kill(),
+            () => rig.temporal.up(),
+          ),
+          `down ${secs(forMs)}`
+        );
       case 'wedge': {
         let held = 0;
         const release = () => ((held = rig.proxy.heldRequests), rig.proxy.release());

@@ -38,11 +38,13 @@ const ENGINE_STEP = { kind: 'dockerd-restart', forMs: 0, victim: 14 } as const;
 const STEP_BOUND_MS = 90_000;
 
 export async function runScript(faults: FaultSchedule, rig: Rig, openings: OpeningWatch, o: SoakOptions): Promise<void> {
-  if (rig.services.length < SCRIPTED_SERVICES) throw new Error(`the scripted soak needs ${SCRIPTED_SERVICES} services, got ${rig.services.length}`);
+  if (rig.services.length < SCRIPTED_SERVICES)
+    throw new Error(`the scripted soak needs ${SCRIPTED_SERVICES} services, got ${rig.services.length}`);
   const svc = (i: number) => rig.services[i];
   const records = (s: SoakService) =>
     rig.db.prepare('SELECT COUNT(*) FROM keeper_crash_records WHERE service_id = ?').pluck().get(s.serviceId) as number;
-  const recorded = (s: SoakService, n: number) => waitFor(`${n} crash record(s) of ${s.serviceId}`, () => records(s) >= n, STEP_BOUND_MS, 200);
+  const recorded = (s: SoakService, n: number) =>
+    waitFor(`${n} crash record(s) of ${s.serviceId}`, () => records(s) >= n, STEP_BOUND_MS, 200);
   const made = (what: string) => (ok: boolean) => {
     if (!ok) throw new Error(`the scripted fault ${what} could not be made`);
   };

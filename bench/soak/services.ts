@@ -100,7 +100,15 @@ export async function makeServices(
       });
       await container.start();
       addService(db, SOAK_TENANT, { containerId: container.id }, sid);
-      made.push({ index: i, serviceId: sid, containerId: container.id, ctlDir, health: kind.health, expectedExitCodes: expected ? [3] : [], oom });
+      made.push({
+        index: i,
+        serviceId: sid,
+        containerId: container.id,
+        ctlDir,
+        health: kind.health,
+        expectedExitCodes: expected ? [3] : [],
+        oom,
+      });
     },
   );
   return made.sort((a, b) => a.index - b.index);
