@@ -5,7 +5,7 @@ import { quantile } from '../host';
 import type { FaultLog } from './faults';
 import { balances, isBalanced, type Balance, type DeathClass, type Ledger } from './ledger';
 import { replayCommand, type SoakOptions } from './options';
-import type { UsageSample } from './usage';
+import { rssDrift, type RssDrift, type UsageSample } from './usage';
 
 export interface RunFacts {
   startedAtMs: number;
@@ -129,6 +129,17 @@ function usageTable(samples: UsageSample[], startedAtMs: number): string[] {
     '|---:|---:|---:|---|',
     ...rows,
     `| **min / median / max** | **${stat(rss, 0)}** | **${stat(cpu, 1)}** | |`,
+    ...driftLines(rssDrift(samples, startedAtMs)),
+  ];
+}
+
+/** RSS at the end against minute 10: of the run, and of the last worker's own life (no restart between). */
+function driftLines(d: ReturnType<typeof rssDrift>): string[] {
+  const words = (x: RssDrift) =>
+    `${fixed(x.fromMb)} → ${fixed(x.toMb)} MB (${x.changePercent >= 0 ? '+' : ''}${x.changePercent.toFixed(0)} %)${x.restartsBetween ? `, ${x.restartsBetween} worker restarts between` : ''}`;
+  return [
+    '',
+    `RSS at the end against minute 10 of the run: ${d.run ? words(d.run) : 'the run was shorter'}; against minute 10 of the last worker's life: ${d.lastWorker ? words(d.lastWorker) : 'it ran less than 10 min'}.`,
   ];
 }
 

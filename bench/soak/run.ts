@@ -181,7 +181,7 @@ export async function runSoak(
     balanced = ledger.balanced;
     const facts: RunFacts = { startedAtMs, faultsEndedAtMs, settledAtMs, unsettled: left, loadAverages: loads };
     const markdown = renderReport(o, ledger, faults.log, usage.samples, facts);
-    const summary = summaryOf(o, ledger, faults.log, usage.samples);
+    const summary = summaryOf(o, ledger, faults.log, usage.samples, startedAtMs);
     const keptDir = !balanced || o.keepDir ? rig.dir : undefined;
     // What the ledger was balanced from, beside the state DB and the engine's events (events.jsonl), to look into.
     fs.writeFileSync(path.join(rig.dir, 'openings.json'), JSON.stringify(openings.openings, null, 1));
