@@ -34,9 +34,9 @@ export const SERIAL_FILES: Record<string, string> = {
 /**
  * Parallel files that start first, in this order (test/sequencer.ts): each waits long on one thing (a 60 s engine
  * outage, the clean clone's npm install that compiles better-sqlite3, a cluster per test, a release built from its
- * commit, npm pack, the local looks' real intervals, Docker's real restart backoff, a wedged engine's deadlines), and a lane that took one of
- * them last would finish long after the others. vitest orders the
- * rest by its last run.
+ * commit, npm pack, the local looks' real intervals, Docker's real restart backoff, a wedged engine's deadlines, the
+ * scripted soak's steps), and a lane that took one of them last would finish long after the others. vitest orders
+ * the rest by its last run.
  */
 export const START_FIRST = [
   'test/reliability/dockerd-outage.test.ts',
@@ -50,6 +50,7 @@ export const START_FIRST = [
   'test/reconcile/absence.test.ts',
   'test/watch/gc-look.test.ts',
   'test/watch/engine-wedge.test.ts',
+  'test/soak/scripted.test.ts',
 ];
 
 function lanes(given: string | undefined): number {

@@ -6,17 +6,14 @@
  * host's schedule does not shift with the services'. The draws are the seed's; which service a draw lands on also
  * depends on which services are idle at that moment (not in a crash loop, not sick, circuit closed).
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { rng, type Rng } from '../../test/helpers/rng';
+import { holdWriteLock } from '../../test/helpers/sqlite-lock';
 import { restartDockerd } from './engine';
 import type { OpeningWatch } from './openings';
 import type { HostFault, ServiceFault, SoakOptions } from './options';
 import type { Rig } from './rig';
 import { rebaselineFromEngine, type BlindWindow } from './truth';
 import { isSick, mainPid, makeSick, readLoop, setLoop, soakDocker, type SoakService } from './services';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 
 /** What was injected, by kind, and when each host fault ran: the report's counts. */
 export class FaultLog {
@@ -60,6 +57,16 @@ export class FaultLog {
  * looks go on.
  */
 const BLINDING = new Set<HostFault>(['worker-kill', 'wedge', 'temporal-restart', 'sqlite-lock']);
+
+/** How long each host fault lasts, drawn between these bounds (ms); dockerd's restart: its time down. */
+const HOST_FAULT_LENGTHS_MS: Record<HostFault, [number, number]> = {
+  'worker-kill': [1_000, 20_000],
+  'temporal-restart': [1_000, 15_000],
+  wedge: [5_000, 40_000],
+  'silent-stream': [20_000, 90_000],
+  'sqlite-lock': [2_000, 10_000],
+  'dockerd-restart': [0, 5_000],
+};
 
 const SERVICE_WEIGHTS: [ServiceFault, number][] = [
   ['sparse-crash', 0.4],
@@ -189,12 +196,22 @@ export class FaultSchedule {
     const looping = all.filter((s) => readLoop(s) > 0).length;
     const s = kind === 'crash-loop' && looping >= Math.max(2, all.length / 20) ? undefined : this.pick(candidates, draw);
     if (!s) return this.log.skip(`${kind} (no idle service)`);
+    // A loop's K more deaths after its first: at most the threshold and a few, so loops that open a circuit and some that do not.
+    await this.injectService(kind, s, 1 + Math.floor(extra * (this.o.keeper.crashThreshold + 4)));
+  }
+
+  /**
+   * Service `s` dies as `kind` says (a crash loop: `loopDeaths` more deaths after the first); whether it did (false:
+   * its container was not running, or died first, and the skip is logged).
+   */
+  async injectService(kind: ServiceFault, s: SoakService, loopDeaths = 0): Promise<boolean> {
     if (kind === 'health-failure') {
       makeSick(s);
-      return this.log.injected(kind, s.serviceId);
+      this.log.injected(kind, s.serviceId);
+      return true;
     }
     const pid = await mainPid(this.rig.docker, s.containerId);
-    if (pid === undefined) return this.log.skip(`${kind} (container not running)`);
+    if (pid === undefined) return (this.log.skip(`${kind} (container not running)`), false);
     const signal = (name: NodeJS.Signals) => {
       try {
         process.kill(pid, name);
@@ -204,15 +221,14 @@ export class FaultSchedule {
       }
     };
     if (kind === 'crash-loop') {
-      // K more deaths after this one: at most the threshold and a few, so loops that open a circuit and some that do not.
-      const more = 1 + Math.floor(extra * (this.o.keeper.crashThreshold + 4));
-      setLoop(s, more);
+      setLoop(s, loopDeaths);
       this.busyUntil.set(s.serviceId, Date.now() + 30_000);
-      if (!signal('SIGUSR2')) return (setLoop(s, 0), this.log.skip(`${kind} (container died first)`));
+      if (!signal('SIGUSR2')) return (setLoop(s, 0), this.log.skip(`${kind} (container died first)`), false);
     } else if (!signal(SIGNAL_OF[kind])) {
-      return this.log.skip(`${kind} (container died first)`);
+      return (this.log.skip(`${kind} (container died first)`), false);
     }
     this.log.injected(kind, s.serviceId);
+    return true;
   }
 
   private async hostStream(untilMs: number): Promise<void> {
@@ -220,81 +236,89 @@ export class FaultSchedule {
     if (kinds.length === 0) return;
     while (await this.pause(gap(this.hostRng, this.o.hostFaultEveryMs), untilMs)) {
       const kind = this.hostRng.pick(kinds);
-      const lengthDraw = this.hostRng.next();
-      const fromMs = Date.now();
-      this.hostFaultUnderWay = true;
-      try {
-        const detail = await this.hostFault(kind, lengthDraw);
-        this.log.hostFaults.push({ kind, fromMs, toMs: Date.now(), detail });
-        this.log.count(kind);
-        this.say(`host fault: ${kind}, ${detail}`);
-      } catch (err) {
-        this.log.errors.push(`${kind}: ${(err as Error).message.split('\n')[0]}`);
-        this.say(`host fault ${kind} failed: ${(err as Error).message.split('\n')[0]}`);
-      } finally {
-        this.hostFaultUnderWay = false;
-        this.lastHostFaultEndMs = Date.now();
-      }
+      const [loMs, hiMs] = HOST_FAULT_LENGTHS_MS[kind];
+      await this.injectHost(kind, span(this.hostRng.next(), loMs, hiMs)).catch(() => undefined);
     }
   }
 
-  private async hostFault(kind: HostFault, draw: number): Promise<string> {
+  /**
+   * Host fault `kind` for `forMs` (dockerd's restart: down that long between its exit and its start), logged with its
+   * window; `during` runs while the fault is under way (after dockerd's restart: once the engine answers again).
+   * Rejects when the fault could not be made (logged too).
+   */
+  async injectHost(kind: HostFault, forMs: number, during: () => Promise<unknown> = async () => undefined): Promise<string> {
+    const fromMs = Date.now();
+    this.hostFaultUnderWay = true;
+    try {
+      const detail = await this.hostFault(kind, forMs, during);
+      this.log.hostFaults.push({ kind, fromMs, toMs: Date.now(), detail });
+      this.log.count(kind);
+      this.say(`host fault: ${kind}, ${detail}`);
+      return detail;
+    } catch (err) {
+      this.log.errors.push(`${kind}: ${(err as Error).message.split('\n')[0]}`);
+      this.say(`host fault ${kind} failed: ${(err as Error).message.split('\n')[0]}`);
+      throw err;
+    } finally {
+      this.hostFaultUnderWay = false;
+      this.lastHostFaultEndMs = Date.now();
+    }
+  }
+
+  private async hostFault(kind: HostFault, forMs: number, during: () => Promise<unknown>): Promise<string> {
     const rig = this.rig;
     const secs = (msValue: number) => `${(msValue / 1000).toFixed(1)} s`;
-    /** Something down for a drawn while, then up again. */
-    const downFor = async (loMs: number, hiMs: number, down: () => Promise<unknown> | unknown, up: () => Promise<unknown> | unknown) => {
-      const forMs = span(draw, loMs, hiMs);
-      const during = await down();
+    /** Something down for `forMs`, then up again; `during` in between. */
+    const downFor = async (down: () => Promise<unknown> | unknown, up: () => Promise<unknown> | unknown) => {
+      const whileDown = await down();
+      await during();
       await this.sleep(forMs);
-      const after = await up();
-      return { forMs, during, after };
+      await up();
+      return whileDown;
     };
-    /** A process killed for a drawn while, then started again: the report's words. */
-    const outage = async (loMs: number, hiMs: number, p: { kill: () => unknown; start: () => unknown }) =>
-      `down ${secs(
-        (
-          await downFor(
-            loMs,
-            hiMs,
-            () => p.kill(),
-            () => p.start(),
-          )
-        ).forMs,
-      )}`;
     switch (kind) {
       case 'worker-kill':
-        return outage(1_000, 20_000, rig.worker);
-      case 'temporal-restart':
-        return outage(1_000, 15_000, { kill: () => rig.temporal.kill(), start: () => rig.temporal.up() });
-      case 'wedge': {
-        const w = await downFor(
-          5_000,
-          40_000,
-          () => rig.proxy.wedge(),
-          () => {
-            const held = rig.proxy.heldRequests;
-            rig.proxy.release();
-            return held;
-          },
+        return (
+          await downFor(
+            () => rig.worker.kill(),
+            () => rig.worker.start(),
+          ),
+          `down ${secs(forMs)}`
         );
-        return `${secs(w.forMs)}, ${w.after} requests held`;
+      case 'temporal-restart':
+        return (
+          await downFor(
+            () => rig.temporal.kill(),
+            () => rig.temporal.up(),
+          ),
+          `down ${secs(forMs)}`
+        );
+      case 'wedge': {
+        let held = 0;
+        const release = () => ((held = rig.proxy.heldRequests), rig.proxy.release());
+        await downFor(() => rig.proxy.wedge(), release);
+        return `${secs(forMs)}, ${held} requests held`;
       }
       case 'silent-stream': {
         const s = await downFor(
-          20_000,
-          90_000,
           () => rig.proxy.stallStreams({ alsoNew: true }),
           () => rig.proxy.restoreStreams(),
         );
-        return `${secs(s.forMs)}, ${s.during} open streams stalled`;
+        return `${secs(forMs)}, ${s} open streams stalled`;
       }
       case 'sqlite-lock': {
-        const forMs = span(draw, 2_000, 10_000);
-        await holdWriteLock(rig.dbFile, forMs);
+        const lock = holdWriteLock(rig.dbFile, forMs);
+        await lock.locked();
+        await during();
+        await lock.done;
+        if (lock.child.exitCode !== 0) throw new Error(`the lock holder exited ${lock.child.exitCode}`);
         return secs(forMs);
       }
-      case 'dockerd-restart':
-        return this.restartEngine(span(draw, 0, 5_000));
+      case 'dockerd-restart': {
+        const detail = await this.restartEngine(forMs);
+        await during();
+        return detail;
+      }
     }
   }
 
@@ -317,19 +341,4 @@ export class FaultSchedule {
       this.engineDown = false;
     }
   }
-}
-
-/**
- * Another writer holds SQLite's write lock (BEGIN IMMEDIATE) on the state DB for `forMs`, from a process of its own
- * (as test/reliability/sqlite-lock.test.ts's holder); resolves once it committed and exited.
- */
-export async function holdWriteLock(file: string, forMs: number): Promise<void> {
-  const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 30000');
-    db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); }, Number(process.argv[2]));`;
-  const child = spawn(process.execPath, ['-e', script, file, String(forMs)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`the lock holder exited ${code}: ${err.trim().split('\n').pop()}`);
 }

@@ -25,6 +25,11 @@ export interface KeeperTimings {
 }
 
 export interface SoakOptions {
+  /**
+   * `random`: faults drawn from the seed for `durationMs` (faults.ts; `npm run soak`, a bench). `scripted`: each
+   * fault kind once, in a fixed order, each death waited for before the next (script.ts; what `npm test` runs).
+   */
+  schedule: 'random' | 'scripted';
   services: number;
   /** How long faults are injected; then the run settles and balances its ledger. */
   durationMs: number;
@@ -37,12 +42,16 @@ export interface SoakOptions {
   sampleEveryMs: number;
   /** The longest the run waits, once faults stop, for keeper to settle before it balances the ledger anyway. */
   settleBoundMs: number;
+  /** Settled means, among other things, no container event for this long (Docker's restart backoff ran out). */
+  settleQuietMs: number;
   keeper: KeeperTimings;
   /**
    * Services whose index is 1 modulo this carry a health check; those whose index is 2 modulo it
    * keeper.expected-exit-codes=3; those whose index is 3 modulo it a memory limit they can be made to exceed (OOM kills).
    */
   healthEvery: number;
+  /** The health check's interval (and so how soon a sick service turns unhealthy). */
+  healthCheckEveryMs: number;
   /** Keep the run's directory (state DB, Temporal DB, worker log) after it ends; it is kept anyway when the ledger fails. */
   keepDir: boolean;
   /** Print the ledger as one JSON object on stdout (the Markdown report goes to the run's directory only). */
@@ -58,6 +67,7 @@ export const DEFAULT_KEEPER: KeeperTimings = {
 };
 
 export const DEFAULTS: Omit<SoakOptions, 'seed'> = {
+  schedule: 'random',
   services: 200,
   durationMs: 5 * 60_000,
   serviceFaultEveryMs: 3_000,
@@ -65,8 +75,10 @@ export const DEFAULTS: Omit<SoakOptions, 'seed'> = {
   hostFaults: HOST_FAULTS,
   sampleEveryMs: 60_000,
   settleBoundMs: 8 * 60_000,
+  settleQuietMs: 20_000,
   keeper: DEFAULT_KEEPER,
   healthEvery: 8,
+  healthCheckEveryMs: 10_000,
   keepDir: false,
   json: false,
 };
@@ -156,6 +168,7 @@ export { CommanderError };
 
 /** The command that replays a run: what the report prints under its table. */
 export function replayCommand(o: SoakOptions): string {
+  if (o.schedule === 'scripted') return 'npx vitest run test/soak/scripted.test.ts';
   const flags = [`--services ${o.services}`, `--minutes ${+(o.durationMs / 60_000).toFixed(3)}`, `--seed ${o.seed}`];
   if (o.serviceFaultEveryMs !== DEFAULTS.serviceFaultEveryMs) flags.push(`--service-fault-every ${ms(o.serviceFaultEveryMs)}`);
   if (o.hostFaultEveryMs !== DEFAULTS.hostFaultEveryMs) flags.push(`--host-fault-every ${ms(o.hostFaultEveryMs)}`);

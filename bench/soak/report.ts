@@ -5,7 +5,7 @@ import { quantile } from '../host';
 import type { FaultLog } from './faults';
 import { balances, isBalanced, type Balance, type DeathClass, type Ledger } from './ledger';
 import { replayCommand, type SoakOptions } from './options';
-import type { UsageSample } from './usage';
+import { rssDrift, type RssDrift, type UsageSample } from './usage';
 
 export interface RunFacts {
   startedAtMs: number;
@@ -129,6 +129,17 @@ function usageTable(samples: UsageSample[], startedAtMs: number): string[] {
     '|---:|---:|---:|---|',
     ...rows,
     `| **min / median / max** | **${stat(rss, 0)}** | **${stat(cpu, 1)}** | |`,
+    ...driftLines(rssDrift(samples, startedAtMs)),
+  ];
+}
+
+/** RSS at the end against minute 10: of the run, and of the last worker's own life (no restart between). */
+function driftLines(d: ReturnType<typeof rssDrift>): string[] {
+  const words = (x: RssDrift) =>
+    `${fixed(x.fromMb)} → ${fixed(x.toMb)} MB (${x.changePercent >= 0 ? '+' : ''}${x.changePercent.toFixed(0)} %)${x.restartsBetween ? `, ${x.restartsBetween} worker restarts between` : ''}`;
+  return [
+    '',
+    `RSS at the end against minute 10 of the run: ${d.run ? words(d.run) : 'the run was shorter'}; against minute 10 of the last worker's life: ${d.lastWorker ? words(d.lastWorker) : 'it ran less than 10 min'}.`,
   ];
 }
 
@@ -151,6 +162,15 @@ function problemLines(l: Ledger): string[] {
   return [...lines, ...others.map((p) => `- ${p}`)];
 }
 
+const pace = (o: SoakOptions) =>
+  o.schedule === 'scripted'
+    ? ''
+    : `A service fault every ${ms(o.serviceFaultEveryMs)} and a host fault every ${ms(o.hostFaultEveryMs)} on average.`;
+
+/** What faults the run had: the random schedule's length and seed, or the script. */
+export const faultWords = (o: SoakOptions) =>
+  o.schedule === 'scripted' ? 'each fault kind once (the scripted schedule)' : `${ms(o.durationMs)} of faults, seed ${o.seed}`;
+
 export function renderReport(o: SoakOptions, l: Ledger, faults: FaultLog, usage: UsageSample[], run: RunFacts): string {
   const k = o.keeper;
   const settled =
@@ -160,11 +180,11 @@ export function renderReport(o: SoakOptions, l: Ledger, faults: FaultLog, usage:
   const load = run.loadAverages.length ? `load average (1 min) min/median/max ${stat3(run.loadAverages)} on ${os.cpus().length} cores` : '';
   const problems = problemLines(l);
   return [
-    `### Soak: ${o.services} services, ${ms(o.durationMs)} of faults, seed ${o.seed}: ${l.balanced ? 'the ledger balances' : '**the ledger does not balance**'}`,
+    `### Soak: ${o.services} services, ${faultWords(o)}: ${l.balanced ? 'the ledger balances' : '**the ledger does not balance**'}`,
     '',
     `\`${replayCommand(o)}\``,
     '',
-    `Started ${new Date(run.startedAtMs).toISOString()}; ${settled}. A service fault every ${ms(o.serviceFaultEveryMs)} and a host fault every ${ms(o.hostFaultEveryMs)} on average. keeper: \`--crash-window ${k.crashWindow} --crash-threshold ${k.crashThreshold} --circuit-backoff ${k.circuitBackoff} --escalation-decay ${k.escalationDecay} --reconcile-interval ${k.reconcileInterval} --crash-record-max-per-service 0\`, the other settings at their defaults. ${load}`,
+    `Started ${new Date(run.startedAtMs).toISOString()}; ${settled}. ${pace(o)} keeper: \`--crash-window ${k.crashWindow} --crash-threshold ${k.crashThreshold} --circuit-backoff ${k.circuitBackoff} --escalation-decay ${k.escalationDecay} --reconcile-interval ${k.reconcileInterval} --crash-record-max-per-service 0\`, the other settings at their defaults. ${load}`,
     '',
     ...ledgerTable(l),
     '',

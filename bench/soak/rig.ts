@@ -101,7 +101,7 @@ export async function startRig(o: SoakOptions, starter: EngineStarter, cleanup: 
   cleanup.add('state DB', () => void db.close());
 
   const startedMs = Date.now() - 1000;
-  const services = await makeServices(docker, db, dir, o.services, o.healthEvery);
+  const services = await makeServices(docker, db, dir, o.services, { every: o.healthEvery, intervalMs: o.healthCheckEveryMs });
   const witness = new EngineWitness(
     docker,
     services.map((s) => s.containerId),

@@ -14,8 +14,9 @@ import { FaultSchedule, type FaultLog } from './faults';
 import { alertLedger, containerLedger, imbalancesOf, keeperStopsOutsideCircuits, readRecords, type Ledger } from './ledger';
 import { OpeningWatch } from './openings';
 import type { SoakOptions } from './options';
-import { renderReport, type RunFacts } from './report';
+import { faultWords, renderReport, type RunFacts } from './report';
 import { startRig, type Rig } from './rig';
+import { runScript } from './script';
 import { summaryOf, type SoakSummary } from './summary';
 import { isSick, readLoop, setLoop } from './services';
 import { checkTimers, openCircuits } from './timers';
@@ -73,13 +74,13 @@ function unsettled(rig: Rig, openings: OpeningWatch, quietMs: number): string[] 
   ].filter((x): x is string => typeof x === 'string');
 }
 
-async function settle(rig: Rig, openings: OpeningWatch, boundMs: number): Promise<string[]> {
+async function settle(rig: Rig, openings: OpeningWatch, boundMs: number, quietMs: number): Promise<string[]> {
   for (const s of rig.services) if (readLoop(s) > 0) setLoop(s, 0);
   const deadline = Date.now() + boundMs;
-  let left = unsettled(rig, openings, 20_000);
+  let left = unsettled(rig, openings, quietMs);
   while (left.length > 0 && Date.now() < deadline) {
-    await sleep(2000);
-    left = unsettled(rig, openings, 20_000);
+    await sleep(Math.min(2000, quietMs));
+    left = unsettled(rig, openings, quietMs);
   }
   return left;
 }
@@ -143,7 +144,7 @@ export async function runSoak(
   let rig: Rig | undefined;
   let balanced = false;
   try {
-    say(`soak: ${o.services} services, faults for ${Math.round(o.durationMs / 1000)} s, seed ${o.seed}`);
+    say(`soak: ${o.services} services, ${faultWords(o)}`);
     rig = await startRig(o, starter, cleanup, say);
     await firstLooks(rig, 5 * 60_000, interrupted);
     const openings = new OpeningWatch(rig.db);
@@ -165,11 +166,12 @@ export async function runSoak(
     const startedAtMs = Date.now();
     const ticker = progress(rig, openings, faults, (line) => (loads.push(os.loadavg()[0]), say(line)), startedAtMs);
     cleanup.add('progress', () => clearInterval(ticker));
-    await faults.run(startedAtMs + o.durationMs);
+    if (o.schedule === 'scripted') await runScript(faults, rig, openings, o);
+    else await faults.run(startedAtMs + o.durationMs);
     if (interrupted?.aborted) throw new Error('interrupted');
     const faultsEndedAtMs = Date.now();
     say('faults stopped: waiting for keeper to settle');
-    const left = await settle(rig, openings, o.settleBoundMs);
+    const left = await settle(rig, openings, o.settleBoundMs, o.settleQuietMs);
     const settledAtMs = Date.now();
     await rebaselineFromEngine(rig.docker, rig.witness, 5000);
     openings.stop();
@@ -179,7 +181,7 @@ export async function runSoak(
     balanced = ledger.balanced;
     const facts: RunFacts = { startedAtMs, faultsEndedAtMs, settledAtMs, unsettled: left, loadAverages: loads };
     const markdown = renderReport(o, ledger, faults.log, usage.samples, facts);
-    const summary = summaryOf(o, ledger, faults.log, usage.samples);
+    const summary = summaryOf(o, ledger, faults.log, usage.samples, startedAtMs);
     const keptDir = !balanced || o.keepDir ? rig.dir : undefined;
     // What the ledger was balanced from, beside the state DB and the engine's events (events.jsonl), to look into.
     fs.writeFileSync(path.join(rig.dir, 'openings.json'), JSON.stringify(openings.openings, null, 1));

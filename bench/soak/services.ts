@@ -64,7 +64,7 @@ export async function makeServices(
   db: StateDb,
   dir: string,
   count: number,
-  healthEvery: number,
+  health: { every: number; intervalMs: number },
 ): Promise<SoakService[]> {
   addTenant(db, SOAK_TENANT);
   const made: SoakService[] = [];
@@ -76,7 +76,8 @@ export async function makeServices(
       const ctlDir = path.join(dir, 'ctl', sid);
       fs.mkdirSync(ctlDir, { recursive: true });
       fs.writeFileSync(path.join(ctlDir, 'loop'), '0\n');
-      const { health, expected, oom } = kindOf(i, healthEvery);
+      const kind = kindOf(i, health.every);
+      const { expected, oom } = kind;
       const container = await docker.createContainer({
         name: `ah-${SOAK_TENANT}-${sid}`,
         Image: IMAGE,
@@ -87,7 +88,9 @@ export async function makeServices(
           'ah.managed': 'true',
           ...(expected ? { 'keeper.expected-exit-codes': '3' } : {}),
         },
-        ...(health && { Healthcheck: { Test: ['CMD', 'test', '!', '-e', '/ctl/sick'], Interval: 10e9, Timeout: 5e9, Retries: 1 } }),
+        ...(kind.health && {
+          Healthcheck: { Test: ['CMD', 'test', '!', '-e', '/ctl/sick'], Interval: health.intervalMs * 1e6, Timeout: 5e9, Retries: 1 },
+        }),
         HostConfig: {
           RestartPolicy: { Name: 'unless-stopped' },
           NetworkMode: 'none',
@@ -97,7 +100,15 @@ export async function makeServices(
       });
       await container.start();
       addService(db, SOAK_TENANT, { containerId: container.id }, sid);
-      made.push({ index: i, serviceId: sid, containerId: container.id, ctlDir, health, expectedExitCodes: expected ? [3] : [], oom });
+      made.push({
+        index: i,
+        serviceId: sid,
+        containerId: container.id,
+        ctlDir,
+        health: kind.health,
+        expectedExitCodes: expected ? [3] : [],
+        oom,
+      });
     },
   );
   return made.sort((a, b) => a.index - b.index);

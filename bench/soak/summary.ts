@@ -8,7 +8,7 @@ import type { FaultLog } from './faults';
 import { balances, matchContainer, MAY_CLASSES, type ContainerLedger, type DeathClass, type KeeperRecord, type Ledger } from './ledger';
 import { replayCommand, type SoakOptions } from './options';
 import type { TrueDeath } from './truth';
-import type { UsageSample } from './usage';
+import { rssDrift, type RssDrift, type UsageSample } from './usage';
 
 /** A death or record the ledger lists, for a reader to find in the engine's events and keeper's DB. */
 export interface ListedDeath {
@@ -50,7 +50,13 @@ export interface SoakSummary {
   stopsOutsideCircuits: string[];
   halfWrittenRows: { check: string; checked: number; problems: string[] }[];
   truthProblems: string[];
-  worker: { rssMb: (number | null)[]; cpuPercent: (number | null)[]; sampledEveryMs: number };
+  worker: {
+    rssMb: (number | null)[];
+    cpuPercent: (number | null)[];
+    sampledEveryMs: number;
+    /** RSS at the end against minute 10 of the run, and against minute 10 of the last worker's own life. */
+    rssDrift: { run?: RssDrift; lastWorker?: RssDrift };
+  };
   faults: Record<string, number>;
 }
 
@@ -113,7 +119,7 @@ function lineOf(l: Ledger, what: 'crashes' | 'expected exits' | 'health failures
   return { docker: sum((b) => b.must), counted: sum((b) => b.keeper), missed: sum((b) => b.missed), extra: sum((b) => b.extra) };
 }
 
-export function summaryOf(o: SoakOptions, l: Ledger, faults: FaultLog, usage: UsageSample[]): SoakSummary {
+export function summaryOf(o: SoakOptions, l: Ledger, faults: FaultLog, usage: UsageSample[], startedAtMs: number): SoakSummary {
   const timersOff = l.timers.filter((t) => t.problem);
   return {
     balanced: l.balanced,
@@ -138,6 +144,7 @@ export function summaryOf(o: SoakOptions, l: Ledger, faults: FaultLog, usage: Us
       rssMb: usage.map((s) => (s.rssMb === undefined ? null : Math.round(s.rssMb))),
       cpuPercent: usage.map((s) => (s.cpuPercent === undefined ? null : +s.cpuPercent.toFixed(1))),
       sampledEveryMs: o.sampleEveryMs,
+      rssDrift: rssDrift(usage, startedAtMs),
     },
     faults: Object.fromEntries(faults.counts),
   };

@@ -60,3 +60,37 @@ export class UsageSampler {
     this.samples.push({ atMs, pid, rssMb: read?.rssMb, cpuPercent });
   }
 }
+
+/** The worker's RSS at one moment against another, and how many times it was started afresh between them. */
+export interface RssDrift {
+  fromMb: number;
+  toMb: number;
+  changePercent: number;
+  /** Worker restarts (faults) between the two samples: a restarted worker's memory starts afresh. */
+  restartsBetween: number;
+}
+
+/** The first sample at or after `fromMs` and the last one, both of a running worker; undefined when there are none. */
+function driftBetween(samples: UsageSample[], fromMs: number): RssDrift | undefined {
+  const read = samples.filter((s) => s.rssMb !== undefined);
+  const from = read.find((s) => s.atMs >= fromMs);
+  const to = read[read.length - 1];
+  if (!from || !to || to.atMs <= from.atMs) return undefined;
+  const between = samples.filter((s) => s.atMs > from.atMs && s.atMs <= to.atMs);
+  const restartsBetween = between.filter((s, i) => s.pid !== undefined && s.pid !== (i === 0 ? from.pid : between[i - 1].pid)).length;
+  const changePercent = ((to.rssMb! - from.rssMb!) / from.rssMb!) * 100;
+  return { fromMb: from.rssMb!, toMb: to.rssMb!, changePercent, restartsBetween };
+}
+
+/**
+ * Whether the worker's memory grows over a run: its RSS at the end against minute `afterMin` of the run, and against
+ * minute `afterMin` of the last worker's own life (its start after the last worker kill), which no restart resets.
+ */
+export function rssDrift(samples: UsageSample[], startedAtMs: number, afterMin = 10): { run?: RssDrift; lastWorker?: RssDrift } {
+  const lastPid = [...samples].reverse().find((s) => s.pid !== undefined)?.pid;
+  const lastStartMs = samples.find((s) => s.pid === lastPid)?.atMs ?? startedAtMs;
+  return {
+    run: driftBetween(samples, startedAtMs + afterMin * 60_000),
+    lastWorker: driftBetween(samples, Math.max(startedAtMs, lastStartMs) + afterMin * 60_000),
+  };
+}

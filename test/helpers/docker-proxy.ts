@@ -228,6 +228,11 @@ export class DockerProxy {
       res.write(chunk);
     });
     up.on('end', () => res.end());
+    // The engine went away mid-stream (dockerd's exit): the client's stream breaks too, as it would on the engine's
+    // own socket; ending it cleanly, or not at all, would hide the break from the client.
+    up.on('close', () => {
+      if (!up.complete) res.destroy();
+    });
   }
 
   /** A `die` event's line starts its container's list lag, if the list has shown that container running. */

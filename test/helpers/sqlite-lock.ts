@@ -10,7 +10,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
  * `locked()` resolves once it holds it; `done` once it has let go, at `releasedAt()` (epoch ms).
  */
 export function holdWriteLock(file: string, lockMs: number) {
-  const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]);
+  // busy_timeout: the lock is taken even while keeper writes (the soak's worker writes all the time), never refused.
+  const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 30000');
     db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n');
     setTimeout(() => { db.exec('COMMIT'); db.close(); process.stdout.write('released\\n'); }, ${lockMs});`;
   const child = spawn(process.execPath, ['-e', script, file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -19,7 +20,7 @@ export function holdWriteLock(file: string, lockMs: number) {
   let releasedAt = 0;
   const done = new Promise<void>((resolve) => child.on('exit', () => ((releasedAt = Date.now()), resolve())));
   return {
-    locked: () => waitFor('the write lock', () => out.includes('locked'), 10_000),
+    locked: () => waitFor('the write lock', () => out.includes('locked'), 40_000),
     done,
     releasedAt: () => releasedAt,
     child,

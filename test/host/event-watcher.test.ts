@@ -157,7 +157,7 @@ describe('a silent event stream (in-memory engine)', () => {
 
     // Reopened for live events only, the stream delivers those of the volume the watcher makes to prove it: following
     // again. It requests no tick of its own: the look requested the death it found.
-    await waitFor('following', () => readEventWatcherState(h.db, h.settings.hostId)?.state === 'following', 5_000, 5);
+    await waitFor('following', () => readEventWatcherState(h.db, h.settings.hostId)?.state === 'following', 30_000, 5);
     expect(requests).toEqual([]);
     expect(watcher!.stats).toMatchObject({ connects: 2, probes: 1 });
     expect(h.engine.volumes.size).toBe(0); // the probe leaves nothing behind
@@ -204,11 +204,11 @@ describe('a stream that replays history but drops live events (in-memory engine)
     h.engine.silenceStreams({ alsoNew: true }); // every stream, reopened ones too, replays what it asks for and then says nothing
     h.engine.die(cid, { restarted: false });
     watcher!.streamMissed([{ key: `crash:${sid}@exited/0`, change: { containerId: cid, atMs: Date.now() } }]);
-    await waitFor('three reopens, each with its probe', () => watcher!.stats.probes >= 3, 5_000, 5);
+    await waitFor('three reopens, each with its probe', () => watcher!.stats.probes >= 3, 30_000, 5);
     expect(readEventWatcherState(h.db, h.settings.hostId)?.state).toBe('silent');
 
     h.engine.restoreStreams();
-    await waitFor('following', () => readEventWatcherState(h.db, h.settings.hostId)?.state === 'following', 5_000, 5);
+    await waitFor('following', () => readEventWatcherState(h.db, h.settings.hostId)?.state === 'following', 30_000, 5);
   });
 });
 
@@ -226,7 +226,7 @@ describe('requests while Temporal does not take them (in-memory engine)', () => 
     }
     expect(requests).toHaveLength(1); // the first, still waiting to be taken
     release();
-    await waitFor('the requests to settle', () => watcher!.idle, 5_000, 5);
+    await waitFor('the requests to settle', () => watcher!.idle, 30_000, 5);
     expect(requests).toHaveLength(2); // and one for everything that came meanwhile
   });
 });

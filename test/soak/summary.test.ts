@@ -9,6 +9,7 @@ import { containerLedger, type KeeperRecord, type Ledger } from '../../bench/soa
 import { CommanderError, DEFAULTS, parseSoakArgs, replayCommand } from '../../bench/soak/options';
 import type { SoakService } from '../../bench/soak/services';
 import { summaryOf } from '../../bench/soak/summary';
+import { rssDrift, type UsageSample } from '../../bench/soak/usage';
 import { ContainerTruth, engineWindows } from '../../bench/soak/truth';
 
 describe("npm run soak's flags", () => {
@@ -93,7 +94,7 @@ describe("the soak's ledger as one JSON object", () => {
   const o = { ...DEFAULTS, seed: 7 };
 
   it('lists a missed death with its container, time and the fault active then; and an extra record', () => {
-    const s = summaryOf(o, ledgerOf([record(1, 1_000), record(2, 1_000)]), faults, []);
+    const s = summaryOf(o, ledgerOf([record(1, 1_000), record(2, 1_000)]), faults, [], 0);
     expect(s).toMatchObject({ seed: 7, crashes: { docker: 2, counted: 2, missed: 1, extra: 1 } });
     expect(s.crashes.missedDeaths).toEqual([
       {
@@ -108,7 +109,7 @@ describe("the soak's ledger as one JSON object", () => {
   });
 
   it('lists a death no look could have seen apart, with the evidence that was gone, counted or not', () => {
-    const uncounted = summaryOf(o, ledgerOf([record(1, 1_000), record(2, 9_000)]), faults, []);
+    const uncounted = summaryOf(o, ledgerOf([record(1, 1_000), record(2, 9_000)]), faults, [], 0);
     expect(uncounted.crashes).toMatchObject({ docker: 2, counted: 2, missed: 0, extra: 0 });
     expect(uncounted.unobservable).toEqual([
       expect.objectContaining({
@@ -118,8 +119,42 @@ describe("the soak's ledger as one JSON object", () => {
         missingEvidence: expect.stringMatching(/RestartCount/),
       }),
     ]);
-    const counted = summaryOf(o, ledgerOf([record(1, 1_000), record(2, 9_000), record(3, 35_000)]), faults, []);
+    const counted = summaryOf(o, ledgerOf([record(1, 1_000), record(2, 9_000), record(3, 35_000)]), faults, [], 0);
     expect(counted.crashes).toMatchObject({ counted: 3, missed: 0, extra: 0 });
     expect(counted.unobservable[0].counted).toBe(true);
+  });
+});
+
+describe("the worker's memory over a run", () => {
+  const MIN = 60_000;
+  const sample = (min: number, pid: number | undefined, rssMb?: number): UsageSample => ({
+    atMs: min * MIN,
+    pid,
+    rssMb,
+    cpuPercent: undefined,
+  });
+
+  it('compares the end with minute 10 of the run, and with minute 10 of the last worker, counting the restarts between', () => {
+    const samples = [
+      sample(0, 1, 150),
+      sample(10, 1, 200),
+      sample(20, 1, 230),
+      sample(21, undefined), // killed
+      sample(22, 2, 160),
+      sample(32, 2, 190),
+      sample(50, 2, 209),
+    ];
+    const d = rssDrift(samples, 0);
+    expect(d.run).toMatchObject({ fromMb: 200, toMb: 209, restartsBetween: 1 });
+    expect(d.run!.changePercent).toBeCloseTo(4.5, 1);
+    expect(d.lastWorker).toMatchObject({ fromMb: 190, toMb: 209, restartsBetween: 0 });
+    expect(d.lastWorker!.changePercent).toBeCloseTo(10, 1);
+  });
+
+  it('says nothing of a run, or a last worker, shorter than 10 minutes', () => {
+    const d = rssDrift([sample(0, 1, 150), sample(9, 1, 160), sample(12, 2, 150), sample(15, 2, 170)], 0);
+    expect(d.run).toMatchObject({ fromMb: 150, toMb: 170, restartsBetween: 0 });
+    expect(d.lastWorker).toBeUndefined();
+    expect(rssDrift([sample(0, 1, 150), sample(5, 1, 160)], 0)).toEqual({ run: undefined, lastWorker: undefined });
   });
 });

@@ -264,7 +264,8 @@ describe('reconcileTick', () => {
     const client = realTimeClient(env);
     await withStubWorker(env, stubs, async (taskQueue) => {
       const running = await client.start(circuitBreaker, { taskQueue, workflowId: ids.circuit(hostId, 'sd'), args: [{ serviceId: 'sd' }] });
-      await waitFor('opening 1 held', async () => (await running.query(circuitStateQuery)).opening === 1);
+      // Bounds for a busy machine: the query waits for a workflow task of the shared dev server.
+      await waitFor('opening 1 held', async () => (await running.query(circuitStateQuery)).opening === 1, 60_000);
       const tick = await client.start(reconcileTick, { taskQueue, workflowId: uniqueId('tick-') });
       expect(await tick.result()).toMatchObject({ opened: 1 });
       const history = await tick.fetchHistory();
@@ -272,13 +273,13 @@ describe('reconcileTick', () => {
         { workflowExecution: { workflowId: ids.circuit(hostId, 'sd') }, signalName: 'recheck' },
       ]);
       const current = client.getHandle(ids.circuit(hostId, 'sd'));
-      await waitFor('the continuation to hold opening 2', async () => (await current.query(circuitStateQuery)).opening === 2);
+      await waitFor('the continuation to hold opening 2', async () => (await current.query(circuitStateQuery)).opening === 2, 60_000);
       expect((await client.getHandle(running.workflowId, running.firstExecutionRunId).describe()).status.name).toBe('CONTINUED_AS_NEW');
       await current.terminate('test over');
     });
     expect(stubs.holdCircuit).toHaveBeenCalledTimes(2);
     expect(stubs.recoverCircuit).not.toHaveBeenCalled();
-  });
+  }, 180_000);
 });
 
 /** The attributes of every event of this kind in a history. */
