@@ -1,4 +1,5 @@
 /** The circuit breaker workflow's activities: hold the open circuit's opening, then recover it once. */
+import { Context } from '@temporalio/activity';
 import type { Recovery } from '../db/services';
 import { holdCircuit, holdSameOpening, recoverCircuit } from '../host/circuit';
 import type { HeldCircuit, RecoveryResult } from '../contracts/circuit';
@@ -24,7 +25,8 @@ export function createCircuitActivities(deps: HostDeps) {
       retryAt?: number,
     ): Promise<RecoveryResult> {
       const which = { ...(opening !== undefined ? { opening } : {}), ...(retryAt !== undefined ? { retryAt } : {}) };
-      return recoverCircuit({ ...deps, log }, { serviceId, escalation, trigger, ...which });
+      // The first attempt's time: a retry that finds the container running may have started it then (S7).
+      return recoverCircuit({ ...deps, log }, { serviceId, escalation, trigger, ...which }, firstAttemptAtSec());
     },
 
     /** A run from before openings, asked to recheck: holds its opening if the circuit is still open on it (see host). */
@@ -32,6 +34,15 @@ export function createCircuitActivities(deps: HostDeps) {
       return holdSameOpening(deps, { serviceId, escalation, retryAt });
     },
   };
+}
+
+/** When this activity's first attempt was scheduled (unix seconds); undefined outside an activity (a direct call). */
+function firstAttemptAtSec(): number | undefined {
+  try {
+    return Math.floor(Context.current().info.scheduledTimestampMs / 1000);
+  } catch {
+    return undefined;
+  }
 }
 
 /** What the workflows proxy (`proxyActivities<CircuitActivities>`): the types only. */

@@ -67,6 +67,7 @@ function deathSummaries(db: HostDeps['db'], serviceId: string, windowStart: numb
 export async function recoverCircuit(
   { db, docker, settings, log, clock }: Pick<HostDeps, 'db' | 'docker' | 'settings' | 'log' | 'clock'>,
   r: Pick<Recovery, 'serviceId' | 'opening' | 'escalation' | 'retryAt' | 'trigger'>,
+  firstAttemptAtSec?: number,
 ): Promise<RecoveryResult> {
   const c = readCircuit(db, r.serviceId);
   if (!c?.open) return { recovered: false };
@@ -74,11 +75,13 @@ export async function recoverCircuit(
   const containerId = c.containerId;
   const restart = settings.recovery === 'restart' && isValidContainerId(containerId);
   const { alreadyRunning, ...started } = restart ? await startKept(docker, containerId) : { status: 'stopped' as const };
-  const restartCount = alreadyRunning && containerId ? await countFromNow(docker, containerId, c) : 0;
   const now = unixSeconds(clock);
+  const startedBySec = Math.min(now, firstAttemptAtSec ?? now);
+  const countFrom =
+    alreadyRunning && containerId ? await countFromNow(docker, containerId, c, { now, startedBySec }) : { restartCount: 0, atSec: now };
   const recovered = closeCircuit(db, { ...r, ...started }, now);
   if (recovered && started.status === 'running' && containerId) {
-    setSnapshot(db, r.serviceId, { containerId, state: 'running', restartCount, health: '' }, now);
+    setSnapshot(db, r.serviceId, { containerId, state: 'running', restartCount: countFrom.restartCount, health: '' }, countFrom.atSec);
   }
   // Not closed by this attempt: closed meanwhile (another attempt), or open again on a newer opening.
   if (!recovered) return readCircuit(db, r.serviceId)?.open ? { recovered, reopened: true } : { recovered };
@@ -101,16 +104,27 @@ export function holdSameOpening(
 }
 
 /**
- * Where the next look counts from, for a kept container found running already. A start through the API resets
- * RestartCount, and later deaths are counted from 0. One that dockerd brought back while the circuit was open (the
- * engine started after the opening) keeps its count, and its deaths while the circuit was open are not the closed
- * circuit's: counted from its count now (S7). One started otherwise (this recovery's own earlier attempt, whose close
- * did not commit: the soak, under a held SQLite lock) has its deaths since that start to count: from 0.
+ * Where the next look counts from, for a kept container found running already: a RestartCount, as of a time. A
+ * start through the API resets RestartCount, and later deaths are counted from 0. One that dockerd brought back
+ * while the circuit was open (the engine started after the opening) keeps its count, and its deaths while the
+ * circuit was open are not the closed circuit's: counted from its count now (S7). One started otherwise (this
+ * recovery's own earlier attempt, whose close did not commit: the soak, under a held SQLite lock) has its deaths
+ * since that start to count: from 0, as of `at.startedBySec` (no later than that start: the recovery's first attempt).
+ * Dated now instead, a look would take a run Docker restarted between the two attempts for one it had already seen,
+ * not inspect it, and miss those deaths (the soak's run D: 2 deaths of a crash loop, 2.7 s apart).
  */
-async function countFromNow(docker: HostDeps['docker'], containerId: string, c: CircuitRow): Promise<number> {
+async function countFromNow(
+  docker: HostDeps['docker'],
+  containerId: string,
+  c: CircuitRow,
+  at: { now: number; startedBySec: number },
+): Promise<{ restartCount: number; atSec: number }> {
   const openSince = c.openedAt ?? c.takenOverAt;
   const engineStarted = openSince === null ? null : await engineStartedAtSec(docker);
-  return engineStarted !== null && openSince !== null && engineStarted > openSince ? restartCountNow(docker, containerId) : 0;
+  const broughtBack = engineStarted !== null && openSince !== null && engineStarted > openSince;
+  return broughtBack
+    ? { restartCount: await restartCountNow(docker, containerId), atSec: at.now }
+    : { restartCount: 0, atSec: at.startedBySec };
 }
 
 /** RestartCount of a container that runs; 0 when it is gone by now (its death is then the next look's to see). */

@@ -656,4 +656,21 @@ describe('what the soak found, each on its own (in-memory engine; RELIABILITY.md
     h.advance(2);
     expect((await tick(h)).applied.crashes).toBe(3);
   });
+
+  it('S7: that retry dates its look from the first attempt, so a run Docker restarted in between is inspected (the soak, run D)', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await openedCircuit(h);
+    h.advance((service(h.db, sid).circuit_retry_at as number) - h.nowSec());
+    const firstAttemptAtSec = h.nowSec();
+    expect(await h.engine.startContainer(cid)).toBe(true); // the first attempt's start; its close does not commit
+    h.advance(1);
+    h.engine.die(cid);
+    h.advance(1);
+    h.engine.die(cid); // the loop's last death: the run Docker restarted now runs on
+    h.advance(3); // the lock is let go; the retry comes 3 s into that run
+    await recoverCircuit(h.deps, { serviceId: sid, opening: 1, escalation: 1, trigger: 'auto_recovery' }, firstAttemptAtSec);
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 0, seen_at: firstAttemptAtSec });
+    h.advance(30); // the list's "Up 33 seconds" would put that run before a look dated at the retry
+    expect((await tick(h)).applied.crashes).toBe(2);
+  });
 });
