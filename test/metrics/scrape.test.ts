@@ -80,7 +80,8 @@ afterAll(async () => {
   await step('stop prometheus', async () => prometheus?.stop());
   await step('stop the webhook receiver', async () => receiver?.down());
   await step('remove the service container', async () => service && docker.removeContainer(service.containerId, { force: true }));
-  await step('remove the tenant network', async () => docker.removeNetwork(`ah-tenant-${tenant}`));
+  // The service's deploy made the network: a file that failed before it has none to remove.
+  await step('remove the tenant network', async () => service && docker.removeNetwork(`ah-tenant-${tenant}`));
   await step("remove the host's schedules and circuit workflow", () => forgetHost(hostId, service?.id));
   fs.rmSync(dir, { recursive: true, force: true });
   if (problems.length > 0) throw new Error(`cleanup failed: ${problems.join('; ')}`);
