@@ -278,21 +278,17 @@ export class FaultSchedule {
     };
     switch (kind) {
       case 'worker-kill':
-        return (
-          await downFor(
-            () => rig.worker.kill(),
-            () => rig.worker.start(),
-          ),
-          `down ${secs(forMs)}`
+        await downFor(
+          () => rig.worker.kill(),
+          () => rig.worker.start(),
         );
+        return `down ${secs(forMs)}`;
       case 'temporal-restart':
-        return (
-          await downFor(
-            () => rig.temporal.kill(),
-            () => rig.temporal.up(),
-          ),
-          `down ${secs(forMs)}`
+        await downFor(
+          () => rig.temporal.kill(),
+          () => rig.temporal.up(),
         );
+        return `down ${secs(forMs)}`;
       case 'wedge': {
         let held = 0;
         const release = () => ((held = rig.proxy.heldRequests), rig.proxy.release());
