@@ -65,6 +65,8 @@ export interface KeeperRecord {
 
 export interface ContainerLedger {
   service: SoakService;
+  /** dockerd's shutdowns in the run, for the times a record of a death in one may carry. */
+  engine: EngineWindows;
   deaths: { death: TrueDeath; cls: DeathClass }[];
   episodes: { episode: UnhealthyEpisode; must: boolean }[];
   counted: KeeperRecord[];
@@ -143,7 +145,7 @@ function classify(truth: ContainerTruth, s: SoakService, openings: Opening[], en
   const tail = new Set<TrueDeath>();
   for (const o of openings) for (const d of openingTail(truth, o, engine)) tail.add(d);
   return truth.deaths.map((death): { death: TrueDeath; cls: DeathClass } => {
-    if (death.kind === 'stop' && !death.restarted && engine.inShutdown(death.atMs))
+    if (death.kind === 'stop' && !death.restarted && (engine.inShutdown(death.atMs) || death.foundByInspect))
       return { death, cls: downAfterGrace(truth, death) ? 'engine-stop-kept' : 'engine-stop' };
     if (death.kind === 'stop') return { death, cls: death.restarted ? 'keeper-restart' : 'keeper-stop' };
     if (death.kind === 'shutdown-self') return { death, cls: 'shutdown-self' };
@@ -182,6 +184,7 @@ export function containerLedger(
   const own = records.filter((r) => r.containerId === s.containerId);
   return {
     service: s,
+    engine,
     deaths: classify(
       truth,
       s,
@@ -216,7 +219,21 @@ function deathSlots(c: ContainerLedger, expected: boolean): Slot[] {
         (d.cls === (expected ? 'expected' : 'crash') || MAY_CLASSES.includes(d.cls)) &&
         (!MAY_CLASSES.includes(d.cls) || isExpected(d.death.exitCode) === expected),
     )
-    .map((d) => ({ ...(d.death.kind === 'unseen' ? {} : { atMs: d.death.atMs }), must: !MAY_CLASSES.includes(d.cls), what: d }));
+    .map((d) => ({ ...timesOf(d.death, c.engine), must: !MAY_CLASSES.includes(d.cls), what: d }));
+}
+
+/**
+ * The times a record of a death may carry: its die event's, give or take MATCH_TOLERANCE_MS; back to the start of a
+ * shutdown the die event came in, whose dockerd logs deaths late (run G: an OOM kill 0.9 s before the shutdown, its
+ * die event 8.5 s after it, its FinishedAt the kill's). None for a death only RestartCount showed.
+ */
+function timesOf(death: TrueDeath, engine: EngineWindows): Pick<Slot, 'atMs' | 'fromMs'> {
+  if (death.kind === 'unseen') return {};
+  const shutdownFromMs = engine.shutdownStartOf(death.atMs);
+  return {
+    atMs: death.atMs,
+    ...(shutdownFromMs === undefined ? {} : { fromMs: Math.min(death.atMs, shutdownFromMs) - MATCH_TOLERANCE_MS }),
+  };
 }
 
 function episodeSlots(c: ContainerLedger): Slot[] {
