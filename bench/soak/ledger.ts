@@ -125,7 +125,9 @@ const isPolicy = (d: TrueDeath) => d.kind === 'policy' || d.kind === 'unseen';
 
 /**
  * The deaths after the look that opened `o`, up to keeper's stop of the container (its `stop` event: a container
- * waiting in Docker's restart backoff is stopped without a die), numbered as truth.ts numbers them.
+ * waiting in Docker's restart backoff is stopped without a die), numbered as truth.ts numbers them. Not a death of a
+ * run dockerd began coming back from a restart after the circuit's retry time: keeper's recovery was under way by
+ * then, and counts that run's deaths from 0 (S10).
  */
 function openingTail(truth: ContainerTruth, o: Opening, engine: EngineWindows): Set<TrueDeath> {
   const openedMs = o.openedAtSec * 1000;
@@ -136,7 +138,11 @@ function openingTail(truth: ContainerTruth, o: Opening, engine: EngineWindows): 
   const epoch = before.length > 0 ? before[before.length - 1].epoch : 0;
   return new Set(
     truth.deaths.filter(
-      (d) => isPolicy(d) && d.atMs <= endMs && (d.epoch > epoch || (d.epoch === epoch && (d.number ?? 0) > o.lookRestartCount)),
+      (d) =>
+        isPolicy(d) &&
+        d.atMs <= endMs &&
+        !engine.backBetween(o.retryAtSec * 1000, d.atMs) &&
+        (d.epoch > epoch || (d.epoch === epoch && (d.number ?? 0) > o.lookRestartCount)),
     ),
   );
 }

@@ -281,6 +281,15 @@ export interface EngineWindows {
   justBeforeShutdown(atMs: number): boolean;
   /** When the shutdown `atMs` falls in began; undefined outside any. */
   shutdownStartOf(atMs: number): number | undefined;
+  /** dockerd came back (answered again) from a restart in (fromMs, toMs]. */
+  backBetween(fromMs: number, toMs: number): boolean;
+}
+
+/** One dockerd restart: SIGTERM, its exit (open until then), and when it answered again. */
+export interface ShutdownWindow {
+  fromMs: number;
+  toMs?: number;
+  backAtMs?: number;
 }
 
 /** How much of [fromMs, toMs] keeper could look in: its length less the blind windows' overlap (merged first). */
@@ -297,11 +306,12 @@ export function sightMs(fromMs: number, toMs: number, blind: BlindWindow[]): num
   return seen + Math.max(0, toMs - at);
 }
 
-export function engineWindows(shutdowns: { fromMs: number; toMs?: number }[], blind: BlindWindow[] = []): EngineWindows {
+export function engineWindows(shutdowns: ShutdownWindow[], blind: BlindWindow[] = []): EngineWindows {
   const holding = (atMs: number) => shutdowns.find((w) => atMs >= w.fromMs && (w.toMs === undefined || atMs <= w.toMs));
   return {
     inShutdown: (atMs) => holding(atMs) !== undefined,
     shutdownStartOf: (atMs) => holding(atMs)?.fromMs,
+    backBetween: (fromMs, toMs) => shutdowns.some((w) => w.backAtMs !== undefined && w.backAtMs > fromMs && w.backAtMs <= toMs),
     justBeforeShutdown: (atMs) => shutdowns.some((w) => atMs < w.fromMs && sightMs(atMs, w.fromMs, blind) < LOOK_CHANCE_MS),
   };
 }
@@ -318,8 +328,8 @@ const sinceParam = (timeNano: bigint) => `${timeNano / 1_000_000_000n}.${String(
  */
 export class EngineWitness {
   readonly containers = new Map<string, ContainerTruth>();
-  /** dockerd shutdowns: [SIGTERM, exit] (an open one has no end yet). */
-  readonly shutdowns: { fromMs: number; toMs?: number }[] = [];
+  /** dockerd shutdowns: [SIGTERM, exit] (an open one has no end yet), and when the engine answered again. */
+  readonly shutdowns: ShutdownWindow[] = [];
   /** When the stream was down, for the report; reconnects are expected while dockerd restarts. */
   reconnects = 0;
   events = 0;

@@ -349,6 +349,44 @@ describe("the soak's ledger: what keeper must count", () => {
     });
   });
 
+  it("counts a loop's deaths in the run dockerd began coming back after the circuit's retry time, not before it (S10)", () => {
+    // Opened on the death at 5 s (RestartCount 1), retry at 40 s; dockerd's shutdown [20 s, 30 s] stops the
+    // container, a stop that does not stick: the engine starts it when it is back, and the loop dies twice more.
+    const loopOverRestart = (backAtMs: number) => {
+      const engine = engineWindows([{ fromMs: 20_000, toMs: 30_000, backAtMs }]);
+      const t = truthOf(
+        [
+          [5_000, 'die', 1],
+          [5_500, 'start'],
+          [24_900, 'kill'],
+          [25_000, 'die', 143],
+          [25_010, 'stop'],
+        ],
+        engine.inShutdown,
+      );
+      t.engineStopped(30_000);
+      const after: [number, string, number?][] = [
+        [backAtMs, 'start'],
+        [backAtMs + 2000, 'die', 1],
+        [backAtMs + 2500, 'start'],
+        [backAtMs + 4000, 'die', 1],
+      ];
+      for (const [atMs, action, exitCode] of after)
+        t.apply(
+          { atMs, timeNano: BigInt(atMs) * 1_000_000n, containerId: CID, action, ...(exitCode ? { exitCode } : {}) },
+          engine.inShutdown,
+        );
+      const o = opening({ openedAtSec: 5, retryAtSec: 40, lookRestartCount: 1, closedSeenAtMs: backAtMs + 10_000 });
+      return (records: KeeperRecord[]) => balances(containerLedger(service, t, [o], records, engine))[0];
+    };
+    // Back after the retry time: the recovery under way counts the run's deaths.
+    const late = loopOverRestart(60_000);
+    expect(late([record(5_000), record(62_000), record(64_000)])).toMatchObject({ must: 3, missed: 0, extra: 0 });
+    // Back before it: they are the open circuit's.
+    const early = loopOverRestart(33_000);
+    expect(early([record(5_000)])).toMatchObject({ must: 1, missed: 0, extra: 0 });
+  });
+
   it('takes a container dockerd left in its restart backoff across its restart for no new run (run G, svc-soak-122)', () => {
     // A loop's death, then dockerd's restarts: the container stays "restarting", with its count and StartedAt of before.
     const t = truthOf([
