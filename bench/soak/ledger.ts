@@ -11,7 +11,8 @@
  *   expected = 1.
  * - **after the look that opened the circuit** (not counted): Docker numbered it above the RestartCount of keeper's
  *   look in the opening transaction, and it came before keeper's stop of the container. keeper counts no death of a
- *   service whose circuit is open; these are the loop's last throes until the stop.
+ *   service whose circuit is open; these are the loop's last throes until the stop (until the close, when dockerd's
+ *   shutdown undid the stop; but a run dockerd began coming back after the retry time is the recovery's: S10).
  * - **keeper's stop of an open circuit's container**, **keeper's restart of an unhealthy container** (not a crash):
  *   the engine's `kill` came just before the `die` (an API stop), with a `restart` event after it for a restart.
  * - **stopped by dockerd's shutdown** (not a crash): the engine's own kill before the die, while dockerd shut down.
@@ -229,16 +230,21 @@ function deathSlots(c: ContainerLedger, expected: boolean): Slot[] {
 }
 
 /**
- * The times a record of a death may carry: its die event's, give or take MATCH_TOLERANCE_MS; back to the start of a
- * shutdown the die event came in, whose dockerd logs deaths late (run G: an OOM kill 0.9 s before the shutdown, its
- * die event 8.5 s after it, its FinishedAt the kill's). None for a death only RestartCount showed.
+ * The times a record of a death may carry: its die event's, give or take MATCH_TOLERANCE_MS. For a death in a
+ * dockerd shutdown, anywhere in that restart: dockerd logs deaths late in its shutdown (run G: an OOM kill 0.75 s
+ * before the shutdown, its die event 8.5 s after it, keeper's record at its FinishedAt), and a stop whose container
+ * dockerd failed to start again as it came back is recorded at that failed start (run J: exit 255, "task already
+ * exists", 9.7 s after the shutdown's stop). None for a death only RestartCount showed.
  */
-function timesOf(death: TrueDeath, engine: EngineWindows): Pick<Slot, 'atMs' | 'fromMs'> {
+function timesOf(death: TrueDeath, engine: EngineWindows): Pick<Slot, 'atMs' | 'fromMs' | 'untilMs'> {
   if (death.kind === 'unseen') return {};
-  const shutdownFromMs = engine.shutdownStartOf(death.atMs);
+  const restart = engine.restartOf(death.atMs);
+  if (!restart) return { atMs: death.atMs };
+  const endMs = restart.backAtMs ?? restart.toMs ?? death.atMs;
   return {
     atMs: death.atMs,
-    ...(shutdownFromMs === undefined ? {} : { fromMs: Math.min(death.atMs, shutdownFromMs) - MATCH_TOLERANCE_MS }),
+    fromMs: Math.min(death.atMs, restart.fromMs) - MATCH_TOLERANCE_MS,
+    untilMs: Math.max(death.atMs, endMs) + MATCH_TOLERANCE_MS,
   };
 }
 

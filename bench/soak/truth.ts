@@ -279,8 +279,8 @@ export interface EngineWindows {
   inShutdown(atMs: number): boolean;
   /** Before a shutdown began, with less than LOOK_CHANCE_MS of keeper's sight between them. */
   justBeforeShutdown(atMs: number): boolean;
-  /** When the shutdown `atMs` falls in began; undefined outside any. */
-  shutdownStartOf(atMs: number): number | undefined;
+  /** The restart whose shutdown `atMs` falls in; undefined outside any. */
+  restartOf(atMs: number): ShutdownWindow | undefined;
   /** dockerd came back (answered again) from a restart in (fromMs, toMs]. */
   backBetween(fromMs: number, toMs: number): boolean;
 }
@@ -310,7 +310,7 @@ export function engineWindows(shutdowns: ShutdownWindow[], blind: BlindWindow[] 
   const holding = (atMs: number) => shutdowns.find((w) => atMs >= w.fromMs && (w.toMs === undefined || atMs <= w.toMs));
   return {
     inShutdown: (atMs) => holding(atMs) !== undefined,
-    shutdownStartOf: (atMs) => holding(atMs)?.fromMs,
+    restartOf: holding,
     backBetween: (fromMs, toMs) => shutdowns.some((w) => w.backAtMs !== undefined && w.backAtMs > fromMs && w.backAtMs <= toMs),
     justBeforeShutdown: (atMs) => shutdowns.some((w) => atMs < w.fromMs && sightMs(atMs, w.fromMs, blind) < LOOK_CHANCE_MS),
   };

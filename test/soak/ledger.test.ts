@@ -424,6 +424,25 @@ describe("the soak's ledger: what keeper must count", () => {
     expect(balances(c)[0]).toEqual({ what: 'crashes', must: 0, may: 2, keeper: 2, missed: 0, extra: 0 });
   });
 
+  it("pairs a shutdown's stop that dockerd failed to start again with keeper's record at that failed start (run J)", () => {
+    // dockerd's shutdown [20 s, 30 s] stops the container at 25 s; coming back (answering at 50 s) its start fails
+    // ("task already exists": exit 255 at 38 s), and the container stays down: keeper records that, once.
+    const engine = engineWindows([{ fromMs: 20_000, toMs: 30_000, backAtMs: 50_000 }]);
+    const t = truthOf(
+      [
+        [500, 'start'],
+        [15_000, 'kill'],
+        [25_000, 'die', 255],
+      ],
+      engine.inShutdown,
+    );
+    t.engineStopped(30_000);
+    t.rebaseline(inspect(0, false, { startedAtMs: 500, finishedAtMs: 38_000, exitCode: 255 }), 25_000 + 121_000);
+    const c = containerLedger(service, t, [], [record(38_000, { exitCode: 255 })], engine);
+    expect(c.deaths.map((d) => d.cls)).toEqual(['engine-stop-kept']);
+    expect(balances(c)[0]).toEqual({ what: 'crashes', must: 0, may: 1, keeper: 1, missed: 0, extra: 0 });
+  });
+
   it('pairs a death whose die event dockerd logged late in its shutdown with a record at its exit (run G, svc-soak-019)', () => {
     // An OOM kill at 19.5 s, its die event at 28 s, inside the shutdown [20 s, 30 s]; keeper dates it by FinishedAt.
     const engine = engineWindows([{ fromMs: 20_000, toMs: 30_000 }]);
