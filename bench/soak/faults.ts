@@ -12,7 +12,7 @@ import { restartDockerd } from './engine';
 import type { OpeningWatch } from './openings';
 import type { HostFault, ServiceFault, SoakOptions } from './options';
 import type { Rig } from './rig';
-import { rebaselineFromEngine, type BlindWindow } from './truth';
+import { rebaselineFromEngine, type BlindWindow, type ShutdownWindow } from './truth';
 import { isSick, mainPid, makeSick, readLoop, setLoop, soakDocker, type SoakService } from './services';
 
 /** What was injected, by kind, and when each host fault ran: the report's counts. */
@@ -278,21 +278,17 @@ export class FaultSchedule {
     };
     switch (kind) {
       case 'worker-kill':
-        return (
-          await downFor(
-            () => rig.worker.kill(),
-            () => rig.worker.start(),
-          ),
-          `down ${secs(forMs)}`
+        await downFor(
+          () => rig.worker.kill(),
+          () => rig.worker.start(),
         );
+        return `down ${secs(forMs)}`;
       case 'temporal-restart':
-        return (
-          await downFor(
-            () => rig.temporal.kill(),
-            () => rig.temporal.up(),
-          ),
-          `down ${secs(forMs)}`
+        await downFor(
+          () => rig.temporal.kill(),
+          () => rig.temporal.up(),
         );
+        return `down ${secs(forMs)}`;
       case 'wedge': {
         let held = 0;
         const release = () => ((held = rig.proxy.heldRequests), rig.proxy.release());
@@ -326,9 +322,11 @@ export class FaultSchedule {
   private async restartEngine(downMs: number): Promise<string> {
     const rig = this.rig;
     this.engineDown = true;
-    rig.witness.shutdowns.push({ fromMs: Date.now() });
+    const window: ShutdownWindow = { fromMs: Date.now() };
+    rig.witness.shutdowns.push(window);
     try {
       const restart = await restartDockerd(rig.engine, rig.starter, downMs, (atMs) => rig.witness.engineExited(atMs));
+      window.backAtMs = restart.answeringAtMs;
       rig.docker = soakDocker(rig.engine.dockerHost);
       rig.witness.setDocker(rig.docker);
       await rig.witness.waitConnected(60_000);

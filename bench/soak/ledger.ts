@@ -11,7 +11,8 @@
  *   expected = 1.
  * - **after the look that opened the circuit** (not counted): Docker numbered it above the RestartCount of keeper's
  *   look in the opening transaction, and it came before keeper's stop of the container. keeper counts no death of a
- *   service whose circuit is open; these are the loop's last throes until the stop.
+ *   service whose circuit is open; these are the loop's last throes until the stop (until the close, when dockerd's
+ *   shutdown undid the stop; but a run dockerd began coming back after the retry time is the recovery's: S10).
  * - **keeper's stop of an open circuit's container**, **keeper's restart of an unhealthy container** (not a crash):
  *   the engine's `kill` came just before the `die` (an API stop), with a `restart` event after it for a restart.
  * - **stopped by dockerd's shutdown** (not a crash): the engine's own kill before the die, while dockerd shut down.
@@ -65,6 +66,8 @@ export interface KeeperRecord {
 
 export interface ContainerLedger {
   service: SoakService;
+  /** dockerd's shutdowns in the run, for the times a record of a death in one may carry. */
+  engine: EngineWindows;
   deaths: { death: TrueDeath; cls: DeathClass }[];
   episodes: { episode: UnhealthyEpisode; must: boolean }[];
   counted: KeeperRecord[];
@@ -123,7 +126,9 @@ const isPolicy = (d: TrueDeath) => d.kind === 'policy' || d.kind === 'unseen';
 
 /**
  * The deaths after the look that opened `o`, up to keeper's stop of the container (its `stop` event: a container
- * waiting in Docker's restart backoff is stopped without a die), numbered as truth.ts numbers them.
+ * waiting in Docker's restart backoff is stopped without a die), numbered as truth.ts numbers them. Not a death of a
+ * run dockerd began coming back from a restart after the circuit's retry time: keeper's recovery was under way by
+ * then, and counts that run's deaths from 0 (S10).
  */
 function openingTail(truth: ContainerTruth, o: Opening, engine: EngineWindows): Set<TrueDeath> {
   const openedMs = o.openedAtSec * 1000;
@@ -134,7 +139,11 @@ function openingTail(truth: ContainerTruth, o: Opening, engine: EngineWindows): 
   const epoch = before.length > 0 ? before[before.length - 1].epoch : 0;
   return new Set(
     truth.deaths.filter(
-      (d) => isPolicy(d) && d.atMs <= endMs && (d.epoch > epoch || (d.epoch === epoch && (d.number ?? 0) > o.lookRestartCount)),
+      (d) =>
+        isPolicy(d) &&
+        d.atMs <= endMs &&
+        !engine.backBetween(o.retryAtSec * 1000, d.atMs) &&
+        (d.epoch > epoch || (d.epoch === epoch && (d.number ?? 0) > o.lookRestartCount)),
     ),
   );
 }
@@ -143,7 +152,7 @@ function classify(truth: ContainerTruth, s: SoakService, openings: Opening[], en
   const tail = new Set<TrueDeath>();
   for (const o of openings) for (const d of openingTail(truth, o, engine)) tail.add(d);
   return truth.deaths.map((death): { death: TrueDeath; cls: DeathClass } => {
-    if (death.kind === 'stop' && !death.restarted && engine.inShutdown(death.atMs))
+    if (death.kind === 'stop' && !death.restarted && (engine.inShutdown(death.atMs) || death.foundByInspect))
       return { death, cls: downAfterGrace(truth, death) ? 'engine-stop-kept' : 'engine-stop' };
     if (death.kind === 'stop') return { death, cls: death.restarted ? 'keeper-restart' : 'keeper-stop' };
     if (death.kind === 'shutdown-self') return { death, cls: 'shutdown-self' };
@@ -182,6 +191,7 @@ export function containerLedger(
   const own = records.filter((r) => r.containerId === s.containerId);
   return {
     service: s,
+    engine,
     deaths: classify(
       truth,
       s,
@@ -216,7 +226,26 @@ function deathSlots(c: ContainerLedger, expected: boolean): Slot[] {
         (d.cls === (expected ? 'expected' : 'crash') || MAY_CLASSES.includes(d.cls)) &&
         (!MAY_CLASSES.includes(d.cls) || isExpected(d.death.exitCode) === expected),
     )
-    .map((d) => ({ ...(d.death.kind === 'unseen' ? {} : { atMs: d.death.atMs }), must: !MAY_CLASSES.includes(d.cls), what: d }));
+    .map((d) => ({ ...timesOf(d.death, c.engine), must: !MAY_CLASSES.includes(d.cls), what: d }));
+}
+
+/**
+ * The times a record of a death may carry: its die event's, give or take MATCH_TOLERANCE_MS. For a death in a
+ * dockerd shutdown, anywhere in that restart: dockerd logs deaths late in its shutdown (run G: an OOM kill 0.75 s
+ * before the shutdown, its die event 8.5 s after it, keeper's record at its FinishedAt), and a stop whose container
+ * dockerd failed to start again as it came back is recorded at that failed start (run J: exit 255, "task already
+ * exists", 9.7 s after the shutdown's stop). None for a death only RestartCount showed.
+ */
+function timesOf(death: TrueDeath, engine: EngineWindows): Pick<Slot, 'atMs' | 'fromMs' | 'untilMs'> {
+  if (death.kind === 'unseen') return {};
+  const restart = engine.restartOf(death.atMs);
+  if (!restart) return { atMs: death.atMs };
+  const endMs = restart.backAtMs ?? restart.toMs ?? death.atMs;
+  return {
+    atMs: death.atMs,
+    fromMs: Math.min(death.atMs, restart.fromMs) - MATCH_TOLERANCE_MS,
+    untilMs: Math.max(death.atMs, endMs) + MATCH_TOLERANCE_MS,
+  };
 }
 
 function episodeSlots(c: ContainerLedger): Slot[] {

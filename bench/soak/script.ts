@@ -10,6 +10,7 @@
  * circuit. Then the other host faults, one after the other, each with a service killed while it is under way: keeper
  * must still count that death exactly once, and the open circuit's timer must outlive them all.
  */
+import { listCrashRecords } from '../../src/db/crash-records';
 import { waitFor } from '../../test/helpers/fixtures';
 import type { FaultSchedule } from './faults';
 import type { OpeningWatch } from './openings';
@@ -41,10 +42,8 @@ export async function runScript(faults: FaultSchedule, rig: Rig, openings: Openi
   if (rig.services.length < SCRIPTED_SERVICES)
     throw new Error(`the scripted soak needs ${SCRIPTED_SERVICES} services, got ${rig.services.length}`);
   const svc = (i: number) => rig.services[i];
-  const records = (s: SoakService) =>
-    rig.db.prepare('SELECT COUNT(*) FROM keeper_crash_records WHERE service_id = ?').pluck().get(s.serviceId) as number;
   const recorded = (s: SoakService, n: number) =>
-    waitFor(`${n} crash record(s) of ${s.serviceId}`, () => records(s) >= n, STEP_BOUND_MS, 200);
+    waitFor(`${n} crash record(s) of ${s.serviceId}`, () => listCrashRecords(rig.db, s.serviceId, n).length >= n, STEP_BOUND_MS, 200);
   const made = (what: string) => (ok: boolean) => {
     if (!ok) throw new Error(`the scripted fault ${what} could not be made`);
   };

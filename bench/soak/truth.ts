@@ -48,6 +48,23 @@ export interface TrueDeath {
   epoch: number;
   /** A stop that keeper's restart of an unhealthy container made (a `restart` event followed). */
   restarted?: boolean;
+  /**
+   * A stop the stream never showed, found by an inspect (dated by FinishedAt): the stream misses nothing while dockerd
+   * is up, so it came while dockerd shut down or was away (a container its restart manager started during the
+   * shutdown, stopped after dockerd's exit and not started again when it came back: the soak's run G).
+   */
+  foundByInspect?: boolean;
+}
+
+/** What an inspect of a container shows, for checking the model against the engine. */
+export interface Inspected {
+  restartCount: number;
+  /** Running, or restarting (Docker counts a container in its restart backoff as running). */
+  running: boolean;
+  /** Unix ms of State.StartedAt and State.FinishedAt (0 when never). */
+  startedAtMs: number;
+  finishedAtMs: number;
+  exitCode: number;
 }
 
 /** An API stop's end (the engine's `stop` event): also of a container waiting to be restarted, which has no die. */
@@ -77,7 +94,12 @@ export class ContainerTruth {
   count = 0;
   epoch = 0;
   private resetPending = false;
+  /** When the pending reset came (a stop, or dockerd's exit): only a start after it begins a new numbering. */
+  private resetAtMs = 0;
   lastEventAtMs = 0;
+  /** Whether the model has the container up (its last start after its last death), and since when. */
+  private up = true;
+  private lastStartMs = 0;
   private lastKillMs: number | undefined;
   private lastStop: TrueDeath | undefined;
 
@@ -90,11 +112,13 @@ export class ContainerTruth {
         this.lastKillMs = e.atMs;
         return;
       case 'stop':
-        this.resetPending = true;
+        this.pendReset(e.atMs);
         this.stops.push({ atMs: e.atMs });
         return;
       case 'start':
         this.startNumbering();
+        this.up = true;
+        this.lastStartMs = Math.max(this.lastStartMs, e.atMs);
         return;
       case 'restart':
         if (this.lastStop) this.lastStop.restarted = true;
@@ -119,8 +143,13 @@ export class ContainerTruth {
    * dockerd exited: whatever the stream showed of its shutdown (a stream can drop before the last stop reaches it),
    * the engine's next start of this container sets RestartCount back to 0.
    */
-  engineStopped(): void {
+  engineStopped(atMs: number): void {
+    this.pendReset(atMs);
+  }
+
+  private pendReset(atMs: number): void {
     this.resetPending = true;
+    this.resetAtMs = atMs;
   }
 
   private startNumbering(): void {
@@ -135,11 +164,12 @@ export class ContainerTruth {
     this.startNumbering();
     const killed = this.lastKillMs !== undefined && e.atMs >= this.lastKillMs && e.atMs - this.lastKillMs <= KILL_BEFORE_DIE_MS;
     this.lastKillMs = undefined; // a kill ends in one die: the next death is on its own
+    this.up = false;
     const base = { containerId: this.containerId, atMs: e.atMs, exitCode: e.exitCode, epoch: this.epoch };
     let death: TrueDeath;
     if (killed) {
       death = { ...base, kind: 'stop' };
-      this.resetPending = true;
+      this.pendReset(e.atMs);
       this.lastStop = death;
     } else {
       // In a shutdown too: its restart manager may still restart a crash loop; the shutdown's stop ends the numbering.
@@ -151,24 +181,47 @@ export class ContainerTruth {
   }
 
   /**
-   * Compares the model with the engine's RestartCount (a stopped container keeps its count until its next start):
-   * deaths the stream never showed are added (unseen, dated by the container's last event: they came after it);
-   * returns a problem when the engine shows fewer than the model (the model missed a reset).
+   * Compares the model with an inspect of the container (a stopped container keeps its count until its next start):
+   * a stop the stream never showed is added (foundByInspect), and so are deaths it never showed that RestartCount
+   * does (unseen, dated by the container's last event: they came after it); returns a problem when the engine shows
+   * fewer than the model (the model missed a reset).
    */
-  rebaseline(engineRestartCount: number, running: boolean, atMs: number): string | undefined {
-    // Running again after a stop whose start the stream lost (dockerd starting its containers overflows the buffer);
+  rebaseline(seen: Inspected, atMs: number): string | undefined {
+    if (!seen.running) this.foundStop(seen);
+    // Started again after a stop whose start the stream lost (dockerd starting its containers overflows the buffer);
     // or down again with a count below the model's after a stop: a start the stream lost set it back (keeper's
-    // recovery, right after dockerd's restart), and the run it began is over.
-    if (running || (this.resetPending && engineRestartCount < this.count)) this.startNumbering();
-    if (!running) this.downSeenAtMs.push(atMs);
-    if (engineRestartCount < this.count)
-      return `${this.containerId.slice(0, 12)}: RestartCount ${engineRestartCount} on the engine at ${new Date(atMs).toISOString()}, ${this.count} per the soak's events`;
+    // recovery, right after dockerd's restart), and the run it began is over. Not a container dockerd left in its
+    // restart backoff across its own restart: it shows "restarting", with the count and StartedAt of before (run G).
+    const startedSince = seen.startedAtMs > this.resetAtMs;
+    if ((seen.running && startedSince) || (this.resetPending && seen.restartCount < this.count)) this.startNumbering();
+    if (!seen.running) this.downSeenAtMs.push(atMs);
+    if (seen.restartCount < this.count)
+      return `${this.containerId.slice(0, 12)}: RestartCount ${seen.restartCount} on the engine at ${new Date(atMs).toISOString()}, ${this.count} per the soak's events`;
     const from = Math.max(this.lastEventAtMs, 0);
-    for (let n = this.count + 1; n <= engineRestartCount; n++) {
+    for (let n = this.count + 1; n <= seen.restartCount; n++) {
       this.deaths.push({ containerId: this.containerId, kind: 'unseen', atMs: from, number: n, epoch: this.epoch });
     }
-    this.count = engineRestartCount;
+    this.count = seen.restartCount;
     return undefined;
+  }
+
+  /** A container the model has up, found down by an exit after its last start: a stop the stream never showed. */
+  private foundStop(seen: Inspected): void {
+    if (!this.up || seen.finishedAtMs <= this.lastStartMs) return;
+    const death: TrueDeath = {
+      containerId: this.containerId,
+      kind: 'stop',
+      atMs: seen.finishedAtMs,
+      exitCode: seen.exitCode,
+      epoch: this.epoch,
+      foundByInspect: true,
+    };
+    this.deaths.push(death);
+    this.up = false;
+    this.lastStop = death;
+    this.pendReset(seen.finishedAtMs);
+    const open = this.openEpisode();
+    if (open) open.endedBy = death;
   }
 }
 
@@ -183,11 +236,26 @@ export async function rebaselineFromEngine(docker: Dockerode, witness: EngineWit
     if (askedAtMs - truth.lastEventAtMs < quietMs) continue;
     const info = await docker.getContainer(truth.containerId).inspect();
     if (truth.lastEventAtMs > askedAtMs) continue; // an event arrived meanwhile: next time
-    const problem = truth.rebaseline(info.RestartCount, info.State.Running || info.State.Restarting, askedAtMs);
+    const problem = truth.rebaseline(inspected(info), askedAtMs);
     if (problem) problems.push(problem);
   }
   witness.problems.push(...problems);
   return problems;
+}
+
+const unixMs = (time: string) => {
+  const ms = Date.parse(time);
+  return Number.isNaN(ms) || ms < 0 ? 0 : ms; // "0001-01-01T00:00:00Z" for never
+};
+
+function inspected(info: Dockerode.ContainerInspectInfo): Inspected {
+  return {
+    restartCount: info.RestartCount,
+    running: info.State.Running || info.State.Restarting,
+    startedAtMs: unixMs(info.State.StartedAt),
+    finishedAtMs: unixMs(info.State.FinishedAt),
+    exitCode: info.State.ExitCode,
+  };
 }
 
 /**
@@ -211,6 +279,17 @@ export interface EngineWindows {
   inShutdown(atMs: number): boolean;
   /** Before a shutdown began, with less than LOOK_CHANCE_MS of keeper's sight between them. */
   justBeforeShutdown(atMs: number): boolean;
+  /** The restart whose shutdown `atMs` falls in; undefined outside any. */
+  restartOf(atMs: number): ShutdownWindow | undefined;
+  /** dockerd came back (answered again) from a restart in (fromMs, toMs]. */
+  backBetween(fromMs: number, toMs: number): boolean;
+}
+
+/** One dockerd restart: SIGTERM, its exit (open until then), and when it answered again. */
+export interface ShutdownWindow {
+  fromMs: number;
+  toMs?: number;
+  backAtMs?: number;
 }
 
 /** How much of [fromMs, toMs] keeper could look in: its length less the blind windows' overlap (merged first). */
@@ -227,9 +306,12 @@ export function sightMs(fromMs: number, toMs: number, blind: BlindWindow[]): num
   return seen + Math.max(0, toMs - at);
 }
 
-export function engineWindows(shutdowns: { fromMs: number; toMs?: number }[], blind: BlindWindow[] = []): EngineWindows {
+export function engineWindows(shutdowns: ShutdownWindow[], blind: BlindWindow[] = []): EngineWindows {
+  const holding = (atMs: number) => shutdowns.find((w) => atMs >= w.fromMs && (w.toMs === undefined || atMs <= w.toMs));
   return {
-    inShutdown: (atMs) => shutdowns.some((w) => atMs >= w.fromMs && (w.toMs === undefined || atMs <= w.toMs)),
+    inShutdown: (atMs) => holding(atMs) !== undefined,
+    restartOf: holding,
+    backBetween: (fromMs, toMs) => shutdowns.some((w) => w.backAtMs !== undefined && w.backAtMs > fromMs && w.backAtMs <= toMs),
     justBeforeShutdown: (atMs) => shutdowns.some((w) => atMs < w.fromMs && sightMs(atMs, w.fromMs, blind) < LOOK_CHANCE_MS),
   };
 }
@@ -246,8 +328,8 @@ const sinceParam = (timeNano: bigint) => `${timeNano / 1_000_000_000n}.${String(
  */
 export class EngineWitness {
   readonly containers = new Map<string, ContainerTruth>();
-  /** dockerd shutdowns: [SIGTERM, exit] (an open one has no end yet). */
-  readonly shutdowns: { fromMs: number; toMs?: number }[] = [];
+  /** dockerd shutdowns: [SIGTERM, exit] (an open one has no end yet), and when the engine answered again. */
+  readonly shutdowns: ShutdownWindow[] = [];
   /** When the stream was down, for the report; reconnects are expected while dockerd restarts. */
   reconnects = 0;
   events = 0;
@@ -284,7 +366,7 @@ export class EngineWitness {
   engineExited(atMs: number): void {
     const open = this.shutdowns.find((w) => w.toMs === undefined);
     if (open) open.toMs = atMs;
-    for (const truth of this.containers.values()) truth.engineStopped();
+    for (const truth of this.containers.values()) truth.engineStopped(atMs);
   }
 
   /** Starts following; resolves once the first connection is up. */

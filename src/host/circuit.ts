@@ -106,10 +106,11 @@ export function holdSameOpening(
 /**
  * Where the next look counts from, for a kept container found running already: a RestartCount, as of a time. A
  * start through the API resets RestartCount, and later deaths are counted from 0. One that dockerd brought back
- * while the circuit was open (the engine started after the opening) keeps its count, and its deaths while the
- * circuit was open are not the closed circuit's: counted from its count now (S7). One started otherwise (this
- * recovery's own earlier attempt, whose close did not commit: the soak, under a held SQLite lock) has its deaths
- * since that start to count: from 0, as of `at.startedBySec` (no later than that start: the recovery's first attempt).
+ * while the circuit was open, before this recovery began (the engine started after the opening and before the first
+ * attempt), keeps its count: its deaths so far were the open circuit's, not the closed one's (S7). Any other run began
+ * after the recovery did: the first attempt's own start (whose close did not commit: the soak, under a held SQLite
+ * lock), or its start that reached the engine only as dockerd came back (S10), or dockerd's own start of it after the
+ * retry time. Its deaths are the recovered service's: counted from 0, as of `at.startedBySec` (the first attempt).
  * Dated now instead, a look would take a run Docker restarted between the two attempts for one it had already seen,
  * not inspect it, and miss those deaths (the soak's run D: 2 deaths of a crash loop, 2.7 s apart).
  */
@@ -121,7 +122,7 @@ async function countFromNow(
 ): Promise<{ restartCount: number; atSec: number }> {
   const openSince = c.openedAt ?? c.takenOverAt;
   const engineStarted = openSince === null ? null : await engineStartedAtSec(docker);
-  const broughtBack = engineStarted !== null && openSince !== null && engineStarted > openSince;
+  const broughtBack = engineStarted !== null && openSince !== null && engineStarted > openSince && engineStarted < at.startedBySec;
   return broughtBack
     ? { restartCount: await restartCountNow(docker, containerId), atSec: at.now }
     : { restartCount: 0, atSec: at.startedBySec };

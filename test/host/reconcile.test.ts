@@ -657,6 +657,26 @@ describe('what the soak found, each on its own (in-memory engine; RELIABILITY.md
     expect((await tick(h)).applied.crashes).toBe(3);
   });
 
+  it('S10: a retried recovery whose first start reached the engine only as dockerd came back counts the deaths since (the soak, run G)', async () => {
+    const h = memoryHost();
+    const { sid, cid } = await openedCircuit(h); // the opening's stop stuck: dockerd will not bring it back
+    h.advance((service(h.db, sid).circuit_retry_at as number) - h.nowSec());
+    const firstAttemptAtSec = h.nowSec(); // its start timed out: dockerd was down
+    h.advance(20);
+    h.engine.restartEngine();
+    expect(h.engine.container(cid).state).not.toBe('running');
+    expect(await h.engine.startContainer(cid)).toBe(true); // that start, held until the engine answered
+    for (let i = 0; i < 2; i++) {
+      h.advance(1);
+      h.engine.die(cid); // the loop goes on: RestartCount 2, the engine started after the opening
+    }
+    h.advance(1);
+    await recoverCircuit(h.deps, { serviceId: sid, opening: 1, escalation: 1, trigger: 'auto_recovery' }, firstAttemptAtSec);
+    expect(snapshotOf(h, sid)).toMatchObject({ restart_count: 0, seen_at: firstAttemptAtSec });
+    h.advance(5);
+    expect((await tick(h)).applied.crashes).toBe(2);
+  });
+
   it('S7: that retry dates its look from the first attempt, so a run Docker restarted in between is inspected (the soak, run D)', async () => {
     const h = memoryHost();
     const { sid, cid } = await openedCircuit(h);

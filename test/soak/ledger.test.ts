@@ -39,6 +39,19 @@ function truthOf(events: [number, string, number?][], inShutdown: (atMs: number)
   return t;
 }
 
+/** An inspect: the count, whether it runs, and its times (by default started and finished at 0: never). */
+const inspect = (
+  restartCount: number,
+  running: boolean,
+  times: { startedAtMs?: number; finishedAtMs?: number; exitCode?: number } = {},
+) => ({
+  restartCount,
+  running,
+  startedAtMs: times.startedAtMs ?? 0,
+  finishedAtMs: times.finishedAtMs ?? 0,
+  exitCode: times.exitCode ?? 0,
+});
+
 let recordId = 0;
 function record(diedAtMs: number, fields: Partial<KeeperRecord> = {}): KeeperRecord {
   return {
@@ -126,12 +139,12 @@ describe("the soak's truth: one container's events", () => {
       [2020, 'stop'],
     ]);
     // dockerd started it again (its start lost with the engine's buffer) and it died twice since.
-    expect(t.rebaseline(2, true, 9000)).toBeUndefined();
+    expect(t.rebaseline(inspect(2, true, { startedAtMs: 3000 }), 9000)).toBeUndefined();
     expect(t.deaths.slice(-2).map((d) => [d.kind, d.number, d.epoch])).toEqual([
       ['unseen', 1, 1],
       ['unseen', 2, 1],
     ]);
-    expect(t.rebaseline(1, true, 9500)).toMatch(/RestartCount 1 on the engine .*, 2 per the soak's events/);
+    expect(t.rebaseline(inspect(1, true, { startedAtMs: 3000 }), 9500)).toMatch(/RestartCount 1 on the engine .*, 2 per the soak's events/);
   });
 
   it('takes a lower count of a container down again after a stop for a start the stream lost (seed 4102)', () => {
@@ -144,14 +157,14 @@ describe("the soak's truth: one container's events", () => {
       [5000, 'die', 1],
       [5100, 'stop'],
     ]);
-    expect(t.rebaseline(0, false, 9000)).toBeUndefined();
+    expect(t.rebaseline(inspect(0, false, { startedAtMs: 6000, finishedAtMs: 7000 }), 9000)).toBeUndefined();
     expect(t.epoch).toBe(1);
     // Without a stop, a lower count is still the soak's own fault.
     const running = truthOf([
       [1000, 'die', 1],
       [2000, 'die', 1],
     ]);
-    expect(running.rebaseline(0, false, 9000)).toMatch(/RestartCount 0 on the engine .*, 2 per the soak's events/);
+    expect(running.rebaseline(inspect(0, false), 9000)).toMatch(/RestartCount 0 on the engine .*, 2 per the soak's events/);
   });
 
   it("starts the numbering again when dockerd exits, though the stream lost the container's stop", () => {
@@ -159,7 +172,7 @@ describe("the soak's truth: one container's events", () => {
       [1000, 'die', 1],
       [2000, 'die', 1],
     ]);
-    t.engineStopped();
+    t.engineStopped(5000);
     t.apply({ atMs: 9000, timeNano: 9_000_000_000n, containerId: CID, action: 'die', exitCode: 137 }, never);
     expect(t.deaths.map((d) => [d.number, d.epoch])).toEqual([
       [1, 0],
@@ -176,7 +189,7 @@ describe("the soak's truth: one container's events", () => {
       [3010, 'die', 143],
       [3020, 'stop'],
     ]);
-    expect(t.rebaseline(2, false, 5000)).toBeUndefined();
+    expect(t.rebaseline(inspect(2, false, { startedAtMs: 2100, finishedAtMs: 3010, exitCode: 143 }), 5000)).toBeUndefined();
     expect(t.deaths.filter((d) => d.kind === 'unseen')).toEqual([]);
   });
 });
@@ -293,14 +306,14 @@ describe("the soak's ledger: what keeper must count", () => {
         engine.inShutdown,
       );
     const kept = stopped();
-    kept.rebaseline(0, false, 25_000 + 121_000); // an inspect found it still down, the grace after
+    kept.rebaseline(inspect(0, false, { finishedAtMs: 25_000, exitCode: 143 }), 25_000 + 121_000); // an inspect found it still down, the grace after
     const crashes = (t: ContainerTruth, records: KeeperRecord[]) => balances(containerLedger(service, t, [], records, engine))[0];
     expect(containerLedger(service, kept, [], [], engine).deaths.map((d) => d.cls)).toEqual(['engine-stop-kept']);
     expect(crashes(kept, [record(25_000)])).toEqual({ what: 'crashes', must: 0, may: 1, keeper: 1, missed: 0, extra: 0 });
     expect(isBalanced(crashes(kept, []))).toBe(true);
     // Down only before the grace ended (the engine started it again later): not a crash.
     const undone = stopped();
-    undone.rebaseline(0, false, 25_000 + 60_000);
+    undone.rebaseline(inspect(0, false, { finishedAtMs: 25_000, exitCode: 143 }), 25_000 + 60_000);
     expect(crashes(undone, [record(25_000)])).toMatchObject({ may: 0, extra: 1 });
   });
 
@@ -334,6 +347,109 @@ describe("the soak's ledger: what keeper must count", () => {
       missed: 1,
       extra: 0,
     });
+  });
+
+  it("counts a loop's deaths in the run dockerd began coming back after the circuit's retry time, not before it (S10)", () => {
+    // Opened on the death at 5 s (RestartCount 1), retry at 40 s; dockerd's shutdown [20 s, 30 s] stops the
+    // container, a stop that does not stick: the engine starts it when it is back, and the loop dies twice more.
+    const loopOverRestart = (backAtMs: number) => {
+      const engine = engineWindows([{ fromMs: 20_000, toMs: 30_000, backAtMs }]);
+      const t = truthOf(
+        [
+          [5_000, 'die', 1],
+          [5_500, 'start'],
+          [24_900, 'kill'],
+          [25_000, 'die', 143],
+          [25_010, 'stop'],
+        ],
+        engine.inShutdown,
+      );
+      t.engineStopped(30_000);
+      const after: [number, string, number?][] = [
+        [backAtMs, 'start'],
+        [backAtMs + 2000, 'die', 1],
+        [backAtMs + 2500, 'start'],
+        [backAtMs + 4000, 'die', 1],
+      ];
+      for (const [atMs, action, exitCode] of after)
+        t.apply(
+          { atMs, timeNano: BigInt(atMs) * 1_000_000n, containerId: CID, action, ...(exitCode ? { exitCode } : {}) },
+          engine.inShutdown,
+        );
+      const o = opening({ openedAtSec: 5, retryAtSec: 40, lookRestartCount: 1, closedSeenAtMs: backAtMs + 10_000 });
+      return (records: KeeperRecord[]) => balances(containerLedger(service, t, [o], records, engine))[0];
+    };
+    // Back after the retry time: the recovery under way counts the run's deaths.
+    const late = loopOverRestart(60_000);
+    expect(late([record(5_000), record(62_000), record(64_000)])).toMatchObject({ must: 3, missed: 0, extra: 0 });
+    // Back before it: they are the open circuit's.
+    const early = loopOverRestart(33_000);
+    expect(early([record(5_000)])).toMatchObject({ must: 1, missed: 0, extra: 0 });
+  });
+
+  it('takes a container dockerd left in its restart backoff across its restart for no new run (run G, svc-soak-122)', () => {
+    // A loop's death, then dockerd's restarts: the container stays "restarting", with its count and StartedAt of before.
+    const t = truthOf([
+      [500, 'start'],
+      [1000, 'die', 1],
+    ]);
+    for (const exitedAtMs of [5000, 20_000]) {
+      t.engineStopped(exitedAtMs);
+      expect(t.rebaseline(inspect(1, true, { startedAtMs: 500, finishedAtMs: 1000, exitCode: 1 }), exitedAtMs + 4000)).toBeUndefined();
+    }
+    expect(t.deaths.map((d) => d.kind)).toEqual(['policy']);
+  });
+
+  it("finds a stop the stream never showed, after dockerd's exit, and takes it for dockerd's (run G, svc-soak-005)", () => {
+    // A crash 1 s before the shutdown [20 s, 30 s]; its restart manager starts it at 25 s; it is stopped at 33 s,
+    // after dockerd's exit, and not started again when dockerd is back.
+    const engine = engineWindows([{ fromMs: 20_000, toMs: 30_000 }]);
+    const t = truthOf(
+      [
+        [500, 'start'],
+        [19_000, 'die', 137],
+        [25_000, 'start'],
+      ],
+      engine.inShutdown,
+    );
+    t.engineStopped(30_000);
+    const down = inspect(1, false, { startedAtMs: 25_000, finishedAtMs: 33_000, exitCode: 143 });
+    t.rebaseline(down, 45_000);
+    t.rebaseline(down, 33_000 + 121_000); // still down the grace after
+    const c = containerLedger(service, t, [], [record(19_000, { exitCode: 137 }), record(33_000, { exitCode: 143 })], engine);
+    expect(c.deaths.map((d) => [d.cls, d.death.atMs])).toEqual([
+      ['before-shutdown', 19_000],
+      ['engine-stop-kept', 33_000],
+    ]);
+    expect(balances(c)[0]).toEqual({ what: 'crashes', must: 0, may: 2, keeper: 2, missed: 0, extra: 0 });
+  });
+
+  it("pairs a shutdown's stop that dockerd failed to start again with keeper's record at that failed start (run J)", () => {
+    // dockerd's shutdown [20 s, 30 s] stops the container at 25 s; coming back (answering at 50 s) its start fails
+    // ("task already exists": exit 255 at 38 s), and the container stays down: keeper records that, once.
+    const engine = engineWindows([{ fromMs: 20_000, toMs: 30_000, backAtMs: 50_000 }]);
+    const t = truthOf(
+      [
+        [500, 'start'],
+        [15_000, 'kill'],
+        [25_000, 'die', 255],
+      ],
+      engine.inShutdown,
+    );
+    t.engineStopped(30_000);
+    t.rebaseline(inspect(0, false, { startedAtMs: 500, finishedAtMs: 38_000, exitCode: 255 }), 25_000 + 121_000);
+    const c = containerLedger(service, t, [], [record(38_000, { exitCode: 255 })], engine);
+    expect(c.deaths.map((d) => d.cls)).toEqual(['engine-stop-kept']);
+    expect(balances(c)[0]).toEqual({ what: 'crashes', must: 0, may: 1, keeper: 1, missed: 0, extra: 0 });
+  });
+
+  it('pairs a death whose die event dockerd logged late in its shutdown with a record at its exit (run G, svc-soak-019)', () => {
+    // An OOM kill at 19.5 s, its die event at 28 s, inside the shutdown [20 s, 30 s]; keeper dates it by FinishedAt.
+    const engine = engineWindows([{ fromMs: 20_000, toMs: 30_000 }]);
+    const t = truthOf([[28_000, 'die', 137]], engine.inShutdown);
+    const c = containerLedger(service, t, [], [record(19_500, { exitCode: 137 })], engine);
+    expect(c.deaths.map((d) => d.cls)).toEqual(['shutdown-self']);
+    expect(balances(c)[0]).toEqual({ what: 'crashes', must: 0, may: 1, keeper: 1, missed: 0, extra: 0 });
   });
 });
 
