@@ -22,6 +22,7 @@
 import type Dockerode from 'dockerode';
 import fs from 'node:fs';
 import readline from 'node:readline';
+import { toUnixMs } from '../../src/docker/client';
 
 /** The engine's kill comes this close before the die of a stop (dockerd's stop timeout is 10 s). */
 export const KILL_BEFORE_DIE_MS = 15_000;
@@ -243,17 +244,12 @@ export async function rebaselineFromEngine(docker: Dockerode, witness: EngineWit
   return problems;
 }
 
-const unixMs = (time: string) => {
-  const ms = Date.parse(time);
-  return Number.isNaN(ms) || ms < 0 ? 0 : ms; // "0001-01-01T00:00:00Z" for never
-};
-
 function inspected(info: Dockerode.ContainerInspectInfo): Inspected {
   return {
     restartCount: info.RestartCount,
     running: info.State.Running || info.State.Restarting,
-    startedAtMs: unixMs(info.State.StartedAt),
-    finishedAtMs: unixMs(info.State.FinishedAt),
+    startedAtMs: toUnixMs(info.State.StartedAt) ?? 0,
+    finishedAtMs: toUnixMs(info.State.FinishedAt) ?? 0,
     exitCode: info.State.ExitCode,
   };
 }

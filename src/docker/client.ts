@@ -102,7 +102,8 @@ function toUnixSeconds(iso: string | undefined): number {
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
 }
 
-function toUnixMs(iso: string | undefined): number | null {
+/** An engine time (RFC 3339) as unix ms; null for Docker's zero time ("0001-01-01T00:00:00Z": never) or none. */
+export function toUnixMs(iso: string | undefined): number | null {
   const sec = toUnixSeconds(iso);
   return sec === 0 ? null : Date.parse(iso as string);
 }
